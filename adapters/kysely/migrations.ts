@@ -1,0 +1,117 @@
+import { sql, type Kysely } from 'kysely';
+import type { EngineTables } from './schema.js';
+
+export interface Migration {
+  version: number;
+  name: string;
+  up(db: Kysely<any>, dialect: 'sqlite' | 'postgres'): Promise<void>;
+}
+
+/**
+ * Forward-only migrations, one schema for both databases (Kysely's schema builder emits the
+ * dialect's DDL). Never edit a released migration: append a new one.
+ */
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'initial',
+    async up(db, dialect) {
+      await db.schema
+        .createTable('iw_webhooks')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('environment', 'text', (c) => c.notNull())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('description', 'text')
+        .addColumn('endpoint', 'text', (c) => c.notNull())
+        .addColumn('event_types', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('disabled_reason', 'text')
+        .addColumn('disabled_at', 'bigint')
+        .addColumn('failing_since', 'bigint')
+        .addColumn('last_error', 'text')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('updated_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('iw_webhooks_env').on('iw_webhooks').columns(['environment', 'created_at']).execute();
+
+      await db.schema
+        .createTable('iw_events')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('environment', 'text', (c) => c.notNull())
+        .addColumn('type', 'text', (c) => c.notNull())
+        .addColumn('source', 'text', (c) => c.notNull())
+        .addColumn('data', 'text', (c) => c.notNull())
+        .addColumn('event_timestamp', 'bigint', (c) => c.notNull())
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute();
+
+      await db.schema
+        .createTable('iw_deliveries')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('environment', 'text', (c) => c.notNull())
+        .addColumn('webhook_id', 'text', (c) => c.notNull())
+        .addColumn('event_id', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('attempt_count', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('next_attempt_at', 'bigint')
+        .addColumn('locked_by', 'text')
+        .addColumn('locked_until', 'bigint')
+        .addColumn('last_attempt_at', 'bigint')
+        .addColumn('last_result', 'text')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('updated_at', 'bigint', (c) => c.notNull())
+        .addUniqueConstraint('iw_deliveries_webhook_event', ['webhook_id', 'event_id'])
+        .execute();
+      // Only pending rows are ever due: the partial index stays small however many are done,
+      // and an idle tick reads one index entry.
+      await db.schema
+        .createIndex('iw_deliveries_due')
+        .on('iw_deliveries')
+        .column('next_attempt_at')
+        .where(sql.ref('status'), '=', sql.lit('pending'))
+        .execute();
+      await db.schema.createIndex('iw_deliveries_webhook').on('iw_deliveries').columns(['webhook_id', 'status']).execute();
+      await db.schema.createIndex('iw_deliveries_event').on('iw_deliveries').column('event_id').execute();
+
+      await db.schema
+        .createTable('iw_attempts')
+        .addColumn('seq', dialect === 'postgres' ? 'bigserial' : 'integer', (c) => (dialect === 'postgres' ? c.primaryKey() : c.primaryKey().autoIncrement()))
+        .addColumn('id', 'text', (c) => c.notNull().unique())
+        .addColumn('delivery_id', 'text', (c) => c.notNull())
+        .addColumn('webhook_id', 'text', (c) => c.notNull())
+        .addColumn('environment', 'text', (c) => c.notNull())
+        .addColumn('started_at', 'bigint', (c) => c.notNull())
+        .addColumn('duration_ms', 'integer', (c) => c.notNull())
+        .addColumn('status_code', 'integer')
+        .addColumn('error_kind', 'text')
+        .addColumn('error_message', 'text')
+        .addColumn('response_excerpt', 'text')
+        .addColumn('success', 'integer', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('iw_attempts_delivery').on('iw_attempts').columns(['delivery_id', 'seq']).execute();
+      await db.schema.createIndex('iw_attempts_webhook').on('iw_attempts').column('webhook_id').execute();
+    },
+  },
+];
+
+/** Applies what is missing, each migration in its own transaction with its ledger row. */
+export async function runMigrations(db: Kysely<EngineTables>, dialect: 'sqlite' | 'postgres', now: number): Promise<number[]> {
+  await db.schema
+    .createTable('iw_migrations')
+    .ifNotExists()
+    .addColumn('version', 'integer', (c) => c.primaryKey())
+    .addColumn('name', 'text', (c) => c.notNull())
+    .addColumn('applied_at', 'bigint', (c) => c.notNull())
+    .execute();
+  const done = new Set((await db.selectFrom('iw_migrations').select('version').execute()).map((r) => Number(r.version)));
+  const applied: number[] = [];
+  for (const m of MIGRATIONS) {
+    if (done.has(m.version)) continue;
+    await db.transaction().execute(async (trx) => {
+      await m.up(trx, dialect);
+      await trx.insertInto('iw_migrations').values({ version: m.version, name: m.name, applied_at: now }).execute();
+    });
+    applied.push(m.version);
+  }
+  return applied;
+}

@@ -1,0 +1,122 @@
+import type { AttemptErrorKind, AttemptRecord, DeliveryRecord, DeliveryStatus, EventRecord, EventSource, WebhookRecord, WebhookStatus } from '../../src/model.js';
+import type { Selectable } from 'kysely';
+import type { AttemptRow, DeliveryRow, EventRow, WebhookRow } from './schema.js';
+
+const ms = (v: number | string): number => (typeof v === 'number' ? v : Number(v));
+const msOrNull = (v: number | string | null): number | null => (v === null ? null : ms(v));
+
+export function toWebhook(r: WebhookRow): WebhookRecord {
+  return {
+    id: r.id,
+    environment: r.environment,
+    name: r.name,
+    description: r.description,
+    endpoint: r.endpoint,
+    eventTypes: JSON.parse(r.event_types) as string[],
+    status: r.status as WebhookStatus,
+    disabledReason: r.disabled_reason,
+    disabledAt: msOrNull(r.disabled_at),
+    failingSince: msOrNull(r.failing_since),
+    lastError: r.last_error,
+    createdAt: ms(r.created_at),
+    updatedAt: ms(r.updated_at),
+  };
+}
+
+export function fromWebhook(w: WebhookRecord): WebhookRow {
+  return {
+    id: w.id,
+    environment: w.environment,
+    name: w.name,
+    description: w.description,
+    endpoint: w.endpoint,
+    event_types: JSON.stringify(w.eventTypes),
+    status: w.status,
+    disabled_reason: w.disabledReason,
+    disabled_at: w.disabledAt,
+    failing_since: w.failingSince,
+    last_error: w.lastError,
+    created_at: w.createdAt,
+    updated_at: w.updatedAt,
+  };
+}
+
+export function toEvent(r: EventRow): EventRecord {
+  return {
+    id: r.id,
+    environment: r.environment,
+    type: r.type,
+    source: r.source as EventSource,
+    data: JSON.parse(r.data) as Record<string, unknown>,
+    eventTimestamp: ms(r.event_timestamp),
+    createdAt: ms(r.created_at),
+  };
+}
+
+export function toDelivery(r: DeliveryRow): DeliveryRecord {
+  return {
+    id: r.id,
+    environment: r.environment,
+    webhookId: r.webhook_id,
+    eventId: r.event_id,
+    status: r.status as DeliveryStatus,
+    attemptCount: Number(r.attempt_count),
+    nextAttemptAt: msOrNull(r.next_attempt_at),
+    lockedBy: r.locked_by,
+    lockedUntil: msOrNull(r.locked_until),
+    lastAttemptAt: msOrNull(r.last_attempt_at),
+    lastResult: r.last_result,
+    createdAt: ms(r.created_at),
+    updatedAt: ms(r.updated_at),
+  };
+}
+
+export function fromDelivery(d: DeliveryRecord): DeliveryRow {
+  return {
+    id: d.id,
+    environment: d.environment,
+    webhook_id: d.webhookId,
+    event_id: d.eventId,
+    status: d.status,
+    attempt_count: d.attemptCount,
+    next_attempt_at: d.nextAttemptAt,
+    locked_by: d.lockedBy,
+    locked_until: d.lockedUntil,
+    last_attempt_at: d.lastAttemptAt,
+    last_result: d.lastResult,
+    created_at: d.createdAt,
+    updated_at: d.updatedAt,
+  };
+}
+
+export function toAttempt(r: Selectable<AttemptRow>): AttemptRecord {
+  return {
+    id: r.id,
+    deliveryId: r.delivery_id,
+    webhookId: r.webhook_id,
+    environment: r.environment,
+    startedAt: ms(r.started_at),
+    durationMs: Number(r.duration_ms),
+    statusCode: r.status_code === null ? null : Number(r.status_code),
+    errorKind: r.error_kind as AttemptErrorKind | null,
+    errorMessage: r.error_message,
+    responseExcerpt: r.response_excerpt,
+    success: Number(r.success) === 1,
+  };
+}
+
+export function fromAttempt(a: AttemptRecord): Omit<AttemptRow, 'seq'> {
+  return {
+    id: a.id,
+    delivery_id: a.deliveryId,
+    webhook_id: a.webhookId,
+    environment: a.environment,
+    started_at: a.startedAt,
+    duration_ms: Math.round(a.durationMs),
+    status_code: a.statusCode,
+    error_kind: a.errorKind,
+    error_message: a.errorMessage,
+    response_excerpt: a.responseExcerpt,
+    success: a.success ? 1 : 0,
+  };
+}

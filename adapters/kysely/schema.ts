@@ -1,0 +1,73 @@
+import type { Generated } from 'kysely';
+
+/**
+ * Table shapes shared by the SQL adapters. Times are integer milliseconds (bigint in PostgreSQL,
+ * which `pg` hands back as strings: rows.ts converts). JSON is stored as text so both databases
+ * read and write it the same way.
+ */
+export interface EngineTables {
+  iw_webhooks: WebhookRow;
+  iw_events: EventRow;
+  iw_deliveries: DeliveryRow;
+  iw_attempts: AttemptRow;
+  iw_migrations: { version: number; name: string; applied_at: number | string };
+}
+
+type Millis = number | string;
+
+export interface WebhookRow {
+  id: string;
+  environment: string;
+  name: string;
+  description: string | null;
+  endpoint: string;
+  event_types: string;
+  status: string;
+  disabled_reason: string | null;
+  disabled_at: Millis | null;
+  failing_since: Millis | null;
+  last_error: string | null;
+  created_at: Millis;
+  updated_at: Millis;
+}
+
+export interface EventRow {
+  id: string;
+  environment: string;
+  type: string;
+  source: string;
+  data: string;
+  event_timestamp: Millis;
+  created_at: Millis;
+}
+
+export interface DeliveryRow {
+  id: string;
+  environment: string;
+  webhook_id: string;
+  event_id: string;
+  status: string;
+  attempt_count: number;
+  next_attempt_at: Millis | null;
+  locked_by: string | null;
+  locked_until: Millis | null;
+  last_attempt_at: Millis | null;
+  last_result: string | null;
+  created_at: Millis;
+  updated_at: Millis;
+}
+
+export interface AttemptRow {
+  id: string;
+  delivery_id: string;
+  webhook_id: string;
+  environment: string;
+  started_at: Millis;
+  duration_ms: number;
+  status_code: number | null;
+  error_kind: string | null;
+  error_message: string | null;
+  response_excerpt: string | null;
+  success: number;
+  seq: Generated<number>;
+}

@@ -1,0 +1,317 @@
+import { sql, type Kysely, type Transaction } from 'kysely';
+import { LimitReachedError } from '../../src/errors.js';
+import type { ClaimedDelivery, DeliveryRecord, EventRecord, WebhookRecord } from '../../src/model.js';
+import type { ClaimArgs, DeliveryFilter, RecordAttemptArgs, Store, WebhookPatch } from '../../src/store.js';
+import { runMigrations } from './migrations.js';
+import { fromAttempt, fromDelivery, fromWebhook, toAttempt, toDelivery, toEvent, toWebhook } from './rows.js';
+import type { DeliveryRow, EngineTables } from './schema.js';
+
+type Db = Kysely<EngineTables>;
+
+/** What differs between the SQL databases; everything else is shared SQL in {@link KyselyStore}. */
+export interface SqlFlavor {
+  dialect: 'sqlite' | 'postgres';
+  /** The claim, as one atomic statement returning the claimed rows. */
+  claim(db: Db, args: ClaimArgs): Promise<DeliveryRow[]>;
+  /** Serialises webhook creation per environment (for the cap) inside `trx`. */
+  lockEnvironment(trx: Transaction<EngineTables>, environment: string): Promise<void>;
+  /** Row locks for read-modify-write (PostgreSQL); SQLite's write lock already covers it. */
+  rowLocks: boolean;
+  /** Runs migrations under whatever cross-process guard the database offers. */
+  migrate(db: Db, run: () => Promise<unknown>): Promise<void>;
+  /** Releases what the adapter opened. */
+  close(): Promise<void>;
+}
+
+const PENDING = sql.lit('pending');
+
+/** The store contract implemented once over Kysely, for every SQL flavor. */
+export class KyselyStore implements Store {
+  readonly dialect: string;
+
+  /**
+   * The store's own Kysely instance. Hosts without a Kysely of their own on this database can use
+   * it for transactional emit: `store.kysely.transaction().execute(trx => hooks.emit(ev, { transaction: trx }))`.
+   */
+  readonly kysely: Db;
+
+  constructor(
+    private readonly db: Db,
+    private readonly flavor: SqlFlavor,
+  ) {
+    this.kysely = db;
+    this.dialect = flavor.dialect;
+  }
+
+  async migrate(now: number): Promise<void> {
+    await this.flavor.migrate(this.db, () => runMigrations(this.db, this.flavor.dialect, now));
+  }
+
+  async close(): Promise<void> {
+    await this.flavor.close();
+  }
+
+  async createWebhook(record: WebhookRecord, { maxWebhooks }: { maxWebhooks: number | null }): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      if (maxWebhooks !== null) {
+        await this.flavor.lockEnvironment(trx, record.environment);
+        const { n } = await trx
+          .selectFrom('iw_webhooks')
+          .select((eb) => eb.fn.countAll<number | string>().as('n'))
+          .where('environment', '=', record.environment)
+          .executeTakeFirstOrThrow();
+        if (Number(n) >= maxWebhooks) throw new LimitReachedError(maxWebhooks, record.environment);
+      }
+      await trx.insertInto('iw_webhooks').values(fromWebhook(record)).execute();
+    });
+  }
+
+  async getWebhook(environment: string, id: string): Promise<WebhookRecord | null> {
+    const row = await this.db.selectFrom('iw_webhooks').selectAll().where('environment', '=', environment).where('id', '=', id).executeTakeFirst();
+    return row ? toWebhook(row) : null;
+  }
+
+  async listWebhooks(environment: string): Promise<WebhookRecord[]> {
+    const rows = await this.db.selectFrom('iw_webhooks').selectAll().where('environment', '=', environment).orderBy('created_at').orderBy('id').execute();
+    return rows.map(toWebhook);
+  }
+
+  async updateWebhook(environment: string, id: string, patch: WebhookPatch, now: number): Promise<WebhookRecord | null> {
+    const set: Partial<EngineTables['iw_webhooks']> = { updated_at: now };
+    if (patch.name !== undefined) set.name = patch.name;
+    if (patch.description !== undefined) set.description = patch.description;
+    if (patch.endpoint !== undefined) set.endpoint = patch.endpoint;
+    if (patch.eventTypes !== undefined) set.event_types = JSON.stringify(patch.eventTypes);
+    const row = await this.db.updateTable('iw_webhooks').set(set).where('environment', '=', environment).where('id', '=', id).returningAll().executeTakeFirst();
+    return row ? toWebhook(row) : null;
+  }
+
+  async deleteWebhook(environment: string, id: string): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const gone = await trx.deleteFrom('iw_webhooks').where('environment', '=', environment).where('id', '=', id).executeTakeFirst();
+      if (Number(gone.numDeletedRows) === 0) return false;
+      await trx.deleteFrom('iw_attempts').where('webhook_id', '=', id).execute();
+      await trx.deleteFrom('iw_deliveries').where('webhook_id', '=', id).execute();
+      return true;
+    });
+  }
+
+  async disableWebhook(environment: string, id: string, reason: string, now: number): Promise<WebhookRecord | null> {
+    return this.db.transaction().execute(async (trx) => {
+      const row = await trx
+        .updateTable('iw_webhooks')
+        .set({ status: 'disabled', disabled_reason: reason, disabled_at: now, updated_at: now })
+        .where('environment', '=', environment)
+        .where('id', '=', id)
+        .where('status', '=', 'enabled')
+        .returningAll()
+        .executeTakeFirst();
+      if (!row) {
+        const existing = await trx.selectFrom('iw_webhooks').selectAll().where('environment', '=', environment).where('id', '=', id).executeTakeFirst();
+        return existing ? toWebhook(existing) : null;
+      }
+      await holdPending(trx, id, now);
+      return toWebhook(row);
+    });
+  }
+
+  async enableWebhook(environment: string, id: string, now: number, resumeHeld: boolean): Promise<WebhookRecord | null> {
+    return this.db.transaction().execute(async (trx) => {
+      const row = await trx
+        .updateTable('iw_webhooks')
+        .set({ status: 'enabled', disabled_reason: null, disabled_at: null, failing_since: null, updated_at: now })
+        .where('environment', '=', environment)
+        .where('id', '=', id)
+        .returningAll()
+        .executeTakeFirst();
+      if (!row) return null;
+      await trx
+        .updateTable('iw_deliveries')
+        .set(resumeHeld ? { status: 'pending', next_attempt_at: now, updated_at: now } : { status: 'failed', next_attempt_at: null, last_result: 'dropped', updated_at: now })
+        .where('webhook_id', '=', id)
+        .where('status', '=', 'held')
+        .execute();
+      return toWebhook(row);
+    });
+  }
+
+  async insertEvent(event: EventRecord, options: { newDeliveryId: () => string; transaction?: unknown }): Promise<DeliveryRecord[]> {
+    const write = async (db: Db): Promise<DeliveryRecord[]> => {
+      await db
+        .insertInto('iw_events')
+        .values({
+          id: event.id,
+          environment: event.environment,
+          type: event.type,
+          source: event.source,
+          data: JSON.stringify(event.data),
+          event_timestamp: event.eventTimestamp,
+          created_at: event.createdAt,
+        })
+        .execute();
+      const hooks = await db
+        .selectFrom('iw_webhooks')
+        .select(['id', 'event_types'])
+        .where('environment', '=', event.environment)
+        .where('status', '=', 'enabled')
+        .execute();
+      const deliveries = hooks
+        .filter((h) => (JSON.parse(h.event_types) as string[]).includes(event.type))
+        .map<DeliveryRecord>((h) => ({
+          id: options.newDeliveryId(),
+          environment: event.environment,
+          webhookId: h.id,
+          eventId: event.id,
+          status: 'pending',
+          attemptCount: 0,
+          nextAttemptAt: event.createdAt,
+          lockedBy: null,
+          lockedUntil: null,
+          lastAttemptAt: null,
+          lastResult: null,
+          createdAt: event.createdAt,
+          updatedAt: event.createdAt,
+        }));
+      if (deliveries.length > 0) await db.insertInto('iw_deliveries').values(deliveries.map(fromDelivery)).execute();
+      return deliveries;
+    };
+    if (options.transaction !== undefined) return write(asHostTransaction(options.transaction));
+    return this.db.transaction().execute(write);
+  }
+
+  async getEvent(environment: string, id: string): Promise<EventRecord | null> {
+    const row = await this.db.selectFrom('iw_events').selectAll().where('environment', '=', environment).where('id', '=', id).executeTakeFirst();
+    return row ? toEvent(row) : null;
+  }
+
+  async listDeliveries(environment: string, filter: DeliveryFilter): Promise<DeliveryRecord[]> {
+    let q = this.db.selectFrom('iw_deliveries').selectAll().where('environment', '=', environment);
+    if (filter.webhookId !== undefined) q = q.where('webhook_id', '=', filter.webhookId);
+    if (filter.eventId !== undefined) q = q.where('event_id', '=', filter.eventId);
+    if (filter.status !== undefined) q = q.where('status', '=', filter.status);
+    const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(filter.limit ?? 100).execute();
+    return rows.map(toDelivery);
+  }
+
+  async getDelivery(environment: string, id: string): Promise<DeliveryRecord | null> {
+    const row = await this.db.selectFrom('iw_deliveries').selectAll().where('environment', '=', environment).where('id', '=', id).executeTakeFirst();
+    return row ? toDelivery(row) : null;
+  }
+
+  async listAttempts(environment: string, deliveryId: string) {
+    const rows = await this.db.selectFrom('iw_attempts').selectAll().where('environment', '=', environment).where('delivery_id', '=', deliveryId).orderBy('seq').execute();
+    return rows.map(toAttempt);
+  }
+
+  async claimDue(args: ClaimArgs): Promise<ClaimedDelivery[]> {
+    const rows = await this.flavor.claim(this.db, args);
+    if (rows.length === 0) return [];
+    const webhookIds = [...new Set(rows.map((r) => r.webhook_id))];
+    const eventIds = [...new Set(rows.map((r) => r.event_id))];
+    const [hooks, events] = await Promise.all([
+      this.db.selectFrom('iw_webhooks').selectAll().where('id', 'in', webhookIds).execute(),
+      this.db.selectFrom('iw_events').selectAll().where('id', 'in', eventIds).execute(),
+    ]);
+    const hookById = new Map(hooks.map((h) => [h.id, toWebhook(h)]));
+    const eventById = new Map(events.map((e) => [e.id, toEvent(e)]));
+    const claimed: ClaimedDelivery[] = [];
+    for (const row of rows) {
+      const webhook = hookById.get(row.webhook_id);
+      const event = eventById.get(row.event_id);
+      // A webhook deleted between claim and read took its deliveries with it: nothing to send.
+      if (webhook && event) claimed.push({ delivery: toDelivery(row), webhook, event });
+    }
+    return claimed;
+  }
+
+  async release(ids: string[], workerId: string, now: number): Promise<void> {
+    if (ids.length === 0) return;
+    await this.db
+      .updateTable('iw_deliveries')
+      .set({ locked_by: null, locked_until: null, next_attempt_at: now, updated_at: now })
+      .where('id', 'in', ids)
+      .where('locked_by', '=', workerId)
+      .where('status', '=', PENDING)
+      .execute();
+  }
+
+  async recordAttempt({ attempt, workerId, now, retryAt, disableAfterMs }: RecordAttemptArgs): Promise<{ disabled: WebhookRecord | null }> {
+    return this.db.transaction().execute(async (trx) => {
+      let q = trx.selectFrom('iw_deliveries').select(['status', 'locked_by', 'attempt_count']).where('id', '=', attempt.deliveryId);
+      if (this.flavor.rowLocks) q = q.forUpdate();
+      const delivery = await q.executeTakeFirst();
+      if (!delivery) return { disabled: null }; // the webhook was deleted while the request was in flight
+      await trx.insertInto('iw_attempts').values(fromAttempt(attempt)).execute();
+
+      const result = attempt.statusCode !== null ? String(attempt.statusCode) : (attempt.errorKind ?? 'error');
+      if (delivery.locked_by === workerId && (delivery.status === 'pending' || delivery.status === 'held')) {
+        const status = attempt.success ? 'delivered' : delivery.status === 'held' ? 'held' : retryAt === null ? 'failed' : 'pending';
+        await trx
+          .updateTable('iw_deliveries')
+          .set({
+            status,
+            next_attempt_at: status === 'pending' ? retryAt : null,
+            attempt_count: Number(delivery.attempt_count) + 1,
+            locked_by: null,
+            locked_until: null,
+            last_attempt_at: attempt.startedAt,
+            last_result: result,
+            updated_at: now,
+          })
+          .where('id', '=', attempt.deliveryId)
+          .execute();
+      }
+
+      if (attempt.success) {
+        await trx.updateTable('iw_webhooks').set({ failing_since: null, last_error: null }).where('id', '=', attempt.webhookId).execute();
+        return { disabled: null };
+      }
+      const lastError = `${result}${attempt.errorMessage ? `: ${attempt.errorMessage}` : ''}`.slice(0, 500);
+      await trx
+        .updateTable('iw_webhooks')
+        .set({ failing_since: sql`coalesce(failing_since, ${attempt.startedAt})`, last_error: lastError })
+        .where('id', '=', attempt.webhookId)
+        .execute();
+      const disabled = await trx
+        .updateTable('iw_webhooks')
+        .set({ status: 'disabled', disabled_reason: 'failing', disabled_at: now, updated_at: now })
+        .where('id', '=', attempt.webhookId)
+        .where('status', '=', 'enabled')
+        .where('failing_since', '<=', now - disableAfterMs)
+        .returningAll()
+        .executeTakeFirst();
+      if (!disabled) return { disabled: null };
+      await holdPending(trx, attempt.webhookId, now);
+      return { disabled: toWebhook(disabled) };
+    });
+  }
+
+  async nextDueAt(): Promise<number | null> {
+    const row = await this.db
+      .selectFrom('iw_deliveries')
+      .select('next_attempt_at')
+      .where('status', '=', PENDING)
+      .orderBy('next_attempt_at')
+      .limit(1)
+      .executeTakeFirst();
+    return row?.next_attempt_at == null ? null : Number(row.next_attempt_at);
+  }
+}
+
+/** Pending deliveries of a disabled webhook wait, untouched, until it is enabled again. */
+async function holdPending(trx: Transaction<EngineTables>, webhookId: string, now: number): Promise<void> {
+  await trx
+    .updateTable('iw_deliveries')
+    .set({ status: 'held', next_attempt_at: null, updated_at: now })
+    .where('webhook_id', '=', webhookId)
+    .where('status', '=', PENDING)
+    .execute();
+}
+
+function asHostTransaction(value: unknown): Db {
+  const t = value as Partial<Db> | null;
+  if (typeof t !== 'object' || t === null || typeof t.insertInto !== 'function' || typeof t.selectFrom !== 'function') {
+    throw new TypeError('emit: options.transaction must be a Kysely transaction (or Kysely instance) on the same database');
+  }
+  return t as Db;
+}

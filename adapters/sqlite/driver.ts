@@ -1,0 +1,121 @@
+import {
+  CompiledQuery,
+  SqliteAdapter,
+  SqliteIntrospector,
+  SqliteQueryCompiler,
+  type DatabaseConnection,
+  type Dialect,
+  type Driver,
+  type Kysely,
+  type QueryResult,
+} from 'kysely';
+
+/** The subset of a better-sqlite3 `Database` we use (so the core never imports the driver). */
+export interface SqliteDatabase {
+  prepare(sql: string): SqliteStatement;
+  pragma(source: string, options?: { simple?: boolean }): unknown;
+  close(): unknown;
+  readonly inTransaction: boolean;
+  readonly open: boolean;
+}
+
+export interface SqliteStatement {
+  readonly reader: boolean;
+  all(parameters: readonly unknown[]): unknown[];
+  run(parameters: readonly unknown[]): { changes: number; lastInsertRowid: number | bigint };
+}
+
+/**
+ * A Kysely dialect for better-sqlite3, different from Kysely's own in three ways that matter here:
+ * transactions start with `BEGIN IMMEDIATE` (several processes on one file then queue on the
+ * write lock under busy_timeout instead of failing a lock upgrade), prepared statements are
+ * cached, and a database the host passed in is never closed by us. When the host shares the same
+ * handle and has its own transaction open on it, our statements wait until it ends rather than
+ * silently joining it.
+ */
+export class SqliteEngineDialect implements Dialect {
+  constructor(private readonly db: SqliteDatabase, private readonly owned: boolean) {}
+  createDriver(): Driver {
+    return new SqliteEngineDriver(this.db, this.owned);
+  }
+  createQueryCompiler() {
+    return new SqliteQueryCompiler();
+  }
+  createAdapter() {
+    return new SqliteAdapter();
+  }
+  createIntrospector(db: Kysely<any>) {
+    return new SqliteIntrospector(db);
+  }
+}
+
+class SqliteEngineDriver implements Driver {
+  #queue: Promise<void> = Promise.resolve();
+  #connection: SqliteEngineConnection;
+  #release: (() => void) | undefined;
+
+  constructor(private readonly db: SqliteDatabase, private readonly owned: boolean) {
+    this.#connection = new SqliteEngineConnection(db);
+  }
+
+  async init(): Promise<void> {}
+
+  async acquireConnection(): Promise<DatabaseConnection> {
+    // One connection: callers queue in order.
+    const previous = this.#queue;
+    let release!: () => void;
+    this.#queue = new Promise((resolve) => (release = resolve));
+    await previous;
+    this.#release = release;
+    // The host's own transaction on a shared handle: wait for it rather than run inside it.
+    while (this.db.inTransaction) await new Promise((r) => setImmediate(r));
+    return this.#connection;
+  }
+
+  async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+  async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('commit'));
+  }
+  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('rollback'));
+  }
+  async releaseConnection(): Promise<void> {
+    const release = this.#release;
+    this.#release = undefined;
+    release?.();
+  }
+  async destroy(): Promise<void> {
+    if (this.owned && this.db.open) this.db.close();
+  }
+}
+
+class SqliteEngineConnection implements DatabaseConnection {
+  #cache = new Map<string, SqliteStatement>();
+  constructor(private readonly db: SqliteDatabase) {}
+
+  async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
+    const stmt = this.#prepare(compiled.sql);
+    const parameters = compiled.parameters as unknown[];
+    if (stmt.reader) return { rows: stmt.all(parameters) as R[] };
+    const { changes, lastInsertRowid } = stmt.run(parameters);
+    return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
+  }
+
+  // eslint-disable-next-line require-yield
+  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+    throw new Error('streaming is not used by the engine');
+  }
+
+  #prepare(sql: string): SqliteStatement {
+    let stmt = this.#cache.get(sql);
+    if (!stmt) {
+      stmt = this.db.prepare(sql);
+      // Statements built from variable IN-lists would grow the cache without bound.
+      if (this.#cache.size >= 500) this.#cache.delete(this.#cache.keys().next().value!);
+      this.#cache.set(sql, stmt);
+    }
+    return stmt;
+  }
+}

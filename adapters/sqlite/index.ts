@@ -1,0 +1,72 @@
+import Database from 'better-sqlite3';
+import { Kysely, sql } from 'kysely';
+import { KyselyStore, type SqlFlavor } from '../kysely/store.js';
+import type { EngineTables } from '../kysely/schema.js';
+import { SqliteEngineDialect, type SqliteDatabase } from './driver.js';
+
+export type { SqliteDatabase } from './driver.js';
+
+export interface SqliteStoreOptions {
+  /** Path of the database file (created if missing). `':memory:'` works for throwaway use. */
+  filename?: string;
+  /** An open better-sqlite3 database the host owns; we never close it. */
+  database?: SqliteDatabase;
+  /** How long a writer waits for another process's lock before failing. Default 5000 ms. */
+  busyTimeoutMs?: number;
+}
+
+/**
+ * The embedded default store: a SQLite file through better-sqlite3 (WAL mode). Several host
+ * processes may share one file; they queue on SQLite's write lock.
+ *
+ * @example
+ * ```ts
+ * const hooks = createWebhooks({ store: sqliteStore({ filename: 'webhooks.db' }), keys });
+ * ```
+ */
+export function sqliteStore(options: SqliteStoreOptions): KyselyStore {
+  if (typeof options !== 'object' || options === null) throw new TypeError('sqliteStore: options are required');
+  const { filename, database } = options;
+  if ((filename === undefined) === (database === undefined)) throw new TypeError('sqliteStore: pass exactly one of filename or database');
+  if (filename !== undefined && (typeof filename !== 'string' || filename.length === 0)) throw new TypeError('sqliteStore: filename must be a non-empty string');
+  if (database !== undefined && typeof database.prepare !== 'function') throw new TypeError('sqliteStore: database must be a better-sqlite3 Database');
+  const busy = options.busyTimeoutMs ?? 5000;
+  if (!Number.isInteger(busy) || busy < 0) throw new TypeError('sqliteStore: busyTimeoutMs must be a non-negative integer');
+
+  const db: SqliteDatabase = database ?? (new Database(filename!) as unknown as SqliteDatabase);
+  db.pragma(`busy_timeout = ${busy}`);
+  if (filename !== ':memory:') db.pragma('journal_mode = WAL');
+  // WAL + NORMAL is durable across process crashes (only an OS crash can drop the last commits).
+  db.pragma('synchronous = NORMAL');
+
+  const kysely = new Kysely<EngineTables>({ dialect: new SqliteEngineDialect(db, database === undefined) });
+  const flavor: SqlFlavor = {
+    dialect: 'sqlite',
+    rowLocks: false,
+    // One UPDATE ... RETURNING: atomic, and SQLite has a single writer, so no two claims overlap.
+    async claim(k, { now, limit, workerId, leaseMs, excludeWebhookIds }) {
+      let due = k
+        .selectFrom('iw_deliveries')
+        .select('id')
+        .where('status', '=', sql.lit('pending'))
+        .where('next_attempt_at', '<=', now);
+      if (excludeWebhookIds && excludeWebhookIds.length > 0) due = due.where('webhook_id', 'not in', excludeWebhookIds);
+      return k
+        .updateTable('iw_deliveries')
+        .set({ locked_by: workerId, locked_until: now + leaseMs, next_attempt_at: now + leaseMs, updated_at: now })
+        .where('id', 'in', due.orderBy('next_attempt_at').limit(limit))
+        .returningAll()
+        .execute();
+    },
+    async lockEnvironment() {
+      // BEGIN IMMEDIATE already holds the database's single write lock.
+    },
+    async migrate(_k, run) {
+      await run();
+    },
+    async close() {
+      await kysely.destroy();
+    },
+  };
+  return new KyselyStore(kysely, flavor);
+}

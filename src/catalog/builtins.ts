@@ -1,0 +1,135 @@
+import type { JsonSchema } from './schema.js';
+
+/**
+ * The identity event types every host gets. Schemas describe `data` (the envelope - type,
+ * event_id, timestamps, source - is the engine's). `user.created` / `user.updated` carry the user
+ * exactly as identity servers publish it: nullable email, phone and username, last_name possibly ''.
+ */
+export interface EventTypeDefinition {
+  /** Dotted code used on the wire and in subscriptions (`user.created`). */
+  code: string;
+  /** Human label. */
+  name: string;
+  /** Who defined it: `kinde` for built-ins (wire-compatibility), the host's own label otherwise. */
+  origin: string;
+  /** JSON Schema (see schema.ts for the supported subset) of the event's `data`. */
+  schema: JsonSchema;
+}
+
+const id: JsonSchema = { type: 'string', minLength: 1, maxLength: 255 };
+const nullableString = (maxLength = 255): JsonSchema => ({ type: ['string', 'null'], maxLength });
+
+const grantList: JsonSchema = {
+  anyOf: [
+    { type: 'null' },
+    {
+      type: 'array',
+      maxItems: 1000,
+      items: {
+        anyOf: [
+          { type: 'string', maxLength: 255 },
+          { type: 'object', properties: { id, key: { type: 'string', maxLength: 255 } }, required: ['key'], additionalProperties: false },
+        ],
+      },
+    },
+  ],
+};
+
+/** `data.user` of user.created and user.updated. */
+export const userSchema: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['id', 'email', 'first_name', 'last_name', 'phone', 'username', 'is_password_reset_requested', 'is_suspended', 'organizations'],
+  properties: {
+    id,
+    email: { type: ['string', 'null'], maxLength: 320, format: 'email' },
+    first_name: { type: 'string', maxLength: 255 },
+    last_name: { type: 'string', maxLength: 255, description: 'may be empty' },
+    phone: nullableString(64),
+    username: nullableString(),
+    is_password_reset_requested: { type: 'boolean' },
+    is_suspended: { type: 'boolean' },
+    organizations: {
+      type: 'array',
+      maxItems: 1000,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['code'],
+        properties: { code: id, permissions: grantList, roles: grantList },
+      },
+    },
+  },
+};
+
+const ref = (key: string, extra: Record<string, JsonSchema> = {}, required = ['id']): JsonSchema => ({
+  type: 'object',
+  required: [key],
+  properties: {
+    [key]: { type: 'object', required, properties: { id, ...extra }, additionalProperties: true },
+  },
+  additionalProperties: true,
+});
+
+const org = (full: boolean): JsonSchema => ({
+  type: 'object',
+  required: ['organization'],
+  additionalProperties: true,
+  properties: {
+    organization: {
+      type: 'object',
+      required: full ? ['code', 'name'] : ['code'],
+      properties: { code: id, name: { type: 'string', maxLength: 255 }, external_id: nullableString() },
+      additionalProperties: true,
+    },
+  },
+});
+
+const keyed = { key: { type: 'string', minLength: 1, maxLength: 255 }, name: { type: 'string', maxLength: 255 }, description: nullableString(1000) } satisfies Record<string, JsonSchema>;
+
+const user = (schema: JsonSchema): JsonSchema => ({
+  type: 'object',
+  required: ['user'],
+  additionalProperties: false,
+  properties: { user: schema },
+});
+
+export const BUILTIN_EVENT_TYPES: readonly EventTypeDefinition[] = [
+  { code: 'user.created', name: 'User created', origin: 'kinde', schema: user(userSchema) },
+  { code: 'user.updated', name: 'User updated', origin: 'kinde', schema: user(userSchema) },
+  { code: 'user.deleted', name: 'User deleted', origin: 'kinde', schema: ref('user') },
+  {
+    code: 'user.authenticated',
+    name: 'User authenticated',
+    origin: 'kinde',
+    schema: ref('user', { connection_id: nullableString(), organization_code: nullableString() }),
+  },
+  {
+    code: 'user.authentication_failed',
+    name: 'User authentication failed',
+    origin: 'kinde',
+    // The user may not exist (unknown email), so the id is optional here.
+    schema: ref('user', { id: nullableString(), email: nullableString(320), reason: nullableString(1000) }, []),
+  },
+  { code: 'organization.created', name: 'Organization created', origin: 'kinde', schema: org(true) },
+  { code: 'organization.updated', name: 'Organization updated', origin: 'kinde', schema: org(true) },
+  { code: 'organization.deleted', name: 'Organization deleted', origin: 'kinde', schema: org(false) },
+  { code: 'role.created', name: 'Role created', origin: 'kinde', schema: ref('role', keyed, ['id', 'key']) },
+  { code: 'role.updated', name: 'Role updated', origin: 'kinde', schema: ref('role', keyed, ['id', 'key']) },
+  { code: 'role.deleted', name: 'Role deleted', origin: 'kinde', schema: ref('role', keyed) },
+  { code: 'permission.created', name: 'Permission created', origin: 'kinde', schema: ref('permission', keyed, ['id', 'key']) },
+  { code: 'permission.updated', name: 'Permission updated', origin: 'kinde', schema: ref('permission', keyed, ['id', 'key']) },
+  { code: 'permission.deleted', name: 'Permission deleted', origin: 'kinde', schema: ref('permission', keyed) },
+  {
+    code: 'subscriber.created',
+    name: 'Subscriber created',
+    origin: 'kinde',
+    schema: ref('subscriber', { email: { type: 'string', maxLength: 320, format: 'email' }, first_name: nullableString(), last_name: nullableString() }, ['id', 'email']),
+  },
+  {
+    code: 'access_request.created',
+    name: 'Access request created',
+    origin: 'kinde',
+    schema: ref('access_request', { user_id: nullableString(), email: nullableString(320), organization_code: nullableString() }),
+  },
+];

@@ -1,0 +1,57 @@
+import type { Clock } from '../clock.js';
+import type { AttemptRecord, ClaimedDelivery } from '../model.js';
+import { newId } from '../ids.js';
+import { TransportError, type Transport } from './transport.js';
+
+export const USER_AGENT = 'identity-webhooks/0.1';
+
+/**
+ * One HTTP try of one delivery: POST the token with `webhook-id`, classify the outcome. Only an
+ * HTTP 200 is a success; any other status (redirects included: they are never followed), a
+ * timeout or a network error is a failure. Never throws: every outcome becomes an attempt record.
+ */
+export async function runAttempt(
+  claimed: ClaimedDelivery,
+  token: Promise<string>,
+  deps: { transport: Transport; clock: Clock; timeoutMs: number },
+): Promise<AttemptRecord> {
+  const startedAt = deps.clock.now();
+  const t0 = performance.now();
+  const base = {
+    id: newId('attempt', startedAt),
+    deliveryId: claimed.delivery.id,
+    webhookId: claimed.webhook.id,
+    environment: claimed.delivery.environment,
+    startedAt,
+  };
+  try {
+    const body = await token;
+    const res = await deps.transport.send({
+      url: claimed.webhook.endpoint,
+      headers: { 'content-type': 'application/jwt', 'webhook-id': claimed.delivery.id, 'user-agent': USER_AGENT },
+      body,
+      timeoutMs: deps.timeoutMs,
+    });
+    const success = res.status === 200;
+    return {
+      ...base,
+      durationMs: performance.now() - t0,
+      statusCode: res.status,
+      errorKind: success ? null : res.status >= 300 && res.status < 400 ? 'redirect' : 'status',
+      errorMessage: success ? null : `HTTP ${res.status}`,
+      responseExcerpt: res.excerpt || null,
+      success,
+    };
+  } catch (error) {
+    const known = error instanceof TransportError;
+    return {
+      ...base,
+      durationMs: performance.now() - t0,
+      statusCode: null,
+      errorKind: known ? error.kind : 'internal',
+      errorMessage: (error instanceof Error ? error.message : String(error)).slice(0, 500),
+      responseExcerpt: null,
+      success: false,
+    };
+  }
+}

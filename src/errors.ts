@@ -1,0 +1,56 @@
+/**
+ * Every failure the engine reports on purpose is a {@link WebhooksError} with a stable `code`.
+ * Misuse of options (a programming error in the host) is a plain `TypeError`, thrown at once.
+ *
+ * @example
+ * ```ts
+ * try { await hooks.webhooks.create(input) }
+ * catch (e) { if (e instanceof WebhooksError && e.code === 'ERR_LIMIT_REACHED') upsell() }
+ * ```
+ */
+export type WebhooksErrorCode =
+  | 'ERR_VALIDATION'
+  | 'ERR_UNKNOWN_EVENT_TYPE'
+  | 'ERR_NOT_FOUND'
+  | 'ERR_LIMIT_REACHED'
+  | 'ERR_PAYLOAD_TOO_LARGE'
+  | 'ERR_ENDPOINT_NOT_ALLOWED'
+  | 'ERR_CLOSED'
+  | 'ERR_STORE';
+
+export class WebhooksError extends Error {
+  readonly code: WebhooksErrorCode;
+  /** The input field the error is about, when there is one (`endpoint`, `event_types[1]`, `data.user.email`). */
+  readonly field: string | undefined;
+
+  constructor(code: WebhooksErrorCode, message: string, options: { field?: string; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.field = options.field;
+  }
+}
+
+export class ValidationError extends WebhooksError {
+  constructor(message: string, field?: string, code: WebhooksErrorCode = 'ERR_VALIDATION') {
+    super(code, message, field === undefined ? {} : { field });
+  }
+}
+
+export class NotFoundError extends WebhooksError {
+  constructor(what: string, id: string) {
+    super('ERR_NOT_FOUND', `${what} ${JSON.stringify(id)} was not found`);
+  }
+}
+
+export class LimitReachedError extends WebhooksError {
+  constructor(readonly limit: number, environment: string) {
+    super('ERR_LIMIT_REACHED', `environment ${JSON.stringify(environment)} already has the maximum of ${limit} webhooks`);
+  }
+}
+
+/** Wraps anything thrown by a store so its origin survives as `cause`. */
+export function storeError(cause: unknown, doing: string): WebhooksError {
+  if (cause instanceof WebhooksError) return cause;
+  return new WebhooksError('ERR_STORE', `store failed while ${doing}`, { cause });
+}

@@ -1,0 +1,101 @@
+import type { AttemptRecord, ClaimedDelivery, DeliveryRecord, DeliveryStatus, EventRecord, WebhookRecord } from './model.js';
+
+/**
+ * The contract every storage adapter implements (SQLite, PostgreSQL). The engine talks only to
+ * this interface; adapters live in `adapters/` and are proven by one conformance suite
+ * (`test/store-conformance.ts`). Every method that reads or writes time takes it as an argument:
+ * no adapter reads a clock of its own.
+ *
+ * Methods scoped to an environment never return or change another environment's rows.
+ */
+export interface Store {
+  /** Short name for logs and errors (`sqlite`, `postgres`). */
+  readonly dialect: string;
+  /** Creates or upgrades the tables. Idempotent; safe when several processes call it at once. */
+  migrate(now: number): Promise<void>;
+  /** Releases what the store opened itself (not a pool or database the host passed in). */
+  close(): Promise<void>;
+
+  /** Inserts a webhook unless the environment already has `maxWebhooks` (atomically). */
+  createWebhook(record: WebhookRecord, options: { maxWebhooks: number | null }): Promise<void>;
+  getWebhook(environment: string, id: string): Promise<WebhookRecord | null>;
+  /** Oldest first. */
+  listWebhooks(environment: string): Promise<WebhookRecord[]>;
+  /** Applies the patch; returns the new record, or null when there is no such webhook. */
+  updateWebhook(environment: string, id: string, patch: WebhookPatch, now: number): Promise<WebhookRecord | null>;
+  /** Deletes the webhook with its deliveries and attempts. Events stay. */
+  deleteWebhook(environment: string, id: string): Promise<boolean>;
+  /** Disables and holds its pending deliveries. Null when not found. */
+  disableWebhook(environment: string, id: string, reason: string, now: number): Promise<WebhookRecord | null>;
+  /**
+   * Enables, clears `failing_since`, and either resumes held deliveries (due `now`) or fails them.
+   * Null when not found.
+   */
+  enableWebhook(environment: string, id: string, now: number, resumeHeld: boolean): Promise<WebhookRecord | null>;
+
+  /**
+   * In one transaction: writes the event and one pending delivery (due `event.createdAt`) per
+   * enabled webhook of its environment subscribed to its type. With `transaction` (the host's own
+   * Kysely transaction on the same database) the rows join it and commit or roll back with it.
+   */
+  insertEvent(event: EventRecord, options: { newDeliveryId: () => string; transaction?: unknown }): Promise<DeliveryRecord[]>;
+  getEvent(environment: string, id: string): Promise<EventRecord | null>;
+
+  /** Newest first. */
+  listDeliveries(environment: string, filter: DeliveryFilter): Promise<DeliveryRecord[]>;
+  getDelivery(environment: string, id: string): Promise<DeliveryRecord | null>;
+  /** Oldest first. */
+  listAttempts(environment: string, deliveryId: string): Promise<AttemptRecord[]>;
+
+  /**
+   * Claims up to `limit` due deliveries (pending, `next_attempt_at <= now`), oldest due first, in
+   * one atomic statement: sets `locked_by`, `locked_until = now + leaseMs` and moves
+   * `next_attempt_at` to the lease expiry, so an abandoned claim becomes due again by itself.
+   */
+  claimDue(args: ClaimArgs): Promise<ClaimedDelivery[]>;
+  /** Gives back claims this worker will not attempt now: due at `now`, lease cleared. */
+  release(ids: string[], workerId: string, now: number): Promise<void>;
+  /**
+   * Records one attempt and its consequences in one transaction: the attempt row; the delivery
+   * (delivered, or next try at `retryAt`, or failed when `retryAt` is null) if this worker still
+   * holds it; the webhook's health (`failing_since` reset on success, set on first failure); and
+   * the auto-disable when a failure lands `disableAfterMs` or more after `failing_since`.
+   * Returns the webhook when, and only when, this call disabled it.
+   */
+  recordAttempt(args: RecordAttemptArgs): Promise<{ disabled: WebhookRecord | null }>;
+  /** Earliest `next_attempt_at` among pending deliveries, or null. Cheap: served by an index. */
+  nextDueAt(): Promise<number | null>;
+}
+
+export interface WebhookPatch {
+  name?: string;
+  description?: string | null;
+  endpoint?: string;
+  eventTypes?: string[];
+}
+
+export interface DeliveryFilter {
+  webhookId?: string;
+  eventId?: string;
+  status?: DeliveryStatus;
+  /** Default 100. */
+  limit?: number;
+}
+
+export interface ClaimArgs {
+  now: number;
+  limit: number;
+  workerId: string;
+  leaseMs: number;
+  /** Webhooks this worker is already saturating (per-endpoint concurrency). */
+  excludeWebhookIds?: string[];
+}
+
+export interface RecordAttemptArgs {
+  attempt: AttemptRecord;
+  workerId: string;
+  now: number;
+  /** Next try on failure; null = no more tries (delivery fails). Ignored on success. */
+  retryAt: number | null;
+  disableAfterMs: number;
+}
