@@ -268,8 +268,8 @@ export function createWebhooks(options: WebhooksOptions): Webhooks {
         await call('creating a webhook', () => store.createWebhook(record, { maxWebhooks: o.maxWebhooks(environment) }));
         return record;
       },
-      get: (id, opts) => getWebhook(id, v.environmentOf(opts?.environment)),
-      list: (opts) => {
+      get: async (id, opts) => getWebhook(id, v.environmentOf(opts?.environment)),
+      list: async (opts) => {
         const environment = v.environmentOf(opts?.environment);
         return call('listing webhooks', () => store.listWebhooks(environment));
       },
@@ -312,7 +312,7 @@ export function createWebhooks(options: WebhooksOptions): Webhooks {
     },
 
     deliveries: {
-      list(filter = {}) {
+      async list(filter = {}) {
         const environment = v.environmentOf(filter.environment);
         const limit = filter.limit ?? 100;
         if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new ValidationError('limit must be an integer from 1 to 1000', 'limit');

@@ -49,8 +49,11 @@ export class LimitReachedError extends WebhooksError {
   }
 }
 
-/** Wraps anything thrown by a store so its origin survives as `cause`. */
-export function storeError(cause: unknown, doing: string): WebhooksError {
-  if (cause instanceof WebhooksError) return cause;
+/**
+ * Wraps anything thrown by a store so its origin survives as `cause`. Our own errors and misuse
+ * (`TypeError`, e.g. a `transaction` that is not a Kysely transaction) pass through unchanged.
+ */
+export function storeError(cause: unknown, doing: string): Error {
+  if (cause instanceof WebhooksError || cause instanceof TypeError) return cause;
   return new WebhooksError('ERR_STORE', `store failed while ${doing}`, { cause });
 }

@@ -1,0 +1,62 @@
+import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
+import { createWebhooks, ManualClock, type Webhooks, type WebhooksOptions, type WebhookDisabledInfo } from '../../src/index.js';
+import { sqliteStore } from '../../adapters/sqlite/index.js';
+import { serveHandler, tempDir } from './http.js';
+import { testKey } from './fixtures.js';
+
+/**
+ * An engine on a real SQLite file with a ManualClock, its handler served over real HTTP so the
+ * issuer's `/.well-known/jwks` is reachable, and a notifier that records its calls.
+ */
+export async function makeEngine(overrides: Partial<WebhooksOptions> & { filename?: string } = {}) {
+  const dir = tempDir();
+  const clock = overrides.clock instanceof ManualClock ? overrides.clock : new ManualClock(Date.parse('2026-01-01T00:00:00.000Z'));
+  let current: Webhooks | undefined;
+  const site = await serveHandler((req) => current!.handler(req));
+  const notified: WebhookDisabledInfo[] = [];
+  const filename = overrides.filename ?? dir.file('webhooks.db');
+  const open = async (extra: Partial<WebhooksOptions> = {}) => {
+    const hooks = createWebhooks({
+      store: sqliteStore({ filename }),
+      keys: [await testKey()],
+      issuer: site.url,
+      clock,
+      allowPrivateNetworks: true,
+      notifier: { webhookDisabled: (info) => void notified.push(info) },
+      delivery: { timeoutMs: 2000, pollIntervalMs: 3600_000 },
+      ...overrides,
+      ...extra,
+    });
+    current = hooks;
+    return hooks;
+  };
+  const hooks = await open();
+  const jwks = createRemoteJWKSet(new URL(`${site.url}/.well-known/jwks`));
+  return {
+    hooks,
+    clock,
+    dir,
+    filename,
+    issuer: site.url,
+    notified,
+    /** Closes this engine and opens another on the same file (a process restart). */
+    async restart(extra: Partial<WebhooksOptions> = {}) {
+      await current!.close();
+      return open(extra);
+    },
+    /** Verifies a delivered body as a receiver would: remote JWKS over HTTP, RS256, issuer. */
+    async verify(token: string): Promise<{ payload: JWTPayload & Record<string, any>; header: Record<string, unknown> }> {
+      const { payload, protectedHeader } = await jwtVerify(token, jwks, {
+        issuer: site.url,
+        algorithms: ['RS256'],
+        currentDate: new Date(clock.now()),
+      });
+      return { payload: payload as JWTPayload & Record<string, any>, header: protectedHeader as Record<string, unknown> };
+    },
+    async close() {
+      await current?.close();
+      await site.close();
+      dir.cleanup();
+    },
+  };
+}
