@@ -1,0 +1,119 @@
+import { afterEach, describe, expect, test } from 'vitest';
+import { makeEngine } from './helpers/engine.js';
+import { userData } from './helpers/fixtures.js';
+import type { Transport } from '../src/index.js';
+
+const cleanups: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
+});
+
+/** A transport that holds every request until released, and tracks how many are in flight. */
+function gatedTransport() {
+  let inflight = 0;
+  const perHost = new Map<string, number>();
+  const stats = { max: 0, maxPerHost: new Map<string, number>(), sent: 0 };
+  let open: (() => void) | null = null;
+  let gate = new Promise<void>((r) => (open = r));
+  const transport: Transport = {
+    async send(req) {
+      const host = new URL(req.url).pathname;
+      inflight++;
+      perHost.set(host, (perHost.get(host) ?? 0) + 1);
+      stats.max = Math.max(stats.max, inflight);
+      stats.maxPerHost.set(host, Math.max(stats.maxPerHost.get(host) ?? 0, perHost.get(host)!));
+      await gate;
+      inflight--;
+      perHost.set(host, perHost.get(host)! - 1);
+      stats.sent++;
+      return { status: 200, excerpt: '' };
+    },
+  };
+  return {
+    transport,
+    stats,
+    release() {
+      open!();
+      gate = new Promise<void>((r) => (open = r));
+    },
+    releaseAll() {
+      gate = Promise.resolve();
+      open!();
+    },
+    get inflight() {
+      return inflight;
+    },
+  };
+}
+
+const until = async (cond: () => boolean) => {
+  for (let i = 0; i < 500 && !cond(); i++) await new Promise((r) => setTimeout(r, 5));
+};
+
+describe('scheduler', () => {
+  test('global and per-endpoint concurrency are bounded', async () => {
+    const gated = gatedTransport();
+    const env = await makeEngine({ transport: gated.transport, delivery: { concurrency: 6, perEndpointConcurrency: 2, batchSize: 4, pollIntervalMs: 3600_000 } });
+    cleanups.push(() => env.close());
+    const { hooks } = env;
+    await hooks.start();
+    for (const name of ['a', 'b', 'c', 'd']) await hooks.webhooks.create({ name, endpoint: `https://example.com/${name}`, eventTypes: ['user.created'] });
+    for (let i = 0; i < 10; i++) await hooks.emit({ type: 'user.created', source: 'admin', data: userData() });
+    await until(() => gated.inflight >= 6);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(gated.inflight).toBe(6);
+    gated.releaseAll();
+    await hooks.drain();
+    expect(gated.stats.sent).toBe(40);
+    expect(gated.stats.max).toBe(6);
+    for (const [, n] of gated.stats.maxPerHost) expect(n).toBeLessThanOrEqual(2);
+    expect((await hooks.deliveries.list({ status: 'delivered', limit: 1000 })).length).toBe(40);
+  });
+
+  test('one timer, however many deliveries wait at different times', async () => {
+    const env = await makeEngine({ transport: { send: async () => ({ status: 500, excerpt: '' }) } });
+    cleanups.push(() => env.close());
+    const { hooks, clock } = env;
+    await hooks.start();
+    await hooks.webhooks.create({ name: 'w', endpoint: 'https://example.com/w', eventTypes: ['user.created'] });
+    for (let i = 0; i < 30; i++) {
+      await hooks.emit({ type: 'user.created', source: 'admin', data: userData() });
+      await clock.advance(1_000);
+      expect(clock.pendingTimers).toBeLessThanOrEqual(1);
+    }
+    await hooks.drain();
+    expect(clock.pendingTimers).toBe(1);
+    const pending = await hooks.deliveries.list({ status: 'pending' });
+    expect(new Set(pending.map((d) => d.nextAttemptAt)).size).toBeGreaterThan(1);
+  });
+
+  test('the timer is armed for the earliest due delivery, not the poll interval', async () => {
+    const attempts: number[] = [];
+    const env = await makeEngine({ transport: { send: async () => (attempts.push(env.clock.now()), { status: 500, excerpt: '' }) }, retry: { schedule: [7_000], jitter: 0 } });
+    cleanups.push(() => env.close());
+    const { hooks, clock } = env;
+    await hooks.start();
+    await hooks.webhooks.create({ name: 'w', endpoint: 'https://example.com/w', eventTypes: ['user.created'] });
+    const t0 = clock.now();
+    await hooks.emit({ type: 'user.created', source: 'admin', data: userData() });
+    await hooks.drain();
+    await clock.advance(60_000);
+    expect(attempts.map((t) => t - t0)).toEqual([0, 7_000]);
+  });
+
+  test('close() waits for attempts in flight and records them', async () => {
+    const gated = gatedTransport();
+    const env = await makeEngine({ transport: gated.transport });
+    const { hooks } = env;
+    await hooks.start();
+    await hooks.webhooks.create({ name: 'w', endpoint: 'https://example.com/w', eventTypes: ['user.created'] });
+    const ev = await hooks.emit({ type: 'user.created', source: 'admin', data: userData() });
+    await until(() => gated.inflight === 1);
+    const closing = hooks.close();
+    gated.releaseAll();
+    await closing;
+    const again = await env.restart();
+    expect(await again.deliveries.get(ev.deliveryIds[0]!)).toMatchObject({ status: 'delivered' });
+    await env.close();
+  });
+});
