@@ -1,0 +1,135 @@
+import { errors, jwtVerify, type JWTVerifyGetKey } from 'jose';
+import type { EventMap } from './envelope.js';
+import { WebhookVerificationError } from './errors.js';
+import type { WebhookEventMap } from './event-types.generated.js';
+import { remoteKeySet, staticKeySet, type NowSource } from './keys.js';
+import { checkClaims } from './claims.js';
+
+export interface VerifierOptions {
+  /** The sender's issuer, exactly as it appears in `iss` (the environment's base address). */
+  issuer: string;
+  /** Where the key set is served. Default `{issuer}/.well-known/jwks`. */
+  jwksUrl?: string | URL;
+  /** A fixed key set (`{ keys: [...] }`) instead of fetching one: nothing is fetched, ever. */
+  jwks?: { keys: unknown[] };
+  /** Oldest accepted `timestamp`, in seconds. Default 300 (5 minutes). */
+  maxAgeSeconds?: number;
+  /** How far in the future a `timestamp` may be (clock drift between sender and receiver). Default 30. */
+  clockSkewSeconds?: number;
+  /** The only source of "now". Default: real time. */
+  clock?: NowSource;
+  /** How long a fetched key set is used before it is fetched again. Default 300 s. */
+  jwksCacheMaxAgeSeconds?: number;
+  /** Least time between two fetches caused by an unknown kid. Default 30 s. */
+  jwksCooldownSeconds?: number;
+  /** Deadline of a key set fetch. Default 5000 ms. */
+  jwksTimeoutMs?: number;
+  /** The fetch used for the key set. Default: the global fetch. */
+  fetch?: typeof fetch;
+}
+
+/** Verifies webhook tokens of one issuer. See {@link createVerifier}. */
+export interface Verifier<M extends EventMap = WebhookEventMap> {
+  readonly issuer: string;
+  /**
+   * Verifies `token` (the raw request body) and returns its claims as the event, typed by `type`.
+   * Rejects with a {@link WebhookVerificationError} whose `code` says why.
+   */
+  verify(token: string): Promise<M[keyof M]>;
+}
+
+const SYSTEM_TIME: NowSource = { now: () => Date.now() };
+const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
+
+/**
+ * Makes a verifier for the webhooks of one issuer: RS256 only, signature against the issuer's key
+ * set (fetched, cached, refetched when a new kid appears), `iss` checked, `timestamp` no older than
+ * `maxAgeSeconds` and not in the future beyond `clockSkewSeconds`. The `data` types are the
+ * catalog's schemas; `data` itself is not re-validated here (the sender validated it before signing).
+ *
+ * @example
+ * ```ts
+ * const verifier = createVerifier({ issuer: 'https://auth.example.com' });
+ * const event = await verifier.verify(await request.text());
+ * if (event.type === 'user.created') console.log(event.data.user.email);
+ * ```
+ */
+export function createVerifier<M extends EventMap = WebhookEventMap>(options: VerifierOptions): Verifier<M> {
+  const o = snapshot(options);
+  const getKey: JWTVerifyGetKey = o.jwks
+    ? staticKeySet(o.jwks)
+    : remoteKeySet(o.jwksUrl, { clock: o.clock, cacheMaxAgeMs: o.cacheMaxAgeMs, cooldownMs: o.cooldownMs, timeoutMs: o.timeoutMs, fetch: o.fetch });
+
+  return Object.freeze({
+    issuer: o.issuer,
+    async verify(token: string): Promise<M[keyof M]> {
+      if (typeof token !== 'string' || !COMPACT_JWS.test(token.trim())) {
+        throw new WebhookVerificationError('ERR_MALFORMED_TOKEN', 'the body is not a compact JWT (header.payload.signature)');
+      }
+      const now = o.clock.now();
+      let payload: Record<string, unknown>;
+      try {
+        ({ payload } = await jwtVerify(token.trim(), getKey, {
+          algorithms: ['RS256'],
+          issuer: o.issuer,
+          currentDate: new Date(now),
+          clockTolerance: o.skewMs / 1000,
+        }));
+      } catch (error) {
+        throw fromJose(error, o.issuer);
+      }
+      checkClaims(payload, now, o.maxAgeMs, o.skewMs);
+      return payload as unknown as M[keyof M];
+    },
+  });
+}
+
+/** One place that turns jose's errors into our codes; anything unforeseen is a malformed token. */
+function fromJose(error: unknown, issuer: string): WebhookVerificationError {
+  if (error instanceof WebhookVerificationError) return error;
+  const cause = { cause: error };
+  if (error instanceof errors.JOSEAlgNotAllowed) return new WebhookVerificationError('ERR_ALGORITHM_NOT_ALLOWED', 'only RS256 tokens are accepted', cause);
+  if (error instanceof errors.JWSSignatureVerificationFailed) return new WebhookVerificationError('ERR_SIGNATURE_INVALID', 'the signature does not verify', cause);
+  if (error instanceof errors.JWKSNoMatchingKey || error instanceof errors.JWKSMultipleMatchingKeys) {
+    return new WebhookVerificationError('ERR_KEY_NOT_FOUND', "no key of the issuer's key set matches the token's kid", cause);
+  }
+  if (error instanceof errors.JWTExpired) return new WebhookVerificationError('ERR_TIMESTAMP_STALE', 'the token has expired', cause);
+  if (error instanceof errors.JWTClaimValidationFailed) {
+    if (error.claim === 'iss') return new WebhookVerificationError('ERR_ISSUER_MISMATCH', `iss is not ${issuer}`, cause);
+    return new WebhookVerificationError('ERR_INVALID_CLAIMS', `the "${error.claim}" claim is invalid`, cause);
+  }
+  return new WebhookVerificationError('ERR_MALFORMED_TOKEN', 'the token could not be parsed', cause);
+}
+
+function snapshot(options: VerifierOptions) {
+  if (typeof options !== 'object' || options === null) throw new TypeError('createVerifier: options are required');
+  const { issuer, jwks } = options;
+  if (typeof issuer !== 'string' || !URL.canParse(issuer)) throw new TypeError('createVerifier: issuer must be an absolute URL');
+  if (jwks !== undefined && options.jwksUrl !== undefined) throw new TypeError('createVerifier: pass jwks or jwksUrl, not both');
+  const jwksUrl = new URL(options.jwksUrl ?? `${issuer.replace(/\/+$/, '')}/.well-known/jwks`);
+  if (jwksUrl.protocol !== 'https:' && jwksUrl.protocol !== 'http:') throw new TypeError('createVerifier: jwksUrl must be http(s)');
+  const clock = options.clock ?? SYSTEM_TIME;
+  if (typeof clock?.now !== 'function') throw new TypeError('createVerifier: clock must have now()');
+  const fetchImpl = options.fetch ?? globalThis.fetch;
+  if (typeof fetchImpl !== 'function') throw new TypeError('createVerifier: no fetch available; pass options.fetch or options.jwks');
+  return {
+    issuer,
+    jwks,
+    jwksUrl,
+    clock,
+    fetch: fetchImpl,
+    maxAgeMs: seconds(options.maxAgeSeconds, 300, 'maxAgeSeconds', false),
+    skewMs: seconds(options.clockSkewSeconds, 30, 'clockSkewSeconds', true),
+    cacheMaxAgeMs: seconds(options.jwksCacheMaxAgeSeconds, 300, 'jwksCacheMaxAgeSeconds', true),
+    cooldownMs: seconds(options.jwksCooldownSeconds, 30, 'jwksCooldownSeconds', true),
+    timeoutMs: seconds(options.jwksTimeoutMs === undefined ? undefined : options.jwksTimeoutMs / 1000, 5, 'jwksTimeoutMs', false),
+  };
+}
+
+function seconds(value: number | undefined, fallback: number, name: string, zeroOk: boolean): number {
+  const v = value ?? fallback;
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || (!zeroOk && v === 0)) {
+    throw new TypeError(`createVerifier: ${name} must be a ${zeroOk ? 'non-negative' : 'positive'} number`);
+  }
+  return Math.round(v * 1000);
+}
