@@ -73,7 +73,7 @@ describe('delivery', () => {
     [400, 'status'],
     [500, 'status'],
   ])('HTTP %i is a failed attempt (%s), retried with the same webhook-id', async (status, kind) => {
-    const { hooks, receiver, clock } = await setup((_r, i) => (i === 0 ? { status, headers: status === 302 ? { location: '/elsewhere' } : {} } : 200));
+    const { hooks, receiver, clock } = await setup((_r, i) => (i === 0 ? { status, ...(status === 302 ? { headers: { location: '/elsewhere' } } : {}) } : 200));
     const wh = await hooks.webhooks.create({ name: 'x', endpoint: `${receiver.url}/h`, eventTypes: ['user.created'] });
     const ev = await hooks.emit({ type: 'user.created', source: 'admin', data: userData() });
     await hooks.drain();

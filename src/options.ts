@@ -1,0 +1,75 @@
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { Catalog } from './catalog/catalog.js';
+import { systemClock } from './clock.js';
+import type { WebhooksOptions } from './engine.js';
+import { KeySet } from './signing/keyset.js';
+
+/**
+ * Checks every option of createWebhooks() at once and freezes what the engine keeps, so misuse is
+ * a TypeError at startup, never a surprise at the first delivery.
+ */
+export function snapshotOptions(options: WebhooksOptions) {
+  if (typeof options !== 'object' || options === null) throw new TypeError('createWebhooks: options are required');
+  const { store } = options;
+  if (!store || typeof store.claimDue !== 'function' || typeof store.migrate !== 'function') {
+    throw new TypeError('createWebhooks: store must be a Store (e.g. sqliteStore({ filename }))');
+  }
+  const keys = new KeySet(options.keys);
+  const issuer = issuerOf(options.issuer);
+  const clock = options.clock ?? systemClock;
+  if (typeof clock.now !== 'function' || typeof clock.setTimer !== 'function') throw new TypeError('createWebhooks: clock must implement now/setTimer/clearTimer');
+  const d = options.delivery ?? {};
+  const timeoutMs = positiveInt(d.timeoutMs ?? 15_000, 'delivery.timeoutMs');
+  const scheduler = {
+    timeoutMs,
+    workerId: options.workerId ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`,
+    concurrency: positiveInt(d.concurrency ?? 64, 'delivery.concurrency'),
+    perEndpointConcurrency: positiveInt(d.perEndpointConcurrency ?? 8, 'delivery.perEndpointConcurrency'),
+    batchSize: positiveInt(d.batchSize ?? 64, 'delivery.batchSize'),
+    leaseMs: positiveInt(d.leaseMs ?? timeoutMs + 30_000, 'delivery.leaseMs'),
+    pollIntervalMs: positiveInt(d.pollIntervalMs ?? 1000, 'delivery.pollIntervalMs'),
+  };
+  if (scheduler.leaseMs <= timeoutMs) throw new TypeError('createWebhooks: delivery.leaseMs must be longer than delivery.timeoutMs');
+  const max = options.limits?.maxWebhooks;
+  if (max !== undefined && typeof max !== 'function') positiveInt(max, 'limits.maxWebhooks');
+  const maxWebhooks = (environment: string): number | null => {
+    const n = typeof max === 'function' ? max(environment) : max;
+    return n === undefined || n === null ? null : n;
+  };
+  const notifier = options.notifier;
+  if (options.authorize !== undefined && typeof options.authorize !== 'function') throw new TypeError('createWebhooks: authorize must be a function');
+  if (notifier !== undefined && typeof notifier?.webhookDisabled !== 'function') throw new TypeError('createWebhooks: notifier.webhookDisabled must be a function');
+  const logger = options.logger ?? { warn: () => {}, error: (m: string, meta?: object) => console.error(`[identity-webhooks] ${m}`, meta ?? '') };
+  return Object.freeze({
+    store,
+    keys,
+    issuer,
+    clock,
+    catalog: new Catalog(options.eventTypes ?? []),
+    scheduler: Object.freeze(scheduler),
+    maxWebhooks,
+    maxPayloadBytes: positiveInt(options.limits?.maxPayloadBytes ?? 256 * 1024, 'limits.maxPayloadBytes'),
+    disableAfterMs: positiveInt(options.disableAfterMs ?? 72 * 3600_000, 'disableAfterMs'),
+    notifier,
+    logger,
+    allowPrivateNetworks: options.allowPrivateNetworks === true,
+  });
+}
+
+function issuerOf(issuer: WebhooksOptions['issuer']): (environment: string) => string {
+  if (typeof issuer === 'function') {
+    return (environment) => {
+      const value = issuer(environment);
+      if (typeof value !== 'string' || !URL.canParse(value)) throw new TypeError(`issuer(${JSON.stringify(environment)}) must return an absolute URL`);
+      return value;
+    };
+  }
+  if (typeof issuer !== 'string' || !URL.canParse(issuer)) throw new TypeError('createWebhooks: issuer must be an absolute URL (the environment base address) or a function returning one');
+  return () => issuer;
+}
+
+function positiveInt(value: unknown, what: string): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) throw new TypeError(`createWebhooks: ${what} must be a positive integer`);
+  return value;
+}
