@@ -1,13 +1,24 @@
 import { Agent, request, errors as undiciErrors } from 'undici';
-import type { AttemptErrorKind } from '../model.js';
+import { WebhooksError } from '../errors.js';
+import { checkEndpoint } from './endpoint-check.js';
+import { DEFAULT_POLICY, networkPolicy, type NetworkPolicy, type NetworkPolicyOptions } from './network-policy.js';
+import { AddressPins } from './pinned-lookup.js';
+import { TransportError } from './transport-error.js';
+
+export { TransportError } from './transport-error.js';
 
 /** One HTTP POST the engine wants sent. */
 export interface TransportRequest {
   url: string;
   headers: Record<string, string>;
   body: string;
-  /** Total deadline for the whole exchange, headers and body. */
+  /** Total deadline for the whole exchange: DNS, connect, headers and body. */
   timeoutMs: number;
+  /**
+   * The network guard for this request; the engine passes the one built from its options, so a
+   * wrapper that forwards the request unchanged keeps it. Absent: the transport's own policy.
+   */
+  policy?: NetworkPolicy;
 }
 
 /** Any HTTP answer, whatever its status (only 200 counts as delivered; the engine decides). */
@@ -20,18 +31,12 @@ export interface TransportResponse {
 /**
  * Sends webhook requests. The default is {@link httpTransport}; tests and hosts may pass their
  * own. A transport resolves with any HTTP response and rejects with a {@link TransportError} for
- * everything else (timeout, refused connection, DNS failure, blocked address).
+ * everything else (timeout, refused connection, DNS failure, blocked address). A transport of
+ * your own must apply `request.policy` itself (see `checkEndpoint`), or it has no SSRF guard.
  */
 export interface Transport {
   send(request: TransportRequest): Promise<TransportResponse>;
   close?(): Promise<void>;
-}
-
-export class TransportError extends Error {
-  constructor(readonly kind: AttemptErrorKind, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'TransportError';
-  }
 }
 
 export interface HttpTransportOptions {
@@ -39,24 +44,38 @@ export interface HttpTransportOptions {
   maxResponseBytes?: number;
   /** Connections kept per origin. Default 8. */
   connectionsPerOrigin?: number;
+  /** Guard for requests that carry no `policy`. Default: public addresses only, system DNS. */
+  network?: NetworkPolicyOptions;
 }
 
 /**
- * The default transport: undici with keep-alive, no redirects followed (a 3xx is just a failed
- * attempt), a total deadline, and a bounded read of the response.
+ * The default transport: undici with keep-alive, the network guard with DNS pinning, no
+ * redirects followed (a 3xx is just a failed attempt), one total deadline, and a bounded read of
+ * the response.
+ *
+ * @example
+ * ```ts
+ * const hooks = createWebhooks({ ...options, transport: httpTransport({ maxResponseBytes: 1024 }) });
+ * ```
  */
 export function httpTransport(options: HttpTransportOptions = {}): Transport {
   const maxBytes = options.maxResponseBytes ?? 4096;
+  const fallback = options.network === undefined ? DEFAULT_POLICY : networkPolicy(options.network, 'httpTransport');
+  const pins = new AddressPins(fallback);
   const agent = new Agent({
     connections: options.connectionsPerOrigin ?? 8,
     keepAliveTimeout: 10_000,
-    connect: { timeout: 10_000 },
+    // Every new connection to a named host dials what the guard checked (see AddressPins).
+    connect: { timeout: 10_000, lookup: pins.lookup },
   });
   return {
     async send(req) {
+      // One deadline covers the guard's DNS lookup too: a slow resolver is a timeout, not a hang.
       const signal = AbortSignal.timeout(req.timeoutMs);
       try {
-        const res = await request(req.url, {
+        const target = await checkEndpoint(req.url, req.policy ?? fallback, signal);
+        if (!target.literal) pins.set(target.host, target.addresses);
+        const res = await request(target.url, {
           method: 'POST',
           headers: req.headers,
           body: req.body,
@@ -64,6 +83,8 @@ export function httpTransport(options: HttpTransportOptions = {}): Transport {
           signal,
           headersTimeout: req.timeoutMs,
           bodyTimeout: req.timeoutMs,
+          // No redirect interceptor is composed on this agent: a 3xx comes back as is, never
+          // followed (a redirect to 127.0.0.1 would otherwise bypass the guard).
         });
         const excerpt = await readBounded(res.body, maxBytes);
         return { status: res.statusCode, excerpt };
@@ -77,6 +98,7 @@ export function httpTransport(options: HttpTransportOptions = {}): Transport {
   };
 }
 
+/** Keeps the first `maxBytes` and then hangs up: a huge or endless body costs at most that. */
 async function readBounded(body: AsyncIterable<Buffer> & { destroy(): void }, maxBytes: number): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
@@ -93,6 +115,7 @@ async function readBounded(body: AsyncIterable<Buffer> & { destroy(): void }, ma
 
 function classify(error: unknown, signal: AbortSignal, timeoutMs: number): TransportError {
   if (error instanceof TransportError) return error;
+  if (error instanceof WebhooksError && error.code === 'ERR_ENDPOINT_NOT_ALLOWED') return new TransportError('blocked', error.message, { cause: error });
   const code = (error as { code?: string })?.code ?? '';
   if (
     signal.aborted ||

@@ -1,0 +1,131 @@
+import { WebhooksError } from '../errors.js';
+import { classifyBytes, describeCategory } from './address-policy.js';
+import { formatIp, inCidr, ipv4At, parseCidr, parseIp, type IpBytes } from './ip.js';
+import { hostKey, type NetworkPolicy, type ResolvedAddress } from './network-policy.js';
+import { TransportError } from './transport-error.js';
+
+/** An endpoint that passed the guard, and the addresses a connection to it may use. */
+export interface CheckedEndpoint {
+  url: URL;
+  /** The URL's host as compared and pinned: lowercase, no brackets, no trailing dot. */
+  host: string;
+  /** The URL names an IP address itself (nothing was resolved). */
+  literal: boolean;
+  /** Every address the connection may go to; each one passed the policy. Never empty. */
+  addresses: ResolvedAddress[];
+}
+
+const MAPPED = parseCidr('::ffff:0:0/96')!;
+
+/**
+ * The network guard: refuses an endpoint whose scheme is not http(s) or whose host is, or
+ * resolves to, a non-public address (see `classifyAddress`), unless the policy makes an
+ * exception. A name is resolved once, here; the transport then connects only to the returned
+ * addresses, so a DNS answer that changes after the check cannot redirect the connection.
+ *
+ * Throws a WebhooksError `ERR_ENDPOINT_NOT_ALLOWED` when refused, and a {@link TransportError}
+ * (`dns` or `timeout`) when the name cannot be resolved. `signal` bounds the wait for DNS.
+ *
+ * @example
+ * ```ts
+ * await checkEndpoint('http://169.254.169.254/latest/meta-data', networkPolicy());
+ * // throws ERR_ENDPOINT_NOT_ALLOWED: "... is the cloud metadata address ..."
+ * ```
+ */
+export async function checkEndpoint(endpoint: string | URL, policy: NetworkPolicy, signal?: AbortSignal): Promise<CheckedEndpoint> {
+  const url = parseUrl(endpoint);
+  const host = hostKey(url.hostname);
+  const ip = parseIp(host);
+  if (ip) {
+    if (!allowed(ip, policy, host)) throw refused(`endpoint address ${formatIp(ip)} is ${describeCategory(classifyBytes(ip))}${PUBLIC_ONLY}`);
+    return { url, host, literal: true, addresses: [pinOf(ip)] };
+  }
+  const answers = await resolve(host, policy, signal);
+  const addresses: ResolvedAddress[] = [];
+  for (const a of answers) {
+    const parsed = typeof a?.address === 'string' ? parseIp(a.address) : null;
+    // A non-address answer cannot be connected to; refusing it beats guessing what it means.
+    if (!parsed || !allowed(parsed, policy, host)) {
+      const verdict = parsed ? describeCategory(classifyBytes(parsed)) : 'something that is not an IP address';
+      // The category, not the address: the message reaches the customer, and the address may
+      // be an internal one the customer's DNS (or a CNAME into ours) pointed at.
+      throw refused(`endpoint host ${host.slice(0, 253)} resolves to ${verdict}${PUBLIC_ONLY}`);
+    }
+    addresses.push(pinOf(parsed));
+  }
+  if (addresses.length === 0) throw new TransportError('dns', `could not resolve ${host.slice(0, 253)} (no addresses)`);
+  return { url, host, literal: false, addresses };
+}
+
+/**
+ * The creation-time check (webhooks.create / update). Same rules as {@link checkEndpoint}, but a
+ * name that does not resolve (yet) is accepted: DNS is often set up after the webhook, and every
+ * delivery checks again anyway. With `allowPrivateNetworks` nothing is resolved at all.
+ */
+export async function assertEndpointAllowed(endpoint: string, policy: NetworkPolicy): Promise<void> {
+  const url = parseUrl(endpoint);
+  if (policy.allowPrivateNetworks || policy.allowedNames.has(hostKey(url.hostname))) return;
+  try {
+    await checkEndpoint(url, policy, AbortSignal.timeout(policy.resolveTimeoutMs));
+  } catch (error) {
+    if (error instanceof TransportError) return;
+    throw error;
+  }
+}
+
+function parseUrl(endpoint: string | URL): URL {
+  let url: URL;
+  try {
+    url = typeof endpoint === 'string' ? new URL(endpoint) : endpoint;
+  } catch {
+    throw refused('endpoint is not a valid absolute URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw refused('endpoint must use http or https');
+  if (!url.hostname) throw refused('endpoint must name a host');
+  return url;
+}
+
+function allowed(ip: IpBytes, policy: NetworkPolicy, host: string): boolean {
+  if (policy.allowPrivateNetworks || policy.allowedNames.has(host)) return true;
+  const v4 = inCidr(ip, MAPPED) ? ipv4At(ip, 12) : null;
+  if (policy.allowedBlocks.some((b) => inCidr(ip, b) || (v4 !== null && inCidr(v4, b)))) return true;
+  return classifyBytes(ip).category === 'public';
+}
+
+async function resolve(host: string, policy: NetworkPolicy, signal: AbortSignal | undefined): Promise<ResolvedAddress[]> {
+  let answers: unknown;
+  try {
+    answers = await withDeadline(Promise.resolve().then(() => policy.resolver(host)), signal);
+  } catch (error) {
+    if (signal?.aborted) throw new TransportError('timeout', `no DNS answer for ${host.slice(0, 253)} in time`, { cause: error });
+    const code = typeof (error as { code?: unknown })?.code === 'string' ? (error as { code: string }).code : 'ERROR';
+    throw new TransportError('dns', `could not resolve ${host.slice(0, 253)} (${code})`, { cause: error });
+  }
+  if (!Array.isArray(answers)) throw new TransportError('dns', `could not resolve ${host.slice(0, 253)} (resolver gave no list)`);
+  return answers as ResolvedAddress[];
+}
+
+function withDeadline<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return work;
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (value) => (signal.removeEventListener('abort', onAbort), resolve(value)),
+      (error) => (signal.removeEventListener('abort', onAbort), reject(error)),
+    );
+  });
+}
+
+const PUBLIC_ONLY = '; webhooks are delivered only to public addresses';
+
+function refused(message: string): WebhooksError {
+  return new WebhooksError('ERR_ENDPOINT_NOT_ALLOWED', message, { field: 'endpoint' });
+}
+
+/** The address to connect to; an IPv4-mapped IPv6 address is dialled as the IPv4 it means. */
+function pinOf(ip: IpBytes): ResolvedAddress {
+  const plain = ip.family === 6 && inCidr(ip, MAPPED) ? ipv4At(ip, 12) : ip;
+  return { address: formatIp(plain), family: plain.family };
+}

@@ -1,0 +1,91 @@
+import { lookup } from 'node:dns/promises';
+import { parseCidr, type Cidr } from './ip.js';
+
+/** One answer of a {@link Resolver}. */
+export interface ResolvedAddress {
+  address: string;
+  family: 4 | 6;
+}
+
+/**
+ * Turns a host name into addresses. The default is the operating system's resolver
+ * (`dns.lookup` with `all: true`, what Node itself connects with); tests inject their own to
+ * play DNS rebinding against the guard.
+ *
+ * @example
+ * ```ts
+ * const resolver: Resolver = async (host) => (host === 'hooks.test' ? [{ address: '127.0.0.1', family: 4 }] : []);
+ * ```
+ */
+export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>;
+
+export const systemResolver: Resolver = async (hostname) => {
+  const answers = await lookup(hostname, { all: true, verbatim: true });
+  return answers.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
+};
+
+/** How the engine decides where it may connect. See SECURITY.md. */
+export interface NetworkPolicyOptions {
+  /**
+   * Deliver to loopback, private, link-local and other non-public addresses too. Development and
+   * tests only: with it, a customer can make your server POST to anything on your network.
+   */
+  allowPrivateNetworks?: boolean;
+  /**
+   * Exceptions to the guard, for receivers you run yourself on a private network. An entry is a
+   * host name (exact match, e.g. `hooks.internal.example`: any address it resolves to is allowed),
+   * an IP address, or a CIDR block (`10.20.0.0/16`: those addresses are allowed however reached).
+   */
+  allowHosts?: readonly string[];
+  /** Name resolution; default {@link systemResolver}. */
+  resolver?: Resolver;
+  /** How long the creation-time check waits for DNS. Default 5000 ms. */
+  resolveTimeoutMs?: number;
+}
+
+/** Validated, frozen {@link NetworkPolicyOptions}. Build with {@link networkPolicy}. */
+export interface NetworkPolicy {
+  readonly allowPrivateNetworks: boolean;
+  readonly allowedNames: ReadonlySet<string>;
+  readonly allowedBlocks: readonly Cidr[];
+  readonly resolver: Resolver;
+  readonly resolveTimeoutMs: number;
+}
+
+/**
+ * Checks and snapshots policy options; throws a TypeError naming the bad entry.
+ *
+ * @example
+ * ```ts
+ * const policy = networkPolicy({ allowHosts: ['hooks.internal.example', '10.20.0.0/16'] });
+ * ```
+ */
+export function networkPolicy(options: NetworkPolicyOptions = {}, where = 'createWebhooks'): NetworkPolicy {
+  const { allowPrivateNetworks = false, allowHosts = [], resolver = systemResolver, resolveTimeoutMs = 5000 } = options;
+  if (typeof allowPrivateNetworks !== 'boolean') throw new TypeError(`${where}: allowPrivateNetworks must be a boolean`);
+  if (!Array.isArray(allowHosts)) throw new TypeError(`${where}: allowHosts must be an array of host names, IP addresses or CIDR blocks`);
+  if (typeof resolver !== 'function') throw new TypeError(`${where}: resolver must be a function (hostname) => Promise<{ address, family }[]>`);
+  if (!Number.isInteger(resolveTimeoutMs) || resolveTimeoutMs <= 0) throw new TypeError(`${where}: resolveTimeoutMs must be a positive integer`);
+  const allowedNames = new Set<string>();
+  const allowedBlocks: Cidr[] = [];
+  allowHosts.forEach((entry, i) => {
+    const bad = () => new TypeError(`${where}: allowHosts[${i}] must be a host name, an IP address or a CIDR block`);
+    if (typeof entry !== 'string' || entry.length === 0 || entry.length > 253) throw bad();
+    const block = parseCidr(entry);
+    if (block) return void allowedBlocks.push(block);
+    // A bare host name: no scheme, port, path or user info (the allow-list is about hosts).
+    if (/[/?#@:\\\s]/.test(entry) || !URL.canParse(`http://${entry}/`)) throw bad();
+    allowedNames.add(hostKey(new URL(`http://${entry}/`).hostname));
+  });
+  return Object.freeze({ allowPrivateNetworks, allowedNames, allowedBlocks: Object.freeze(allowedBlocks), resolver, resolveTimeoutMs });
+}
+
+/** The policy every default transport starts from: public addresses only, system DNS. */
+export const DEFAULT_POLICY: NetworkPolicy = networkPolicy({}, 'httpTransport');
+
+/** A host name as we compare it: lowercase, without brackets or a trailing dot. */
+export function hostKey(hostname: string): string {
+  let h = hostname.toLowerCase();
+  if (h.startsWith('[') && h.endsWith(']')) h = h.slice(1, -1);
+  return h.endsWith('.') ? h.slice(0, -1) : h;
+}

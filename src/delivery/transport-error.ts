@@ -1,0 +1,13 @@
+import type { AttemptErrorKind } from '../model.js';
+
+/**
+ * Why a request got no HTTP answer: `timeout`, `network`, `dns`, or `blocked` (the network guard
+ * refused the address). Its message ends up in the attempt log the customer can read, so it
+ * names categories, never internal addresses or key material.
+ */
+export class TransportError extends Error {
+  constructor(readonly kind: AttemptErrorKind, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'TransportError';
+  }
+}
