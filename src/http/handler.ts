@@ -1,39 +1,66 @@
-import type { AuthorizeResult, Webhooks } from '../engine.js';
-import { WebhooksError } from '../errors.js';
+import type { Webhooks } from '../engine.js';
+import { authorizeRequest, type Authorize } from './auth.js';
+import { toErrorResponse, type Resource } from './errors.js';
 import { JWKS_PATHS, jwksResponse } from './jwks.js';
+import { openApiDocument } from './openapi.js';
+import { errorResponse, jsonResponse } from './responses.js';
+import { matchRoute, splitApiPath } from './router.js';
+import { ROUTES } from './routes.js';
+
+export { errorResponse } from './responses.js';
 
 export interface HandlerDeps {
   /** The engine: management functions, event types, JWKS. */
   hooks: Webhooks;
   /** The host's authorization hook (undefined = every management route answers 403). */
-  authorize: ((request: Request) => AuthorizeResult | Promise<AuthorizeResult>) | undefined;
+  authorize: Authorize | undefined;
   onError(message: string, error: unknown): void;
 }
 
 /**
- * The engine's HTTP surface as one web-standard handler. Mount it anywhere: only the tail of the
- * path is matched, so `/auth/.well-known/jwks` works under a prefix.
+ * The engine's HTTP surface as one web-standard handler: the management API under `/api/v1`
+ * (Kinde-compatible, plus extensions), its OpenAPI document at `/api/v1/openapi.json`, and the
+ * JWKS at `/.well-known/jwks`. Mount it under any prefix: only the tail of the path is matched.
+ *
+ * Order of checks: route (404), method (405), credentials (403), then body and values (413, 415,
+ * 400), so an unauthenticated caller never gets its body read.
+ *
+ * @example
+ * ```ts
+ * const res = await hooks.handler(new Request('https://auth.example.com/api/v1/webhooks', { headers: { authorization: `Bearer ${token}` } }));
+ * ```
  */
 export function createHandler(deps: HandlerDeps): (request: Request) => Promise<Response> {
   return async (request) => {
+    let resource: Resource | undefined;
     try {
-      const path = new URL(request.url).pathname.replace(/\/+$/, '');
+      const url = new URL(request.url);
+      const path = url.pathname.replace(/\/+$/, '');
       if (JWKS_PATHS.some((p) => path.endsWith(p))) {
-        if (request.method !== 'GET' && request.method !== 'HEAD') return errorResponse(405, 'METHOD_NOT_ALLOWED', `${request.method} is not allowed here`, { allow: 'GET, HEAD' });
+        if (request.method !== 'GET' && request.method !== 'HEAD') return methodNotAllowed(request.method, ['GET', 'HEAD']);
         return jwksResponse(deps.hooks.jwks(), request.method);
       }
-      return errorResponse(404, 'ROUTE_NOT_FOUND', 'no such route');
+      const api = splitApiPath(path);
+      if (!api) return notFound();
+      if (api.rest.length === 1 && api.rest[0] === 'openapi.json') {
+        if (request.method !== 'GET') return methodNotAllowed(request.method, ['GET']);
+        // Public, like the JWKS: it describes the API, not anyone's data.
+        return jsonResponse(200, openApiDocument(`${url.origin}${api.prefix}`), { 'cache-control': 'public, max-age=300' });
+      }
+      const match = matchRoute(ROUTES, request.method, api.rest);
+      if (match.kind === 'none') return notFound();
+      if (match.kind === 'method') return methodNotAllowed(request.method, match.allow);
+      resource = match.route.resource;
+      const environment = await authorizeRequest(deps.authorize, request, deps.onError);
+      return await match.route.run({ hooks: deps.hooks, request, environment, params: match.params });
     } catch (error) {
-      if (error instanceof WebhooksError) return errorResponse(400, error.code, error.message);
-      deps.onError('unexpected error in HTTP handler', error);
-      return errorResponse(500, 'INTERNAL_ERROR', 'internal error');
+      return toErrorResponse(error, resource, deps.onError);
     }
   };
 }
 
-export function errorResponse(status: number, code: string, message: string, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify({ errors: [{ code, message }] }), {
-    status,
-    headers: { 'content-type': 'application/json', ...headers },
-  });
+const notFound = () => errorResponse(404, 'ROUTE_NOT_FOUND', 'no such route');
+
+function methodNotAllowed(method: string, allow: string[]): Response {
+  return errorResponse(405, 'METHOD_NOT_ALLOWED', `${method.slice(0, 16)} is not allowed here (allowed: ${allow.join(', ')})`, { allow: allow.join(', ') });
 }

@@ -1,0 +1,75 @@
+import { HttpError } from './errors.js';
+
+/**
+ * Largest management request body, in bytes. The biggest legal webhook (255-character name,
+ * 1000-character description, 2048-character endpoint, 50 event types) is well under 32 KiB even
+ * with every character escaped, so 64 KiB refuses nothing real and bounds what we buffer.
+ */
+export const MAX_BODY_BYTES = 64 * 1024;
+
+const TOO_LARGE = () => new HttpError(413, 'PAYLOAD_TOO_LARGE', `request body must be at most ${MAX_BODY_BYTES} bytes`);
+
+/**
+ * Reads the body as a JSON object. `required: false` accepts an empty body (as `{}`), for action
+ * routes whose body is optional. Refuses with 415 (not JSON), 413 (too large), 400 (not a JSON
+ * object), before anything is written.
+ */
+export async function readJsonObject(request: Request, { required }: { required: boolean }): Promise<Record<string, unknown>> {
+  const declared = request.headers.get('content-length');
+  if (declared !== null && Number(declared) > MAX_BODY_BYTES) throw TOO_LARGE();
+  const bytes = await readBounded(request);
+  const type = request.headers.get('content-type');
+  // An empty optional body is "no options", whatever type a client library labels it with.
+  if (bytes.length === 0 && !required) return {};
+  if (type === null || !isJson(type)) throw unsupported(type);
+  if (bytes.length === 0) throw new HttpError(400, 'INVALID_JSON', 'request body is empty; expected a JSON object');
+  let value: unknown;
+  try {
+    value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+  } catch {
+    throw new HttpError(400, 'INVALID_JSON', 'request body is not valid JSON (UTF-8)');
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new HttpError(400, 'INVALID_BODY', 'request body must be a JSON object');
+  }
+  return value as Record<string, unknown>;
+}
+
+/** `application/json`, optionally with `charset=utf-8` (any other charset would be misread). */
+function isJson(contentType: string): boolean {
+  const [media, ...params] = contentType.split(';').map((s) => s.trim().toLowerCase());
+  if (media !== 'application/json') return false;
+  return params.every((p) => !p.startsWith('charset=') || /^charset="?utf-8"?$/.test(p));
+}
+
+function unsupported(type: string | null): HttpError {
+  const got = type === null ? 'no content-type' : `content-type ${JSON.stringify(type.slice(0, 100))}`;
+  return new HttpError(415, 'UNSUPPORTED_MEDIA_TYPE', `request body must be application/json (got ${got})`, { accept: 'application/json' });
+}
+
+/** Reads at most MAX_BODY_BYTES; a chunked body that runs over is refused without buffering it. */
+async function readBounded(request: Request): Promise<Uint8Array> {
+  if (request.body === null) return new Uint8Array(0);
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  const reader = request.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    // Stop reading but do not cancel: cancelling a Node request stream destroys the socket,
+    // and the caller would get a reset instead of our 413.
+    if (total > MAX_BODY_BYTES) {
+      reader.releaseLock();
+      throw TOO_LARGE();
+    }
+    chunks.push(value);
+  }
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.byteLength;
+  }
+  return out;
+}

@@ -1,0 +1,13 @@
+/**
+ * `identity-webhooks/http`: the pieces of the HTTP surface a host may use beside `hooks.handler`.
+ *
+ * @example
+ * ```ts
+ * import { toNodeHandler } from 'identity-webhooks/http';
+ * app.use('/auth', toNodeHandler(hooks.handler));
+ * ```
+ */
+export { toNodeHandler } from './node.js';
+export { errorResponse } from './responses.js';
+export { openApiDocument, OPENAPI_PATH } from './openapi.js';
+export { MAX_BODY_BYTES } from './body.js';

@@ -1,0 +1,62 @@
+import type { WebhookPatch } from '../store.js';
+import type { WebhookInput } from '../validate.js';
+import { HttpError } from './errors.js';
+
+/**
+ * Wire bodies (snake_case, as Kinde's clients send them) to engine input. Only shapes are handled
+ * here; the values (lengths, URL, known event types) are the engine's to judge, so HTTP and
+ * in-process callers get the same rules and the same messages.
+ */
+
+const CREATE_FIELDS = ['name', 'endpoint', 'event_types', 'description'];
+/** `endpoint` is our extension: Kinde's PATCH cannot move a webhook. */
+const PATCH_FIELDS = ['name', 'endpoint', 'event_types', 'description'];
+const ENABLE_FIELDS = ['resume_held'];
+
+/** `POST /api/v1/webhooks` body. */
+export function createInput(body: Record<string, unknown>, environment: string): WebhookInput {
+  onlyFields(body, CREATE_FIELDS);
+  return {
+    environment,
+    name: body.name as string,
+    endpoint: body.endpoint as string,
+    eventTypes: body.event_types as string[],
+    description: body.description as string | null | undefined,
+  };
+}
+
+/**
+ * `PATCH /api/v1/webhooks/{id}` body. A null name, endpoint or event_types means "leave as is"
+ * (generated clients send null for unset optionals); a null description clears it.
+ */
+export function patchInput(body: Record<string, unknown>): WebhookPatch {
+  onlyFields(body, PATCH_FIELDS);
+  const patch: WebhookPatch = {};
+  if (body.name !== undefined && body.name !== null) patch.name = body.name as string;
+  if (body.endpoint !== undefined && body.endpoint !== null) patch.endpoint = body.endpoint as string;
+  if (body.event_types !== undefined && body.event_types !== null) patch.eventTypes = body.event_types as string[];
+  if (body.description !== undefined) patch.description = body.description as string | null;
+  return patch;
+}
+
+/** `POST /api/v1/webhooks/{id}/enable` body (optional): `{ resume_held?: boolean }`, default true. */
+export function enableInput(body: Record<string, unknown>): { resumeHeld: boolean } {
+  onlyFields(body, ENABLE_FIELDS);
+  const value = body.resume_held ?? true;
+  if (typeof value !== 'boolean') throw new HttpError(400, 'INVALID_RESUME_HELD', 'resume_held must be a boolean');
+  return { resumeHeld: value };
+}
+
+/** `POST /api/v1/webhooks/{id}/disable` body (optional): no fields. */
+export function disableInput(body: Record<string, unknown>): void {
+  onlyFields(body, []);
+}
+
+/** An unknown field is refused rather than ignored: a typo (`eventTypes`) must not pass as success. */
+function onlyFields(body: Record<string, unknown>, allowed: readonly string[]): void {
+  for (const key of Object.keys(body)) {
+    if (!allowed.includes(key)) {
+      throw new HttpError(400, 'UNKNOWN_FIELD', `${JSON.stringify(key.slice(0, 64))} is not a field of this request (allowed: ${allowed.join(', ') || 'none'})`);
+    }
+  }
+}

@@ -1,0 +1,114 @@
+import { LIMITS } from '../validate.js';
+import { SUCCESS } from './management.js';
+
+/**
+ * Component schemas of the OpenAPI document. JSON Schema 2020-12 as OpenAPI 3.1 allows, kept to
+ * the subset `src/catalog/schema.ts` enforces (plus `$ref`), so the test-suite can check every
+ * response against them with our own validator.
+ */
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const str = { type: 'string' };
+const time = { type: 'string', format: 'date-time' };
+const nullableTime = { type: ['string', 'null'], format: 'date-time' };
+const code = (...codes: (keyof typeof SUCCESS)[]) => ({ type: 'string', enum: codes, description: 'Machine-readable outcome.' });
+const envelope = (codes: (keyof typeof SUCCESS)[], extra: Record<string, unknown>, required: string[]) => ({
+  type: 'object',
+  required: ['code', 'message', ...required],
+  properties: { code: code(...codes), message: { type: 'string', description: 'Human-readable outcome.' }, ...extra },
+});
+
+const name = { type: 'string', minLength: 1, maxLength: LIMITS.nameLength };
+const description = { type: ['string', 'null'], maxLength: LIMITS.descriptionLength };
+const endpoint = { type: 'string', format: 'uri', maxLength: LIMITS.endpointLength, description: 'Absolute http(s) URL, no credentials, no #fragment.' };
+const eventTypes = { type: 'array', minItems: 1, maxItems: LIMITS.eventTypesPerWebhook, items: { type: 'string' }, description: 'Event type codes (see GET /api/v1/event_types).' };
+
+export const ERROR_CODES_DOC = [
+  '400: INVALID_JSON, INVALID_BODY, UNKNOWN_FIELD, INVALID_NAME, INVALID_DESCRIPTION, INVALID_ENDPOINT, INVALID_EVENT_TYPES,',
+  'UNKNOWN_EVENT_TYPE, ENDPOINT_NOT_ALLOWED, INVALID_RESUME_HELD, WEBHOOK_LIMIT_REACHED, INVALID_REQUEST;',
+  '403: INVALID_CREDENTIALS; 404: ROUTE_NOT_FOUND, WEBHOOK_NOT_FOUND, EVENT_NOT_FOUND; 405: METHOD_NOT_ALLOWED;',
+  '413: PAYLOAD_TOO_LARGE; 415: UNSUPPORTED_MEDIA_TYPE; 429: returned by the host, not this library;',
+  '500: INTERNAL_ERROR; 503: SERVICE_UNAVAILABLE.',
+].join(' ');
+
+export const SCHEMAS = {
+  Error: { type: 'object', required: ['code', 'message'], properties: { code: { ...str, description: ERROR_CODES_DOC }, message: str } },
+  ErrorResponse: { type: 'object', required: ['errors'], properties: { errors: { type: 'array', minItems: 1, items: ref('Error') } } },
+  Webhook: {
+    type: 'object',
+    required: ['id', 'name', 'endpoint', 'description', 'event_types', 'created_on', 'status', 'disabled_reason', 'disabled_on', 'failing_since', 'last_error', 'updated_on'],
+    properties: {
+      id: str,
+      name,
+      endpoint,
+      description,
+      event_types: { type: 'array', items: str },
+      created_on: time,
+      status: { type: 'string', enum: ['enabled', 'disabled'], description: 'Extension.' },
+      disabled_reason: { type: ['string', 'null'], description: 'Extension: `manual`, or `failing` (every delivery failed for 72 hours).' },
+      disabled_on: { ...nullableTime, description: 'Extension.' },
+      failing_since: { ...nullableTime, description: 'Extension: first failure since the last success; null while healthy.' },
+      last_error: { type: ['string', 'null'], description: 'Extension: the last delivery failure seen.' },
+      updated_on: { ...time, description: 'Extension.' },
+    },
+  },
+  CreateWebhookRequest: { type: 'object', additionalProperties: false, required: ['endpoint', 'event_types', 'name'], properties: { endpoint, event_types: eventTypes, name, description } },
+  UpdateWebhookRequest: {
+    type: 'object',
+    additionalProperties: false,
+    description: 'Every field optional; null name, endpoint or event_types leave them as they are, a null description clears it.',
+    properties: {
+      endpoint: { ...endpoint, type: ['string', 'null'], description: 'Extension: Kinde cannot change an endpoint.' },
+      event_types: { ...eventTypes, type: ['array', 'null'] },
+      name: { ...name, type: ['string', 'null'] },
+      description,
+    },
+  },
+  EnableWebhookRequest: {
+    type: 'object',
+    additionalProperties: false,
+    properties: { resume_held: { type: 'boolean', description: 'Deliver what was held while disabled (default true); false drops it.' } },
+  },
+  GetWebhooksResponse: envelope(['OK'], { webhooks: { type: 'array', items: ref('Webhook') } }, ['webhooks']),
+  CreateWebhookResponse: envelope(['WEBHOOK_CREATED'], { webhook: { type: 'object', required: ['id', 'endpoint'], properties: { id: str, endpoint } } }, ['webhook']),
+  UpdateWebhookResponse: envelope(['WEBHOOK_UPDATED'], { webhook: { type: 'object', required: ['id'], properties: { id: str } } }, ['webhook']),
+  DeleteWebhookResponse: envelope(['WEBHOOK_DELETED'], {}, []),
+  WebhookResponse: envelope(['OK', 'WEBHOOK_ENABLED', 'WEBHOOK_DISABLED'], { webhook: ref('Webhook') }, ['webhook']),
+  GetEventResponse: envelope(['OK'], {
+    event: {
+      type: 'object',
+      required: ['type', 'source', 'event_id', 'timestamp', 'data'],
+      properties: {
+        type: str,
+        source: { type: 'string', enum: ['admin', 'api', 'user'] },
+        event_id: str,
+        timestamp: { ...time, description: 'When the event happened.' },
+        data: { type: 'object', description: 'As described by the event type schema.' },
+      },
+    },
+  }, ['event']),
+  GetEventTypesResponse: envelope(['OK'], {
+    event_types: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['id', 'code', 'name', 'origin', 'schema'],
+        properties: { id: str, code: str, name: str, origin: str, schema: { type: 'object', description: 'JSON Schema of the event data.' } },
+      },
+    },
+  }, ['event_types']),
+  Jwks: {
+    type: 'object',
+    required: ['keys'],
+    properties: {
+      keys: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['kty', 'kid', 'alg', 'use', 'n', 'e'],
+          properties: { kty: { const: 'RSA' }, kid: str, alg: { const: 'RS256' }, use: { const: 'sig' }, n: str, e: str },
+        },
+      },
+    },
+  },
+} as const;

@@ -1,0 +1,101 @@
+import { JWKS_PATHS } from './jwks.js';
+import { SCHEMAS } from './openapi-schemas.js';
+import { API_BASE, ROUTES, type Route } from './routes.js';
+
+/** Where the document itself is served. */
+export const OPENAPI_PATH = `${API_BASE}/openapi.json`;
+
+type Op = { summary: string; request?: string; requestRequired?: boolean; response: string; errors: string[] };
+
+const RESPONSES: Record<string, { description: string }> = {
+  BadRequest: { description: 'Invalid request: the code names the problem, the message names the field.' },
+  Forbidden: { description: 'Invalid credentials: the host authorize() refused the request.' },
+  NotFound: { description: 'Not found (also for ids of another environment: ids do not leak).' },
+  PayloadTooLarge: { description: 'Request body over 64 KiB.' },
+  UnsupportedMediaType: { description: 'Request body is not application/json.' },
+  TooManyRequests: { description: 'Throttled. Returned by the host in front of this API (the library has no limiter).' },
+  InternalError: { description: 'Unexpected failure; logged by the server, no detail is returned.' },
+  ServiceUnavailable: { description: 'The webhooks engine is shutting down.' },
+};
+const STATUS: Record<string, string> = {
+  BadRequest: '400', Forbidden: '403', NotFound: '404', PayloadTooLarge: '413', UnsupportedMediaType: '415',
+  TooManyRequests: '429', InternalError: '500', ServiceUnavailable: '503',
+};
+
+const BODY = ['BadRequest', 'PayloadTooLarge', 'UnsupportedMediaType'];
+const OPS: Record<string, Op> = {
+  GetWebHooks: { summary: 'List webhooks', response: 'GetWebhooksResponse', errors: [] },
+  CreateWebHook: { summary: 'Create a webhook', request: 'CreateWebhookRequest', requestRequired: true, response: 'CreateWebhookResponse', errors: BODY },
+  GetWebHook: { summary: 'Get a webhook, with its status (extension)', response: 'WebhookResponse', errors: ['NotFound'] },
+  UpdateWebHook: { summary: 'Update a webhook (changing endpoint is an extension)', request: 'UpdateWebhookRequest', requestRequired: true, response: 'UpdateWebhookResponse', errors: [...BODY, 'NotFound'] },
+  DeleteWebHook: { summary: 'Delete a webhook', response: 'DeleteWebhookResponse', errors: ['NotFound'] },
+  EnableWebHook: { summary: 'Enable a webhook, resuming held deliveries (extension)', request: 'EnableWebhookRequest', response: 'WebhookResponse', errors: [...BODY, 'NotFound'] },
+  DisableWebHook: { summary: 'Disable a webhook; deliveries are held (extension)', response: 'WebhookResponse', errors: [...BODY, 'NotFound'] },
+  GetEvent: { summary: 'Get an event', response: 'GetEventResponse', errors: ['NotFound'] },
+  GetEventTypes: { summary: 'List event types', response: 'GetEventTypesResponse', errors: [] },
+};
+
+const json = (schema: string) => ({ 'application/json': { schema: { $ref: `#/components/schemas/${schema}` } } });
+
+function operation(route: Route) {
+  const op = OPS[route.operationId];
+  if (!op) throw new Error(`no OpenAPI description for ${route.operationId}`);
+  const responses: Record<string, unknown> = { '200': { description: 'Success', content: json(op.response) } };
+  for (const name of [...op.errors, 'Forbidden', 'TooManyRequests', 'InternalError', 'ServiceUnavailable']) {
+    responses[STATUS[name]!] = { $ref: `#/components/responses/${name}` };
+  }
+  const params = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
+  return {
+    operationId: route.operationId,
+    summary: op.summary,
+    tags: [route.extension ? 'Extensions' : 'Kinde-compatible'],
+    ...(route.extension ? { 'x-extension': true } : {}),
+    ...(params.length ? { parameters: params } : {}),
+    ...(op.request ? { requestBody: { required: op.requestRequired === true, content: json(op.request) } } : {}),
+    responses,
+  };
+}
+
+/**
+ * The OpenAPI 3.1 document of everything `hooks.handler` serves: Kinde's management routes, our
+ * extensions (tagged `Extensions`, `x-extension: true`), the JWKS and this document. Built from
+ * the route table, so the two cannot drift.
+ *
+ * @example
+ * ```ts
+ * writeFileSync('openapi.json', JSON.stringify(openApiDocument('https://auth.example.com'), null, 2));
+ * ```
+ */
+export function openApiDocument(serverUrl = '/') {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of ROUTES) (paths[route.path] ??= {})[route.method.toLowerCase()] = operation(route);
+  const jwks = { 'application/json': { schema: { $ref: '#/components/schemas/Jwks' } } };
+  for (const p of JWKS_PATHS) {
+    paths[p] = {
+      get: { operationId: p.endsWith('.json') ? 'GetJwksJson' : 'GetJwks', summary: 'Public signing keys', security: [], tags: ['Keys'], responses: { '200': { description: 'Key set', content: jwks } } },
+      head: { summary: 'Public signing keys (headers only)', security: [], tags: ['Keys'], responses: { '200': { description: 'Key set headers' } } },
+    };
+  }
+  paths[OPENAPI_PATH] = {
+    get: { operationId: 'GetOpenApi', summary: 'This document', security: [], tags: ['Meta'], responses: { '200': { description: 'OpenAPI 3.1 document', content: { 'application/json': { schema: { type: 'object', required: ['openapi', 'info', 'paths'] } } } } } },
+  };
+  const responses = Object.fromEntries(
+    Object.entries(RESPONSES).map(([name, r]) => [name, { ...r, content: json('ErrorResponse') }]),
+  );
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'identity-webhooks management API',
+      version: '1',
+      description: "Wire-compatible with the webhook routes of Kinde's management API, plus extensions (tag Extensions). Errors: { errors: [{ code, message }] }.",
+    },
+    servers: [{ url: serverUrl }],
+    security: [{ bearer: [] }],
+    paths,
+    components: {
+      schemas: structuredClone(SCHEMAS),
+      responses,
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: "Whatever the host's authorize(request) accepts; a bearer token is typical." } },
+    },
+  };
+}

@@ -1,0 +1,34 @@
+import * as m from './management.js';
+import type { Resource } from './errors.js';
+
+/** The management API lives under this path (after whatever prefix the host mounts it at). */
+export const API_BASE = '/api/v1';
+
+export interface Route {
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  /** OpenAPI path template, e.g. `/api/v1/webhooks/{webhook_id}`. */
+  path: string;
+  operationId: string;
+  /** True for routes beyond Kinde's public management API. */
+  extension: boolean;
+  /** What a 404 from this route is about. */
+  resource?: Resource;
+  run(ctx: m.ManagementContext): Promise<Response>;
+}
+
+/**
+ * Every management route. The router matches against this table and the OpenAPI document is
+ * checked against it, so a route cannot exist undocumented. (`GET /api/v1/openapi.json` is served
+ * by the handler itself: it is public, like the JWKS.)
+ */
+export const ROUTES: readonly Route[] = Object.freeze([
+  { method: 'GET', path: '/api/v1/webhooks', operationId: 'GetWebHooks', extension: false, run: m.listWebhooks },
+  { method: 'POST', path: '/api/v1/webhooks', operationId: 'CreateWebHook', extension: false, run: m.createWebhook },
+  { method: 'GET', path: '/api/v1/webhooks/{webhook_id}', operationId: 'GetWebHook', extension: true, resource: 'webhook', run: m.getWebhook },
+  { method: 'PATCH', path: '/api/v1/webhooks/{webhook_id}', operationId: 'UpdateWebHook', extension: false, resource: 'webhook', run: m.updateWebhook },
+  { method: 'DELETE', path: '/api/v1/webhooks/{webhook_id}', operationId: 'DeleteWebHook', extension: false, resource: 'webhook', run: m.deleteWebhook },
+  { method: 'POST', path: '/api/v1/webhooks/{webhook_id}/enable', operationId: 'EnableWebHook', extension: true, resource: 'webhook', run: m.enableWebhook },
+  { method: 'POST', path: '/api/v1/webhooks/{webhook_id}/disable', operationId: 'DisableWebHook', extension: true, resource: 'webhook', run: m.disableWebhook },
+  { method: 'GET', path: '/api/v1/events/{event_id}', operationId: 'GetEvent', extension: false, resource: 'event', run: m.getEvent },
+  { method: 'GET', path: '/api/v1/event_types', operationId: 'GetEventTypes', extension: false, run: m.listEventTypes },
+] satisfies Route[]);

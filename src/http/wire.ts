@@ -1,0 +1,54 @@
+import type { CatalogEntry } from '../catalog/catalog.js';
+import type { EventRecord, WebhookRecord } from '../model.js';
+
+/**
+ * Records as the management API shows them: Kinde's fields and names first, our extensions after
+ * (Kinde's clients ignore fields they do not know). Times are ISO 8601, as Kinde's `created_on`.
+ */
+
+const iso = (ms: number) => new Date(ms).toISOString();
+const isoOrNull = (ms: number | null) => (ms === null ? null : iso(ms));
+
+export interface WireWebhook {
+  id: string;
+  name: string;
+  endpoint: string;
+  description: string | null;
+  event_types: string[];
+  created_on: string;
+  /** Extension: `enabled` or `disabled`. */
+  status: string;
+  /** Extension: `manual` or `failing` (disabled automatically after failing for 72 hours). */
+  disabled_reason: string | null;
+  disabled_on: string | null;
+  /** Extension: first failure since the last success; null while healthy. */
+  failing_since: string | null;
+  last_error: string | null;
+  updated_on: string;
+}
+
+export function wireWebhook(w: WebhookRecord): WireWebhook {
+  return {
+    id: w.id,
+    name: w.name,
+    endpoint: w.endpoint,
+    description: w.description,
+    event_types: [...w.eventTypes],
+    created_on: iso(w.createdAt),
+    status: w.status,
+    disabled_reason: w.disabledReason,
+    disabled_on: isoOrNull(w.disabledAt),
+    failing_since: isoOrNull(w.failingSince),
+    last_error: w.lastError,
+    updated_on: iso(w.updatedAt),
+  };
+}
+
+/** Kinde's event: `timestamp` is when it happened (the event time), `event_id` its id. */
+export function wireEvent(e: EventRecord) {
+  return { type: e.type, source: e.source, event_id: e.id, timestamp: iso(e.eventTimestamp), data: e.data };
+}
+
+export function wireEventType(t: CatalogEntry) {
+  return { id: t.id, code: t.code, name: t.name, origin: t.origin, schema: t.schema };
+}
