@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { AttemptRecord, ClaimedDelivery } from '../model.js';
 import { newId } from '../ids.js';
+import type { NetworkPolicy } from './network-policy.js';
 import { TransportError, type Transport } from './transport.js';
 
 export const USER_AGENT = 'identity-webhooks/0.1';
@@ -8,12 +9,13 @@ export const USER_AGENT = 'identity-webhooks/0.1';
 /**
  * One HTTP try of one delivery: POST the token with `webhook-id`, classify the outcome. Only an
  * HTTP 200 is a success; any other status (redirects included: they are never followed), a
- * timeout or a network error is a failure. Never throws: every outcome becomes an attempt record.
+ * timeout, a network error or an address the guard refuses (`blocked`) is a failure. Never
+ * throws: every outcome becomes an attempt record.
  */
 export async function runAttempt(
   claimed: ClaimedDelivery,
   token: Promise<string>,
-  deps: { transport: Transport; clock: Clock; timeoutMs: number },
+  deps: { transport: Transport; clock: Clock; timeoutMs: number; policy?: NetworkPolicy },
 ): Promise<AttemptRecord> {
   const startedAt = deps.clock.now();
   const t0 = performance.now();
@@ -31,6 +33,7 @@ export async function runAttempt(
       headers: { 'content-type': 'application/jwt', 'webhook-id': claimed.delivery.id, 'user-agent': USER_AGENT },
       body,
       timeoutMs: deps.timeoutMs,
+      ...(deps.policy ? { policy: deps.policy } : {}),
     });
     const success = res.status === 200;
     return {
