@@ -2,6 +2,8 @@ import pRetry from 'p-retry';
 import type { CatalogEntry, EventTypeDefinition } from './catalog/catalog.js';
 import type { Clock } from './clock.js';
 import { runAttempt } from './delivery/attempt.js';
+import { assertEndpointAllowed } from './delivery/endpoint-check.js';
+import type { Resolver } from './delivery/network-policy.js';
 import { httpTransport, type Transport } from './delivery/transport.js';
 import { NotFoundError, ValidationError, WebhooksError, storeError } from './errors.js';
 import { createHandler } from './http/handler.js';
@@ -32,6 +34,13 @@ export interface WebhooksOptions {
   notifier?: Notifier;
   /** Allow endpoints on loopback and private networks. Development and tests only. */
   allowPrivateNetworks?: boolean;
+  /**
+   * Exceptions to the network guard (see SECURITY.md): exact host names, IP addresses or CIDR
+   * blocks of receivers you run yourself on a private network.
+   */
+  allowHosts?: string[];
+  /** Name resolution for the network guard. Default: the system resolver (dns.lookup). */
+  resolver?: Resolver;
   /** The host's own event types, beside the built-ins. */
   eventTypes?: EventTypeDefinition[];
   retry?: RetryOptions;
@@ -181,7 +190,7 @@ export function createWebhooks(options: WebhooksOptions): Webhooks {
     retry,
     options: { ...o.scheduler, disableAfterMs: o.disableAfterMs },
     sign: async (c, now) => signClaims(buildClaims(c.event, o.issuer(c.event.environment), now), await keys.signingKey()),
-    attempt: (c, token) => runAttempt(c, token, { transport, clock, timeoutMs: o.scheduler.timeoutMs }),
+    attempt: (c, token) => runAttempt(c, token, { transport, clock, timeoutMs: o.scheduler.timeoutMs, policy: o.network }),
     onDisabled: (webhook) => {
       const info: WebhookDisabledInfo = {
         webhook,
@@ -250,6 +259,7 @@ export function createWebhooks(options: WebhooksOptions): Webhooks {
       async create(input) {
         const environment = v.environmentOf(input?.environment);
         const clean = v.webhookInput(input, catalog);
+        await assertEndpointAllowed(clean.endpoint, o.network);
         const now = clock.now();
         const record: WebhookRecord = {
           id: newId('webhook', now),
@@ -274,6 +284,7 @@ export function createWebhooks(options: WebhooksOptions): Webhooks {
       async update(id, patch, opts) {
         const environment = v.environmentOf(opts?.environment);
         const clean = v.webhookPatch(patch, catalog);
+        if (clean.endpoint !== undefined) await assertEndpointAllowed(clean.endpoint, o.network);
         const updated = v.isPlausibleId(id, 'webhook') ? await call('updating a webhook', () => store.updateWebhook(environment, id, clean, clock.now())) : null;
         if (!updated) throw new NotFoundError('webhook', String(id).slice(0, 128));
         return updated;

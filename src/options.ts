@@ -4,6 +4,7 @@ import { Catalog } from './catalog/catalog.js';
 import { systemClock } from './clock.js';
 import type { WebhooksOptions } from './engine.js';
 import { KeySet } from './signing/keyset.js';
+import { networkPolicy } from './delivery/network-policy.js';
 
 /**
  * Checks every option of createWebhooks() at once and freezes what the engine keeps, so misuse is
@@ -54,6 +55,8 @@ export function snapshotOptions(options: WebhooksOptions) {
     notifier,
     logger,
     allowPrivateNetworks: options.allowPrivateNetworks === true,
+    // The SSRF guard, applied at webhook creation/update and again on every delivery attempt.
+    network: networkPolicy({ allowPrivateNetworks: options.allowPrivateNetworks === true, allowHosts: options.allowHosts ?? [], resolver: options.resolver }),
   });
 }
 
