@@ -43,7 +43,8 @@ export function checkResponse(doc: Doc, seen: SeenResponse): CheckResult {
     return { key: `(no route) ${seen.status}`, problems };
   }
   const item = (doc.paths as Record<string, Record<string, any>>)[template]!;
-  const op = item[seen.method.toLowerCase()];
+  // Methods are case-sensitive: `patch` is not PATCH (fetch upper-cases only the classic six).
+  const op = seen.method === seen.method.toUpperCase() ? item[seen.method.toLowerCase()] : undefined;
   if (!op) {
     const allowed = Object.keys(item).map((m) => m.toUpperCase()).sort().join(', ');
     const allow = (seen.headers.get('allow') ?? '').split(',').map((s) => s.trim()).sort().join(', ');
