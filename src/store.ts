@@ -65,6 +65,14 @@ export interface Store {
   recordAttempt(args: RecordAttemptArgs): Promise<{ disabled: WebhookRecord | null }>;
   /** Earliest `next_attempt_at` among pending deliveries, or null. Cheap: served by an index. */
   nextDueAt(): Promise<number | null>;
+  /**
+   * Optional: calls `onWake` when work may have become due in another process (an event emitted
+   * and committed there, held deliveries resumed, claims given back), e.g. PostgreSQL
+   * LISTEN/NOTIFY. A hint only: coalesced, possibly lost while reconnecting (the store then wakes
+   * once more on its own); polling stays the safety net. Never rejects: a store that cannot listen
+   * yet keeps trying in the background. Resolves to a function that stops listening.
+   */
+  subscribe?(onWake: () => void): Promise<() => Promise<void>>;
 }
 
 export interface WebhookPatch {

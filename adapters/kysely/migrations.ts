@@ -107,11 +107,16 @@ export async function runMigrations(db: Kysely<EngineTables>, dialect: 'sqlite' 
   const applied: number[] = [];
   for (const m of MIGRATIONS) {
     if (done.has(m.version)) continue;
-    await db.transaction().execute(async (trx) => {
+    const ran = await db.transaction().execute(async (trx) => {
+      // Looked at again under the transaction's write lock: another process may have applied it
+      // since we read the ledger (SQLite files shared by several processes take this path).
+      const already = await trx.selectFrom('iw_migrations').select('version').where('version', '=', m.version).executeTakeFirst();
+      if (already) return false;
       await m.up(trx, dialect);
       await trx.insertInto('iw_migrations').values({ version: m.version, name: m.name, applied_at: now }).execute();
+      return true;
     });
-    applied.push(m.version);
+    if (ran) applied.push(m.version);
   }
   return applied;
 }

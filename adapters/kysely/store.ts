@@ -17,8 +17,18 @@ export interface SqlFlavor {
   lockEnvironment(trx: Transaction<EngineTables>, environment: string): Promise<void>;
   /** Row locks for read-modify-write (PostgreSQL); SQLite's write lock already covers it. */
   rowLocks: boolean;
-  /** Runs migrations under whatever cross-process guard the database offers. */
-  migrate(db: Db, run: () => Promise<unknown>): Promise<void>;
+  /**
+   * Runs migrations under whatever cross-process guard the database offers. `run` migrates through
+   * the Kysely it is given (a connection holding a session lock), or the store's own when omitted.
+   */
+  migrate(db: Db, run: (on?: Db) => Promise<unknown>): Promise<void>;
+  /**
+   * Optional: tells other processes that work may be due. Runs inside the writing transaction, so
+   * the hint goes out when (and only if) it commits, including a host's own transaction.
+   */
+  notify?(db: Db): Promise<void>;
+  /** Optional: listens for those hints; see {@link Store.subscribe}. */
+  subscribe?(onWake: () => void): Promise<() => Promise<void>>;
   /** Releases what the adapter opened. */
   close(): Promise<void>;
 }
@@ -35,16 +45,20 @@ export class KyselyStore implements Store {
    */
   readonly kysely: Db;
 
+  /** Present only when the flavor can hear other processes (PostgreSQL LISTEN/NOTIFY). */
+  readonly subscribe?: (onWake: () => void) => Promise<() => Promise<void>>;
+
   constructor(
     private readonly db: Db,
     private readonly flavor: SqlFlavor,
   ) {
     this.kysely = db;
     this.dialect = flavor.dialect;
+    if (flavor.subscribe) this.subscribe = flavor.subscribe.bind(flavor);
   }
 
   async migrate(now: number): Promise<void> {
-    await this.flavor.migrate(this.db, () => runMigrations(this.db, this.flavor.dialect, now));
+    await this.flavor.migrate(this.db, (on = this.db) => runMigrations(on, this.flavor.dialect, now));
   }
 
   async close(): Promise<void> {
@@ -125,12 +139,13 @@ export class KyselyStore implements Store {
         .returningAll()
         .executeTakeFirst();
       if (!row) return null;
-      await trx
+      const [moved] = await trx
         .updateTable('iw_deliveries')
         .set(resumeHeld ? { status: 'pending', next_attempt_at: now, updated_at: now } : { status: 'failed', next_attempt_at: null, last_result: 'dropped', updated_at: now })
         .where('webhook_id', '=', id)
         .where('status', '=', 'held')
         .execute();
+      if (resumeHeld && Number(moved?.numUpdatedRows ?? 0) > 0) await this.flavor.notify?.(trx);
       return toWebhook(row);
     });
   }
@@ -172,7 +187,10 @@ export class KyselyStore implements Store {
           createdAt: event.createdAt,
           updatedAt: event.createdAt,
         }));
-      if (deliveries.length > 0) await db.insertInto('iw_deliveries').values(deliveries.map(fromDelivery)).execute();
+      if (deliveries.length > 0) {
+        await db.insertInto('iw_deliveries').values(deliveries.map(fromDelivery)).execute();
+        await this.flavor.notify?.(db);
+      }
       return deliveries;
     };
     if (options.transaction !== undefined) return write(asHostTransaction(options.transaction));
@@ -226,13 +244,24 @@ export class KyselyStore implements Store {
 
   async release(ids: string[], workerId: string, now: number): Promise<void> {
     if (ids.length === 0) return;
-    await this.db
-      .updateTable('iw_deliveries')
-      .set({ locked_by: null, locked_until: null, next_attempt_at: now, updated_at: now })
-      .where('id', 'in', ids)
-      .where('locked_by', '=', workerId)
-      .where('status', '=', PENDING)
-      .execute();
+    const giveBack = (db: Db) =>
+      db
+        .updateTable('iw_deliveries')
+        .set({ locked_by: null, locked_until: null, next_attempt_at: now, updated_at: now })
+        .where('id', 'in', ids)
+        .where('locked_by', '=', workerId)
+        .where('status', '=', PENDING)
+        .execute();
+    const notify = this.flavor.notify;
+    if (!notify) {
+      await giveBack(this.db);
+      return;
+    }
+    // Another process may have free slots for what this one gave back: tell it at once.
+    await this.db.transaction().execute(async (trx) => {
+      await giveBack(trx);
+      await notify(trx);
+    });
   }
 
   async recordAttempt({ attempt, workerId, now, retryAt, disableAfterMs }: RecordAttemptArgs): Promise<{ disabled: WebhookRecord | null }> {
@@ -241,7 +270,14 @@ export class KyselyStore implements Store {
       if (this.flavor.rowLocks) q = q.forUpdate();
       const delivery = await q.executeTakeFirst();
       if (!delivery) return { disabled: null }; // the webhook was deleted while the request was in flight
-      await trx.insertInto('iw_attempts').values(fromAttempt(attempt)).execute();
+      // Idempotent by attempt id: a retry after a commit whose reply was lost (the connection died
+      // on the way back) must not fail on the duplicate nor apply the outcome twice.
+      const inserted = await trx
+        .insertInto('iw_attempts')
+        .values(fromAttempt(attempt))
+        .onConflict((oc) => oc.column('id').doNothing())
+        .executeTakeFirst();
+      if (Number(inserted.numInsertedOrUpdatedRows ?? 1n) === 0) return { disabled: null };
 
       const result = attempt.statusCode !== null ? String(attempt.statusCode) : (attempt.errorKind ?? 'error');
       if (delivery.locked_by === workerId && (delivery.status === 'pending' || delivery.status === 'held')) {
@@ -263,7 +299,14 @@ export class KyselyStore implements Store {
       }
 
       if (attempt.success) {
-        await trx.updateTable('iw_webhooks').set({ failing_since: null, last_error: null }).where('id', '=', attempt.webhookId).execute();
+        // Only a webhook that was failing needs the write: every success of a healthy webhook
+        // rewriting its row would queue all workers on one row lock.
+        await trx
+          .updateTable('iw_webhooks')
+          .set({ failing_since: null, last_error: null })
+          .where('id', '=', attempt.webhookId)
+          .where((eb) => eb.or([eb('failing_since', 'is not', null), eb('last_error', 'is not', null)]))
+          .execute();
         return { disabled: null };
       }
       const lastError = `${result}${attempt.errorMessage ? `: ${attempt.errorMessage}` : ''}`.slice(0, 500);

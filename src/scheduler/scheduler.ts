@@ -50,12 +50,21 @@ export class Scheduler {
   #inflight = new Set<Promise<void>>();
   #perWebhook = new Map<string, number>();
   #notify: (() => void) | null = null;
+  #unsubscribe: Promise<(() => Promise<void>) | null> | null = null;
 
   constructor(private readonly deps: SchedulerDeps) {}
 
   start(): void {
     if (this.#closed || this.#started) return;
     this.#started = true;
+    // Work emitted by other processes wakes us within milliseconds where the store can hear it;
+    // the poll interval stays the safety net.
+    const { store, onError } = this.deps;
+    this.#unsubscribe =
+      store.subscribe?.(() => this.wake()).catch((error: unknown) => {
+        onError('could not listen for wake-ups; polling only', error);
+        return null;
+      }) ?? null;
     void this.#kick();
   }
 
@@ -74,6 +83,9 @@ export class Scheduler {
     this.#closed = true;
     this.#disarm();
     this.#notify?.();
+    const unsubscribe = await this.#unsubscribe;
+    this.#unsubscribe = null;
+    await unsubscribe?.().catch((error: unknown) => this.deps.onError('could not stop listening for wake-ups', error));
     await this.drain();
     await Promise.allSettled([...this.#inflight]);
   }

@@ -1,0 +1,47 @@
+import { sql, type Kysely } from 'kysely';
+import type { ClaimArgs } from '../../src/store.js';
+import type { DeliveryRow, EngineTables } from '../kysely/schema.js';
+
+/**
+ * The claim as one statement: pick the oldest due deliveries nobody else holds (`SKIP LOCKED`:
+ * concurrent claimers each get different rows, never wait on each other), lease them, return
+ * them. `status` is compared to the literal `'pending'` so the planner can prove the partial
+ * index `iw_deliveries_due` applies even to a generic plan; with a million future retries an
+ * idle claim reads one index entry. `now` comes from the engine's Clock, never from `now()`.
+ *
+ * ```sql
+ * with due as (
+ *   select id from iw_deliveries
+ *   where status = 'pending' and next_attempt_at <= $now [and webhook_id not in (...)]
+ *   order by next_attempt_at limit $n
+ *   for update skip locked)
+ * update iw_deliveries set locked_by = $worker, locked_until = $now + $lease,
+ *   next_attempt_at = $now + $lease, updated_at = $now
+ * from due where iw_deliveries.id = due.id
+ * returning iw_deliveries.*
+ * ```
+ */
+export function claimQuery(db: Kysely<EngineTables>, { now, limit, workerId, leaseMs, excludeWebhookIds }: ClaimArgs) {
+  const until = now + leaseMs;
+  return db
+    .with('due', (qb) => {
+      let due = qb
+        .selectFrom('iw_deliveries')
+        .select('id')
+        .where('status', '=', sql.lit('pending'))
+        .where('next_attempt_at', '<=', now);
+      if (excludeWebhookIds && excludeWebhookIds.length > 0) due = due.where('webhook_id', 'not in', excludeWebhookIds);
+      return due.orderBy('next_attempt_at').limit(limit).forUpdate().skipLocked();
+    })
+    .updateTable('iw_deliveries')
+    .from('due')
+    .set({ locked_by: workerId, locked_until: until, next_attempt_at: until, updated_at: now })
+    .whereRef('iw_deliveries.id', '=', 'due.id')
+    .returningAll('iw_deliveries');
+}
+
+/** Runs {@link claimQuery}; rows come back oldest first (UPDATE ... RETURNING has no order of its own). */
+export async function claimDue(db: Kysely<EngineTables>, args: ClaimArgs): Promise<DeliveryRow[]> {
+  const rows: DeliveryRow[] = await claimQuery(db, args).execute();
+  return rows.sort((a, b) => Number(a.created_at) - Number(b.created_at) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}

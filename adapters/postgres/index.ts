@@ -1,0 +1,152 @@
+import pg from 'pg';
+import type { Pool, PoolClient } from 'pg';
+import { Kysely, PostgresDialect } from 'kysely';
+import { KyselyStore, type SqlFlavor } from '../kysely/store.js';
+import type { EngineTables } from '../kysely/schema.js';
+import { claimDue } from './claim.js';
+import { systemClock } from '../../src/clock.js';
+import { lockEnvironment, withMigrationLock } from './locks.js';
+import { assertMigrated, migrateUnderLock } from './migrate.js';
+import { notifyWake, WakeListener } from './notify.js';
+
+export { WAKE_CHANNEL } from './notify.js';
+export { claimQuery } from './claim.js';
+
+export interface PostgresStoreOptions {
+  /** `postgres://user:pass@host:5432/db`; the store opens (and on close ends) its own pool. */
+  connectionString?: string;
+  /** A `pg` Pool the host owns; we never end it. One of its connections is held for LISTEN. */
+  pool?: Pool;
+  /** Size of the pool we open from `connectionString`. Default 10. */
+  maxConnections?: number;
+  /**
+   * LISTEN/NOTIFY wake-ups between processes. Default true. Turn off behind a transaction-mode
+   * pooler (PgBouncer), where LISTEN does not work: polling still delivers, one poll later.
+   */
+  notifications?: boolean;
+  /**
+   * Run migrations when the engine starts (default). With false the store only checks that the
+   * schema is current, for runtime roles without DDL rights: run {@link migratePostgres} ahead of deploy.
+   */
+  autoMigrate?: boolean;
+  /** Background trouble (an idle connection lost, the listener reconnecting). Default: console.warn. */
+  onError?: (message: string, error: unknown) => void;
+}
+
+/**
+ * PostgreSQL store: N host processes (or machines) on one database share the work with no
+ * coordinator: claims take `FOR UPDATE SKIP LOCKED` leases, and LISTEN/NOTIFY wakes the others
+ * within milliseconds of an emit. Connection loss (PostgreSQL restarting) is survived: the pool
+ * replaces dead connections, the listener reconnects, and the scheduler retries in-process.
+ *
+ * @example
+ * ```ts
+ * import { createWebhooks } from 'identity-webhooks';
+ * import { postgresStore } from 'identity-webhooks/postgres';
+ *
+ * const hooks = createWebhooks({ store: postgresStore({ connectionString: process.env.DATABASE_URL }), keys, issuer });
+ * await hooks.start(); // migrates (once, under an advisory lock), then delivers
+ * // Transactional outbox with the store's Kysely (or the host's own, on the same database):
+ * await store.kysely.transaction().execute((trx) => hooks.emit(event, { transaction: trx }));
+ * ```
+ */
+export function postgresStore(options: PostgresStoreOptions): KyselyStore {
+  const o = validate(options);
+  const owned = o.pool === undefined;
+  const pool: Pool = o.pool ?? new pg.Pool({ connectionString: o.connectionString, max: o.maxConnections, keepAlive: true, application_name: 'identity-webhooks' });
+
+  const report = o.onError;
+  // Without a listener an idle connection killed by a restart would crash the host ('error' event).
+  const onPoolError = (error: Error) => report('postgres: an idle connection was lost; the pool replaces it', error);
+  // A checked-out connection killed between two queries emits 'error' too; the next query on it
+  // fails and p-retry takes over, so nothing needs doing here beyond not crashing.
+  const ignore = () => {};
+  const onConnect = (client: PoolClient) => client.on('error', ignore);
+  pool.on('error', onPoolError);
+  pool.on('connect', onConnect);
+
+  // A host's pool is lent, not given: Kysely must not end it.
+  const lent = { connect: () => pool.connect(), end: async () => {} };
+  const kysely = new Kysely<EngineTables>({ dialect: new PostgresDialect({ pool: owned ? pool : lent }) });
+  const listeners = new Set<WakeListener>();
+
+  const flavor: SqlFlavor = {
+    dialect: 'postgres',
+    rowLocks: true,
+    claim: claimDue,
+    lockEnvironment,
+    async migrate(db, run) {
+      // The runner migrates through the one connection that holds the migrations lock.
+      if (o.autoMigrate) await withMigrationLock(db, (conn) => run(conn));
+      else await assertMigrated(db);
+    },
+    ...(o.notifications
+      ? {
+          notify: notifyWake,
+          async subscribe(onWake: () => void) {
+            const listener = new WakeListener(() => pool.connect(), onWake, report);
+            listeners.add(listener);
+            listener.start();
+            return async () => {
+              listeners.delete(listener);
+              await listener.close();
+            };
+          },
+        }
+      : {}),
+    async close() {
+      // Listeners hold pool connections: give them back before the pool ends.
+      await Promise.all([...listeners].map((l) => l.close()));
+      listeners.clear();
+      await kysely.destroy();
+      pool.off('error', onPoolError);
+      pool.off('connect', onConnect);
+    },
+  };
+  return new KyselyStore(kysely, flavor);
+}
+
+/**
+ * Applies the schema ahead of deploy (a release step, or for hosts that run with
+ * `autoMigrate: false`). Safe to run while older processes are serving. Returns the versions applied.
+ *
+ * @example
+ * ```sh
+ * node -e "import('identity-webhooks/postgres').then(m => m.migratePostgres({ connectionString: process.env.DATABASE_URL })).then(v => console.log('applied', v))"
+ * ```
+ */
+export async function migratePostgres(options: { connectionString?: string; pool?: Pool; now?: number }): Promise<number[]> {
+  const { connectionString, pool } = options ?? {};
+  const store = postgresStore({ ...(pool ? { pool } : { connectionString }), notifications: false });
+  try {
+    return await migrateUnderLock(store.kysely, options.now ?? systemClock.now());
+  } finally {
+    await store.close();
+  }
+}
+
+function validate(options: PostgresStoreOptions) {
+  if (typeof options !== 'object' || options === null) throw new TypeError('postgresStore: options are required');
+  const { connectionString, pool } = options;
+  if ((connectionString === undefined) === (pool === undefined)) throw new TypeError('postgresStore: pass exactly one of connectionString or pool');
+  if (connectionString !== undefined && (typeof connectionString !== 'string' || connectionString.length === 0)) {
+    throw new TypeError('postgresStore: connectionString must be a non-empty string');
+  }
+  if (pool !== undefined && (typeof pool?.connect !== 'function' || typeof pool?.on !== 'function')) throw new TypeError('postgresStore: pool must be a pg Pool');
+  const max = options.maxConnections ?? 10;
+  if (!Number.isInteger(max) || max < 2) throw new TypeError('postgresStore: maxConnections must be an integer >= 2');
+  if (options.maxConnections !== undefined && pool !== undefined) throw new TypeError('postgresStore: maxConnections applies only with connectionString');
+  const flag = (v: unknown, name: string) => {
+    if (v !== undefined && typeof v !== 'boolean') throw new TypeError(`postgresStore: ${name} must be a boolean`);
+    return v !== false;
+  };
+  if (options.onError !== undefined && typeof options.onError !== 'function') throw new TypeError('postgresStore: onError must be a function');
+  return Object.freeze({
+    connectionString,
+    pool,
+    maxConnections: max,
+    notifications: flag(options.notifications, 'notifications'),
+    autoMigrate: flag(options.autoMigrate, 'autoMigrate'),
+    onError: options.onError ?? ((message: string, error: unknown) => console.warn(`[identity-webhooks] ${message}:`, error instanceof Error ? error.message : error)),
+  });
+}

@@ -1,0 +1,30 @@
+import { sql, type Kysely } from 'kysely';
+import { MIGRATIONS, runMigrations } from '../kysely/migrations.js';
+import type { EngineTables } from '../kysely/schema.js';
+import { withMigrationLock } from './locks.js';
+
+/**
+ * Applies what is missing under the migrations lock. Idempotent; several processes starting at
+ * once queue on the lock and all but the first find nothing to do. Returns the versions applied.
+ */
+export async function migrateUnderLock(db: Kysely<EngineTables>, now: number): Promise<number[]> {
+  return withMigrationLock(db, (conn) => runMigrations(conn, 'postgres', now));
+}
+
+/**
+ * For stores built with `autoMigrate: false` (the runtime role may lack DDL rights): checks that
+ * every migration this version knows of was applied ahead of deploy, and says how to do it if not.
+ */
+export async function assertMigrated(db: Kysely<EngineTables>): Promise<void> {
+  const { rows } = await sql<{ ledger: string | null }>`select to_regclass('iw_migrations')::text as ledger`.execute(db);
+  const applied = rows[0]?.ledger
+    ? new Set((await db.selectFrom('iw_migrations').select('version').execute()).map((r) => Number(r.version)))
+    : new Set<number>();
+  const missing = MIGRATIONS.filter((m) => !applied.has(m.version)).map((m) => `${m.version} (${m.name})`);
+  if (missing.length > 0) {
+    throw new Error(
+      `identity-webhooks: the database lacks migration(s) ${missing.join(', ')} and autoMigrate is false; ` +
+        'run migratePostgres({ connectionString }) from "identity-webhooks/postgres" ahead of deploy',
+    );
+  }
+}
