@@ -54,7 +54,7 @@ const bodyCases: Case[] = [
 ];
 
 /** POST cases are full bodies; the field cases are merged into a valid body. */
-const asCreate = ([what, init, ...rest]: Case): Case => [what, init.body && typeof init.body === 'object' && !Array.isArray(init.body) && !('eventTypes' in init.body) ? { body: createBody(init.body as object) } : init, ...rest];
+const asCreate = ([what, init, ...rest]: Case): Case => [what, init.body && typeof init.body === 'object' && !Array.isArray(init.body) && !('eventTypes' in init.body) ? { body: createBody(init.body as Record<string, unknown>) } : init, ...rest];
 
 describe.each(['direct', 'http'] as const)('%s', (mode) => {
   const api = () => client(engine.handler, mode === 'http' ? server.url : null);
