@@ -1,11 +1,11 @@
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, expectTypeOf, test } from 'vitest';
 import { ManualClock, type SigningKey } from '../src/index.js';
 import { KeySet } from '../src/signing/keyset.js';
 import { importSigningKey } from '../src/signing/keys.js';
 import { buildClaims, signClaims } from '../src/signing/token.js';
 import { jwksResponse } from '../src/http/jwks.js';
 import type { EventRecord } from '../src/model.js';
-import { createReceiver, createVerifier, memorySeen, WebhookVerificationError, type SeenStore, type WebhookEvent } from '../src/receiver/index.js';
+import { createReceiver, createVerifier, memorySeen, WebhookVerificationError, type SeenStore, type WebhookEnvelope, type WebhookEvent, type WebhookEventMap } from '../src/receiver/index.js';
 import { serveHandler } from './helpers/http.js';
 import { testKey, userData } from './helpers/fixtures.js';
 
@@ -243,5 +243,24 @@ describe('createReceiver', () => {
     expect(() => createReceiver({ verifier: {} as never, on: {} })).toThrow(TypeError);
     expect(() => createReceiver({ verifier: verifier(), on: { 'user.created': 'nope' as never } })).toThrow(/on\["user.created"\]/);
     expect(() => createReceiver({ verifier: verifier(), on: {}, maxBodyBytes: 0 })).toThrow(/maxBodyBytes/);
+  });
+});
+
+describe('a host’s own event types', () => {
+  test('extend the built-in map; the verifier and handlers are typed by it', async () => {
+    type Events = WebhookEventMap & { 'billing.invoice_paid': WebhookEnvelope<'billing.invoice_paid', { invoice_id: string }> };
+    const paid: string[] = [];
+    const receive = createReceiver<Events>({
+      verifier: createVerifier<Events>({ issuer, clock }),
+      on: {
+        'billing.invoice_paid': (event) => {
+          expectTypeOf(event.data.invoice_id).toEqualTypeOf<string>();
+          paid.push(event.data.invoice_id);
+        },
+      },
+    });
+    const res = await receive(request(await token('billing.invoice_paid', { invoice_id: 'in_1' }), 'msg_invoice'));
+    expect(res.status).toBe(200);
+    expect(paid).toEqual(['in_1']);
   });
 });

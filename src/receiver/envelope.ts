@@ -26,5 +26,19 @@ export interface WebhookEnvelope<T extends string = string, D = Record<string, u
   iat: number;
 }
 
-/** Event types by code, each mapped to its envelope. Extend it with a host's own event types. */
+/**
+ * Event types by code, each mapped to its envelope. The built-ins are `WebhookEventMap`; a host
+ * that registers its own event types extends it, and the verifier and handlers follow.
+ *
+ * @example
+ * ```ts
+ * type Events = WebhookEventMap & {
+ *   'billing.invoice_paid': WebhookEnvelope<'billing.invoice_paid', { invoice_id: string }>;
+ * };
+ * const receive = createReceiver<Events>({
+ *   verifier: createVerifier<Events>({ issuer }),
+ *   on: { 'billing.invoice_paid': (event) => markPaid(event.data.invoice_id) },
+ * });
+ * ```
+ */
 export type EventMap = { [type: string]: WebhookEnvelope<string, unknown> };

@@ -122,8 +122,13 @@ function snapshot(options: VerifierOptions) {
     skewMs: seconds(options.clockSkewSeconds, 30, 'clockSkewSeconds', true),
     cacheMaxAgeMs: seconds(options.jwksCacheMaxAgeSeconds, 300, 'jwksCacheMaxAgeSeconds', true),
     cooldownMs: seconds(options.jwksCooldownSeconds, 30, 'jwksCooldownSeconds', true),
-    timeoutMs: seconds(options.jwksTimeoutMs === undefined ? undefined : options.jwksTimeoutMs / 1000, 5, 'jwksTimeoutMs', false),
+    timeoutMs: milliseconds(options.jwksTimeoutMs ?? 5000, 'jwksTimeoutMs'),
   };
+}
+
+function milliseconds(value: number, name: string): number {
+  if (!Number.isInteger(value) || value < 1) throw new TypeError(`createVerifier: ${name} must be a positive integer`);
+  return value;
 }
 
 function seconds(value: number | undefined, fallback: number, name: string, zeroOk: boolean): number {
