@@ -86,7 +86,7 @@ export function createReceiver<M extends EventMap = WebhookEventMap>(options: Re
     if (inFlight.has(webhookId)) return reply(409, { message: 'this webhook-id is being processed; retry later' });
     inFlight.add(webhookId);
     try {
-      return await process(handler, event, { webhookId, request }, seen, onError);
+      return await handle(handler, event, { webhookId, request }, seen, onError);
     } finally {
       // Released only after the id is recorded, so a duplicate cannot slip in between.
       inFlight.delete(webhookId);
@@ -94,7 +94,7 @@ export function createReceiver<M extends EventMap = WebhookEventMap>(options: Re
   };
 }
 
-async function process(
+async function handle(
   handler: (event: unknown, ctx: ReceiverContext) => unknown,
   event: { type: string },
   ctx: ReceiverContext,
