@@ -12,6 +12,7 @@ import type { AttemptRecord, DeliveryRecord, EventRecord, EventSource, WebhookRe
 import { RetryPolicy, type RetryOptions } from './scheduler/retry.js';
 import { Scheduler } from './scheduler/scheduler.js';
 import type { SigningKey } from './signing/keys.js';
+import type { KeyInfo, RotateOptions } from './signing/keyset.js';
 import { buildClaims, signClaims } from './signing/token.js';
 import type { DeliveryFilter, Store } from './store.js';
 import * as v from './validate.js';
@@ -133,6 +134,12 @@ export interface Webhooks extends AsyncDisposable {
   handler: (request: Request) => Promise<Response>;
   /** The public key set document. */
   jwks(): { keys: unknown[] };
+  /** Signing keys: rotation and what is published (public facts only). See SECURITY.md. */
+  keys: {
+    /** Publishes `newKey` now, signs with it after the overlap, unpublishes the old key once its tokens are stale. */
+    rotate(newKey: SigningKey, options?: RotateOptions): Promise<KeyInfo>;
+    list(): KeyInfo[];
+  };
   /** Looks for due work now (e.g. after committing a transaction that emitted). */
   wake(): void;
   /** Resolves when nothing is in flight and nothing is due (tests, graceful shutdown). */
@@ -189,7 +196,7 @@ export function createWebhooks(options: WebhooksOptions): Webhooks {
     clock,
     retry,
     options: { ...o.scheduler, disableAfterMs: o.disableAfterMs },
-    sign: async (c, now) => signClaims(buildClaims(c.event, o.issuer(c.event.environment), now), await keys.signingKey()),
+    sign: async (c, now) => signClaims(buildClaims(c.event, o.issuer(c.event.environment), now), await keys.signingKey(now)),
     attempt: (c, token) => runAttempt(c, token, { transport, clock, timeoutMs: o.scheduler.timeoutMs, policy: o.network }),
     onDisabled: (webhook) => {
       const info: WebhookDisabledInfo = {
@@ -342,6 +349,7 @@ export function createWebhooks(options: WebhooksOptions): Webhooks {
     eventTypes: { list: () => catalog.list() },
     handler: undefined as unknown as Webhooks['handler'], // set below: it needs the finished object
     jwks: () => keys.jwks(),
+    keys: { rotate: (newKey, rotateOptions) => keys.rotate(newKey, rotateOptions), list: () => keys.list() },
     wake: () => scheduler.wake(),
     drain: () => scheduler.drain(),
 

@@ -16,10 +16,11 @@ export function snapshotOptions(options: WebhooksOptions) {
   if (!store || typeof store.claimDue !== 'function' || typeof store.migrate !== 'function') {
     throw new TypeError('createWebhooks: store must be a Store (e.g. sqliteStore({ filename }))');
   }
-  const keys = new KeySet(options.keys);
   const issuer = issuerOf(options.issuer);
   const clock = options.clock ?? systemClock;
   if (typeof clock.now !== 'function' || typeof clock.setTimer !== 'function') throw new TypeError('createWebhooks: clock must implement now/setTimer/clearTimer');
+  // Rotation is timed by the engine's clock, like everything else.
+  const keys = new KeySet(options.keys, { now: () => clock.now() });
   const d = options.delivery ?? {};
   const timeoutMs = positiveInt(d.timeoutMs ?? 15_000, 'delivery.timeoutMs');
   const scheduler = {

@@ -49,6 +49,9 @@ export function assertSigningKey(key: unknown, where: string): asserts key is Si
   if (k.kty !== 'RSA') throw new TypeError(`${where}: RS256 needs an RSA key (kty "RSA"), got kty ${JSON.stringify(k.kty ?? null)}`);
   if (typeof k.d !== 'string' || !k.d) throw new TypeError(`${where}: is a public key; a private key (with "d") is needed to sign`);
   if (typeof k.n !== 'string' || typeof k.e !== 'string') throw new TypeError(`${where}: is missing its modulus "n" or exponent "e"`);
+  // e = 1 makes "signatures" that anyone can forge; an even e is not an RSA key at all.
+  const e = BigInt(`0x${Buffer.from(k.e, 'base64url').toString('hex') || '0'}`);
+  if (e < 3n || e % 2n === 0n) throw new TypeError(`${where}: RSA public exponent "e" must be odd and at least 3`);
   const bits = modulusBits(k.n);
   if (bits < MIN_BITS) throw new TypeError(`${where}: RSA key of ${bits} bits is too short; RS256 needs ${MIN_BITS} bits or more`);
   if (typeof k.kid !== 'string' || k.kid.length === 0 || k.kid.length > 200) throw new TypeError(`${where}: needs a "kid" (1-200 characters)`);
@@ -74,8 +77,13 @@ export interface ImportedKey {
   key: CryptoKey;
 }
 
+/** Imports the private key as a non-extractable CryptoKey; errors name the kid, never key material. */
 export async function importSigningKey(key: SigningKey): Promise<ImportedKey> {
   const { kid, n, e, d, p, q, dp, dq, qi } = key;
-  const imported = (await importJWK({ kty: 'RSA', n, e, d, p, q, dp, dq, qi }, 'RS256', { extractable: false })) as CryptoKey;
-  return { kid, key: imported };
+  try {
+    const imported = (await importJWK({ kty: 'RSA', n, e, d, p, q, dp, dq, qi }, 'RS256', { extractable: false })) as CryptoKey;
+    return { kid, key: imported };
+  } catch (error) {
+    throw new TypeError(`key ${JSON.stringify(kid)} could not be imported as an RS256 private key`, { cause: error });
+  }
 }
