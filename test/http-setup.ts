@@ -97,6 +97,12 @@ export function client(handler: Handler, base: string | null) {
     const req: RequestInit = { method, headers, ...(body === undefined ? {} : { body, duplex: 'half' }) } as RequestInit;
     const res = base === null ? await handler(new Request(`http://auth.test${path}`, req)) : await fetch(`${base}${path}`, req);
     const text = await res.text();
-    return { status: res.status, headers: res.headers, text, json: (text ? JSON.parse(text) : undefined) as any };
+    let json: any;
+    try {
+      json = text ? JSON.parse(text) : undefined;
+    } catch {
+      json = undefined; // e.g. a framework's own HTML error page
+    }
+    return { status: res.status, headers: res.headers, text, json };
   };
 }

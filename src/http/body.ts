@@ -57,10 +57,9 @@ async function readBounded(request: Request): Promise<Uint8Array> {
     const { done, value } = await reader.read();
     if (done) break;
     total += value.byteLength;
-    // Stop reading but do not cancel: cancelling a Node request stream destroys the socket,
-    // and the caller would get a reset instead of our 413.
     if (total > MAX_BODY_BYTES) {
-      reader.releaseLock();
+      // The Node glue drains what is left before answering; see node.ts.
+      await reader.cancel().catch(() => {});
       throw TOO_LARGE();
     }
     chunks.push(value);

@@ -1,8 +1,15 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Readable } from 'node:stream';
+import { MAX_BODY_BYTES } from './body.js';
 
 /** The node request, plus what Express adds (`originalUrl` before mounting, `body` if parsed). */
 type NodeRequest = IncomingMessage & { originalUrl?: string; body?: unknown };
+
+/**
+ * How much of a refused body we read and discard before answering. A client that is still
+ * uploading when the server answers and closes gets a TCP reset instead of the 413; reading the
+ * rest first lets it finish and read the answer. Past this, we answer and close the connection.
+ */
+const DRAIN_LIMIT_BYTES = 16 * MAX_BODY_BYTES;
 
 /**
  * Adapts a web-standard handler (such as `hooks.handler`) to Node's `(req, res)`: usable with
@@ -19,7 +26,12 @@ type NodeRequest = IncomingMessage & { originalUrl?: string; body?: unknown };
 export function toNodeHandler(handler: (request: Request) => Promise<Response>) {
   return async (req: NodeRequest, res: ServerResponse): Promise<void> => {
     try {
-      const response = await handler(toRequest(req));
+      const body = bodyOf(req);
+      const response = await handler(toRequest(req, body));
+      if (!req.complete) {
+        body.detach?.();
+        if (!(await drain(req, DRAIN_LIMIT_BYTES))) res.setHeader('connection', 'close');
+      }
       res.statusCode = response.status;
       response.headers.forEach((value, key) => res.setHeader(key, value));
       res.end(response.body ? Buffer.from(await response.arrayBuffer()) : undefined);
@@ -36,7 +48,7 @@ export function toNodeHandler(handler: (request: Request) => Promise<Response>) 
   };
 }
 
-function toRequest(req: NodeRequest): Request {
+function toRequest(req: NodeRequest, body: { init: BodyInit | null }): Request {
   // Express strips its mount path from `url`; `originalUrl` keeps it, so the OpenAPI document
   // shows the address clients actually use.
   const host = req.headers.host ?? 'localhost';
@@ -49,14 +61,74 @@ function toRequest(req: NodeRequest): Request {
   }
   const method = req.method ?? 'GET';
   if (method === 'GET' || method === 'HEAD') return new Request(url, { method, headers });
-  return new Request(url, { method, headers, body: bodyOf(req, headers), duplex: 'half' } as RequestInit);
+  if (typeof body.init === 'string' || body.init instanceof Uint8Array) headers.delete('content-length'); // re-encoded
+  return new Request(url, { method, headers, body: body.init, duplex: 'half' } as RequestInit);
 }
 
-function bodyOf(req: NodeRequest, headers: Headers): BodyInit | null {
-  if (!req.readableEnded || req.body === undefined) return Readable.toWeb(req) as ReadableStream<Uint8Array>;
-  // A body parser consumed the stream; hand on what it produced.
-  headers.delete('content-length');
-  if (typeof req.body === 'string') return req.body;
-  if (Buffer.isBuffer(req.body)) return new Uint8Array(req.body);
-  return JSON.stringify(req.body);
+/**
+ * The request body as a web stream that pulls from `req` on demand. Unlike `Readable.toWeb`,
+ * cancelling it does not destroy the socket (we still have an answer to send on it).
+ */
+function bodyOf(req: NodeRequest): { init: BodyInit | null; detach?: () => void } {
+  if (req.readableEnded && req.body !== undefined) {
+    // A body parser consumed the stream; hand on what it produced.
+    if (typeof req.body === 'string') return { init: req.body };
+    if (Buffer.isBuffer(req.body)) return { init: new Uint8Array(req.body) };
+    return { init: JSON.stringify(req.body) };
+  }
+  let done = false;
+  const listeners: Array<[string, (...args: any[]) => void]> = [];
+  const detach = () => {
+    for (const [event, fn] of listeners) req.off(event, fn);
+    listeners.length = 0;
+  };
+  const stream = new ReadableStream<Uint8Array>({
+    start(controller) {
+      const finish = (fn: () => void) => () => {
+        if (done) return;
+        done = true;
+        detach();
+        fn();
+      };
+      req.pause(); // before listening, or adding a 'data' listener starts the flow
+      listeners.push(
+        ['data', (chunk: Buffer) => {
+          if (done) return;
+          controller.enqueue(new Uint8Array(chunk));
+          if ((controller.desiredSize ?? 0) <= 0) req.pause();
+        }],
+        ['end', finish(() => controller.close())],
+        ['error', (error: unknown) => finish(() => controller.error(error))()],
+      );
+      for (const [event, fn] of listeners) req.on(event, fn);
+    },
+    pull() {
+      req.resume();
+    },
+    cancel() {
+      done = true;
+      detach();
+    },
+  });
+  return { init: stream, detach };
+}
+
+/** Reads and discards the rest of the body; false when it ran past `limit` (or broke). */
+function drain(req: IncomingMessage, limit: number): Promise<boolean> {
+  if (req.complete || req.destroyed) return Promise.resolve(req.complete);
+  return new Promise((resolve) => {
+    let seen = 0;
+    const stop = (ok: boolean) => () => {
+      req.off('data', onData).off('end', onEnd).off('error', onError);
+      resolve(ok);
+    };
+    const onEnd = stop(true);
+    const onError = stop(false);
+    const onData = (chunk: Buffer) => {
+      seen += chunk.length;
+      if (seen > limit) stop(false)();
+    };
+    req.on('data', onData).on('end', onEnd).on('error', onError);
+    req.resume();
+  });
 }
