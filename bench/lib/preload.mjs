@@ -1,0 +1,63 @@
+import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
+import { EVENT_DATA, EVENT_TYPE } from './engine.mjs';
+
+/**
+ * Writes events and their pending deliveries straight into the engine's tables with a few
+ * set-based statements (a recursive CTE on SQLite, generate_series on PostgreSQL): a backlog of a
+ * million rows in seconds, where a million emit() calls would take minutes. The rows are what
+ * emit() writes (same columns, statuses, ids of the same shape); this file knows the schema of
+ * adapters/kysely/migrations.ts and must follow it.
+ *
+ * Event i goes to group i % groups.length and gets one delivery per webhook of that group; it is
+ * due at `firstDueAt + i * spacingMs`, so claims take events oldest first, each event's
+ * deliveries together, as after a burst of emits.
+ *
+ * @param {import('identity-webhooks').Store & { kysely: any, dialect: string }} store
+ * @param {{ groups: { environment: string, webhookIds: string[] }[], events: number, firstDueAt: number, spacingMs?: number, createdAt?: number }} plan
+ * @returns {Promise<{ events: number, deliveries: number, prefix: string }>}
+ */
+export async function preload(store, { groups, events, firstDueAt, spacingMs = 1, createdAt }) {
+  const db = store.kysely;
+  const pg = store.dialect === 'postgres';
+  const G = groups.length;
+  const hex = Date.now().toString(16).padStart(12, '0');
+  const prefix = `event_${hex}${randomBytes(4).toString('hex')}`; // + 9-digit index = the usual 20 after the time
+  const data = JSON.stringify(EVENT_DATA);
+  const lit = (n) => sql.lit(Math.trunc(n));
+  let deliveries = 0;
+
+  await db.transaction().execute(async (trx) => {
+    for (let g = 0; g < G; g++) {
+      const n = Math.floor(events / G) + (g < events % G ? 1 : 0);
+      if (n === 0) continue;
+      const { environment, webhookIds } = groups[g];
+      // i = g + G*x for x in [0, n): the global index of the event.
+      const index = sql`(${lit(g)} + ${lit(G)} * x)`;
+      const at = sql`(${lit(firstDueAt)} + ${index} * ${lit(spacingMs)})`;
+      const created = createdAt === undefined ? at : lit(createdAt);
+      const id = pg ? sql`${prefix} || lpad(${index}::text, 9, '0')` : sql`${prefix} || printf('%09d', ${index})`;
+      const cols = sql`insert into iw_events (id, environment, type, source, data, event_timestamp, created_at)`;
+      const select = sql`select ${id}, ${environment}, ${EVENT_TYPE}, 'admin', ${data}, ${at}, ${created}`;
+      if (pg) await sql`${cols} ${select} from generate_series(0, ${lit(n - 1)}) as s(x)`.execute(trx);
+      else await sql`with recursive s(x) as (select 0 union all select x + 1 from s where x + 1 < ${lit(n)}) ${cols} ${select} from s`.execute(trx);
+
+      for (const [w, webhookId] of webhookIds.entries()) {
+        // Delivery w of event i: its id carries both, its due time is the event's own time.
+        const suffix = sql`substr(e.id, ${lit(prefix.length + 1)})`;
+        const deliveryId = sql`${`msg_${hex}${randomBytes(3).toString('hex')}`} || ${String(w).padStart(2, '0')} || ${suffix}`;
+        await sql`insert into iw_deliveries (id, environment, webhook_id, event_id, status, attempt_count, next_attempt_at, locked_by, locked_until, last_attempt_at, last_result, created_at, updated_at)
+          select ${deliveryId}, e.environment, ${webhookId}, e.id, 'pending', 0, e.event_timestamp, null, null, null, null, e.created_at, e.created_at
+          from iw_events e where e.id >= ${prefix} and e.id < ${`${prefix}~`} and e.environment = ${environment}
+          order by e.id`.execute(trx);
+        deliveries += n;
+      }
+    }
+  });
+  return { events, deliveries, prefix };
+}
+
+/** Refreshes the planner's statistics, as autovacuum would on a database that had time to. */
+export async function analyze(store) {
+  await sql`analyze`.execute(store.kysely);
+}

@@ -1,0 +1,23 @@
+// Runs ONE scenario in this process (with its own receiver) and prints its raw result: for
+// profiling and debugging, e.g.
+//   node --cpu-prof --cpu-prof-dir=/tmp/prof bench/one.mjs fanout1 sqlite --quick
+// The PostgreSQL scenarios need a server at 127.0.0.1:5432 (BENCH_PG_URL).
+import { join, dirname } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { buildPlan } from './lib/plan.mjs';
+import { dropDatabasesLike } from './lib/postgres.mjs';
+import { startReceiver } from './lib/receiver-client.mjs';
+
+const [id, kind = null, ...rest] = process.argv.slice(2);
+const step = buildPlan({ quick: rest.includes('--quick') }).find((s) => s.id === id);
+if (!step) throw new Error(`usage: node bench/one.mjs <scenario id> [sqlite|postgres] [--quick]`);
+const receiver = await startReceiver();
+const pgPrefix = `iw_bench_one_${process.pid}`;
+try {
+  const mod = await import(pathToFileURL(join(dirname(fileURLToPath(import.meta.url)), 'scenarios', step.module)).href);
+  const result = await mod.default({ ...step.config, kind, pgPrefix, receiver: { urls: receiver.urls, hangUrl: receiver.hangUrl } });
+  console.log(JSON.stringify(result, null, 1));
+} finally {
+  await receiver.stop();
+  if (kind === 'postgres') await dropDatabasesLike(pgPrefix).catch(() => {});
+}

@@ -1,0 +1,90 @@
+// The benchmark suite of identity-webhooks, run on the BUILT package: `npm run bench`
+// (build, then this file). Options:
+//   --quick        every scenario, small: a smoke test in under 30 s
+//   --only=a,b     only these scenario ids (the ceiling always runs: every rate is a ratio to it)
+//   --no-postgres  skip the PostgreSQL scenarios even if a server answers
+//   --out=FILE     where to write the JSON (default bench/results/<date>.json)
+// Prints a table of figures and one of targets; writes the same as JSON. Never fails on a missed
+// target (machines are noisy); exits non-zero only when a scenario could not run at all.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { runScenario } from './lib/child.mjs';
+import { describeMachine } from './lib/machine.mjs';
+import { buildPlan } from './lib/plan.mjs';
+import { dropDatabasesLike, postgresAvailable } from './lib/postgres.mjs';
+import { startReceiver } from './lib/receiver-client.mjs';
+import { FIGURE_HEADER, TARGET_HEADER, figureRows, targetRows, textTable } from './lib/report.mjs';
+import { summarize } from './lib/stats.mjs';
+import { derive, judge } from './lib/targets.mjs';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const args = process.argv.slice(2);
+const flag = (name) => args.includes(`--${name}`);
+const option = (name) => args.find((a) => a.startsWith(`--${name}=`))?.split('=').slice(1).join('=');
+
+const quick = flag('quick');
+const only = option('only')?.split(',');
+const started = new Date();
+const stamp = started.toISOString().replace(/[:]/g, '-').replace(/\..*/, '');
+const outFile = option('out') ?? join(here, 'results', `${stamp}${quick ? '-quick' : ''}.json`);
+const log = (...a) => console.log(...a);
+
+const machine = describeMachine();
+log(`identity-webhooks bench (${quick ? 'quick' : 'full'}) on ${machine.nproc} cores, ${machine.cpuModel}, Node ${machine.node}, load ${machine.loadAverageAtStart.join(' ')}`);
+
+const plan = buildPlan({ quick }).filter((s) => !only || s.id === 'ceiling' || only.includes(s.id));
+const havePostgres = !flag('no-postgres') && (await postgresAvailable());
+if (!havePostgres) log('PostgreSQL: not reachable at 127.0.0.1:5432 (or --no-postgres): its scenarios are skipped');
+const pgPrefix = `iw_bench_${process.pid}_${Date.now().toString(36)}`;
+
+const receiver = await startReceiver({ okPorts: 10 });
+const results = {};
+let failures = 0;
+const t0 = performance.now();
+try {
+  for (const step of plan) {
+    for (const kind of step.kinds) {
+      const key = kind ?? 'any';
+      const label = `${step.id}${kind ? ` [${kind}]` : ''}`;
+      (results[step.id] ??= {})[key] = await runStep(step, kind, label);
+    }
+  }
+} finally {
+  await receiver.stop();
+  if (havePostgres) await dropDatabasesLike(pgPrefix).catch((e) => log(`could not drop bench databases: ${e.message}`));
+}
+const totalSeconds = (performance.now() - t0) / 1000;
+
+async function runStep(step, kind, label) {
+  if (kind === 'postgres' && !havePostgres) return { status: 'skipped', reason: 'skipped: no PostgreSQL' };
+  const s0 = performance.now();
+  process.stdout.write(`  ${label} ... `);
+  try {
+    const config = { ...step.config, kind, pgPrefix: `${pgPrefix}_${step.id.replace(/-/g, '_')}`, receiver: { urls: receiver.urls, hangUrl: receiver.hangUrl } };
+    const out = await runScenario(join(here, 'scenarios', step.module), config, { timeoutMs: quick ? 60_000 : 240_000 });
+    const metrics = Object.fromEntries(Object.entries(out.metrics).map(([name, runs]) => [name, summarize(runs)]));
+    log(`${((performance.now() - s0) / 1000).toFixed(1)} s`);
+    if (out.errors?.length) log(`    engine reported: ${out.errors.slice(0, 3).join(' | ')}`);
+    return { status: 'ok', metrics, notes: out.notes, seconds: (performance.now() - s0) / 1000 };
+  } catch (error) {
+    failures++;
+    const reason = error.message.split('\n')[0];
+    log(`FAILED: ${reason}`);
+    if (process.env.BENCH_DEBUG) log(error.stack);
+    return { status: 'error', reason };
+  }
+}
+
+const derived = derive(results);
+const verdicts = judge(results);
+log(`\nFigures (median of runs; ceiling ${derived.ceiling ? Math.round(derived.ceiling) : '-'} signatures/s):\n`);
+log(textTable(FIGURE_HEADER, figureRows(plan, results, derived)));
+log('\nTargets:\n');
+log(textTable(TARGET_HEADER, targetRows(verdicts)));
+log(`\n${verdicts.filter((v) => v.verdict === 'pass').length} pass, ${verdicts.filter((v) => v.verdict === 'miss').length} miss, ${verdicts.filter((v) => v.verdict === 'n/a').length} n/a; ${totalSeconds.toFixed(0)} s in all`);
+
+mkdirSync(dirname(outFile), { recursive: true });
+writeFileSync(outFile, `${JSON.stringify({ startedAt: started.toISOString(), profile: quick ? 'quick' : 'full', seconds: Math.round(totalSeconds), machine, postgres: havePostgres, plan, results, derived, targets: verdicts }, null, 2)}\n`);
+log(`wrote ${outFile}`);
+process.exitCode = failures > 0 ? 1 : 0;
