@@ -225,6 +225,7 @@ export function createWebhooks(options: WebhooksOptions): Webhooks {
   const hooks: Webhooks = {
     async start() {
       await ensureReady();
+      await keys.signingKey(); // a key that cannot sign fails start(), not every delivery
       scheduler.start();
     },
 
