@@ -1,6 +1,15 @@
-import { afterEach, describe, expect, test } from 'vitest';
-import { serveHandler } from './helpers/http.js';
-import { client, createBody, makeEngine, type TestEngine } from './http-setup.js';
+import { afterAll, afterEach, describe, expect, test } from 'vitest';
+import { ROUTES } from '../src/http/routes.js';
+import { ManualClock } from '../src/index.js';
+import { serveHandler, startReceiver } from './helpers/http.js';
+import { checked, client, createBody, makeEngine, type TestEngine } from './http-setup.js';
+
+// This file alone answers every documented operation successfully at least once.
+afterAll(() => {
+  const seen = new Set(checked.map((c) => c.key));
+  const wanted = [...ROUTES.map((r) => `${r.method} ${r.path} 200`), 'GET /.well-known/jwks 200', 'GET /api/v1/openapi.json 200'];
+  expect(wanted.filter((k) => !seen.has(k))).toEqual([]);
+});
 
 /**
  * The management API route by route, each test run twice: with `Request` objects handed to the
@@ -156,6 +165,31 @@ describe.each(['direct', 'http'] as const)('management routes (%s)', (mode) => {
     await api('DELETE', `/api/v1/webhooks/${ids[0]}`);
     expect((await api('POST', '/api/v1/webhooks', { body: createBody() })).status).toBe(200);
   });
+});
+
+test('an auto-disabled webhook shows status, reason, failing_since and last_error over HTTP, and re-enabling over HTTP resumes it', async () => {
+  let healthy = false;
+  const receiver = await startReceiver(() => (healthy ? 200 : 500));
+  cleanups.push(() => receiver.close());
+  const clock = new ManualClock(Date.UTC(2024, 0, 1));
+  // Polling hourly: the clock jumps 101 hours, and a 1 s poll would mean 363,600 wake-ups.
+  const { engine, api } = await setup('http', { clock, delivery: { timeoutMs: 2000, pollIntervalMs: 3600_000 } });
+  await engine.hooks.start();
+  const id = (await api('POST', '/api/v1/webhooks', { body: createBody({ endpoint: `${receiver.url}/dead`, event_types: ['user.deleted'] }) })).json.webhook.id;
+  await engine.hooks.emit({ type: 'user.deleted', source: 'admin', data: { user: { id: 'kp_1' } }, environment: 'env-a' });
+  await engine.hooks.drain();
+  expect((await api('GET', `/api/v1/webhooks/${id}`)).json.webhook).toMatchObject({ status: 'enabled', failing_since: '2024-01-01T00:00:00.000Z', last_error: expect.stringContaining('500') });
+
+  await clock.advance(101 * 3600_000);
+  const [listed] = (await api('GET', '/api/v1/webhooks')).json.webhooks;
+  expect(listed).toMatchObject({ id, status: 'disabled', disabled_reason: 'failing', disabled_on: expect.stringMatching(ISO), failing_since: '2024-01-01T00:00:00.000Z' });
+
+  healthy = true;
+  const enabled = await api('POST', `/api/v1/webhooks/${id}/enable`);
+  expect(enabled.json.webhook).toMatchObject({ status: 'enabled', disabled_reason: null, failing_since: null });
+  const sent = receiver.requests.length;
+  await engine.hooks.drain();
+  expect(receiver.requests.length).toBe(sent + 1); // the held delivery went out
 });
 
 test('OpenAPI document: served publicly at /api/v1/openapi.json, servers follow the mount prefix', async () => {
