@@ -15,9 +15,16 @@ export const LIMITS = Object.freeze({
 
 export const SOURCES: readonly EventSource[] = ['admin', 'api', 'user'];
 
+/**
+ * A lone UTF-16 surrogate has no UTF-8 form: SQLite hands back different text than was written,
+ * and node-pg encodes it as U+FFFD, so two different inputs become one stored value (for an
+ * environment: two tenants sharing rows). Refused rather than rewritten.
+ */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
 export function environmentOf(value: unknown): string {
   if (value === undefined) return 'default';
-  if (typeof value !== 'string' || value.length === 0 || value.length > LIMITS.environmentLength) {
+  if (typeof value !== 'string' || value.length === 0 || value.length > LIMITS.environmentLength || LONE_SURROGATE.test(value)) {
     throw new ValidationError(`environment must be a string of 1-${LIMITS.environmentLength} characters`, 'environment');
   }
   return value;
@@ -34,6 +41,7 @@ export function name(value: unknown): string {
   if (trimmed.length === 0) throw new ValidationError('name must not be empty', 'name');
   if ([...trimmed].length > LIMITS.nameLength) throw new ValidationError(`name must be at most ${LIMITS.nameLength} characters`, 'name');
   if (/[\u0000-\u001f\u007f]/.test(trimmed)) throw new ValidationError('name must not contain control characters', 'name');
+  if (LONE_SURROGATE.test(trimmed)) throw new ValidationError('name must be valid Unicode text', 'name');
   return trimmed;
 }
 
@@ -44,6 +52,7 @@ export function description(value: unknown): string | null {
     throw new ValidationError(`description must be at most ${LIMITS.descriptionLength} characters`, 'description');
   }
   if (value.includes('\u0000')) throw new ValidationError('description must not contain NUL characters', 'description');
+  if (LONE_SURROGATE.test(value)) throw new ValidationError('description must be valid Unicode text', 'description');
   return value.length === 0 ? null : value;
 }
 
