@@ -88,6 +88,12 @@ describe('response bodies', () => {
     expect(Buffer.byteLength(res.excerpt)).toBeLessThanOrEqual(8);
     expect(res.excerpt.startsWith('éé')).toBe(true);
   });
+
+  test('a body with NUL bytes and broken UTF-8 becomes storable text', async () => {
+    const srv = await httpServer((_req, res) => res.writeHead(500).end(Buffer.from([0x61, 0x00, 0x62, 0xff, 0xc3])));
+    const res = await send(transport(), srv.url, 10_000);
+    expect(res.excerpt).toBe('a\ufffdb\ufffd\ufffd');
+  });
 });
 
 describe('deadlines', () => {

@@ -110,7 +110,10 @@ async function readBounded(body: AsyncIterable<Buffer> & { destroy(): void }, ma
       break;
     }
   }
-  return Buffer.concat(chunks).subarray(0, maxBytes).toString('utf8');
+  // NUL has no place in a PostgreSQL text column: a receiver answering with one would make the
+  // attempt unrecordable (and the delivery retried on every lease expiry). Invalid UTF-8 already
+  // decodes to U+FFFD.
+  return Buffer.concat(chunks).subarray(0, maxBytes).toString('utf8').replaceAll('\u0000', '\ufffd');
 }
 
 function classify(error: unknown, signal: AbortSignal, timeoutMs: number): TransportError {
