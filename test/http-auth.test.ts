@@ -39,6 +39,8 @@ describe('a refusing or broken authorize hook: 403, same body, nothing leaks, no
     'returns a number environment': () => ({ environment: 5 }) as unknown as { environment: string },
     'returns an empty environment': () => ({ environment: '' }),
     'returns a string': () => 'env-a' as unknown as { environment: string },
+    'returns a lone surrogate environment': () => ({ environment: 'env-\ud800' }),
+    'returns an over-long environment': () => ({ environment: 'e'.repeat(129) }),
   };
   test.each(Object.entries(hooks))('authorize %s', async (name, authorize) => {
     const engine = await makeEngine({ authorize });

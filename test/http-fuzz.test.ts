@@ -154,16 +154,26 @@ test('any method on any path, with or without credentials: a declared answer, ne
   expect((await engine.hooks.webhooks.get(existing, { environment: 'env-a' })).status).toBeDefined();
 });
 
+/** No lone surrogates (encodeURIComponent throws on them). */
+const wellFormed = (s: string) => {
+  try {
+    encodeURIComponent(s);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
 test('an authorize hook answering anything at all: 200 for a proper environment, otherwise 403, never a 500', async () => {
   let answer: unknown;
   const authEngine = await makeEngine({ authorize: () => answer as { environment: string } });
   try {
     await fc.assert(
-      fc.asyncProperty(fc.oneof(fc.anything(), fc.record({ environment: fc.oneof(fc.string({ maxLength: 140 }), fc.anything()) })), async (a) => {
+      fc.asyncProperty(fc.oneof(fc.anything(), fc.record({ environment: fc.oneof(fc.string({ maxLength: 140 }), fc.string({ unit: 'binary', maxLength: 8 }), fc.anything()) })), async (a) => {
         answer = a;
         const res = await authEngine.handler(new Request('http://x/api/v1/webhooks'));
         const env = typeof a === 'object' && a !== null ? (a as { environment?: unknown }).environment : undefined;
-        const proper = typeof env === 'string' && env.length > 0 && env.length <= 128;
+        const proper = typeof env === 'string' && env.length > 0 && env.length <= 128 && wellFormed(env);
         expect(res.status).toBe(proper ? 200 : 403);
       }),
       { numRuns: RUNS.direct },

@@ -1,5 +1,5 @@
 import type { AuthorizeResult } from '../engine.js';
-import { LIMITS } from '../validate.js';
+import { environmentOf } from '../validate.js';
 import { HttpError } from './errors.js';
 
 export type Authorize = (request: Request) => AuthorizeResult | Promise<AuthorizeResult>;
@@ -23,9 +23,12 @@ export async function authorizeRequest(authorize: Authorize | undefined, request
   }
   if (result === null || result === undefined) throw REFUSED();
   const environment: unknown = typeof result === 'object' ? result.environment : undefined;
-  if (typeof environment !== 'string' || environment.length === 0 || environment.length > LIMITS.environmentLength) {
-    onError('authorize returned neither null nor { environment: string }; the request was refused (403)', new TypeError(`got ${typeof result}`));
+  try {
+    // The engine's own rule (length, no lone surrogates), so HTTP cannot let in what it refuses.
+    if (typeof environment !== 'string') throw new TypeError(`got ${typeof result === 'object' ? `environment: ${typeof environment}` : typeof result}`);
+    return environmentOf(environment);
+  } catch (error) {
+    onError('authorize returned neither null nor { environment: string } with a valid environment; the request was refused (403)', error);
     throw REFUSED();
   }
-  return environment;
 }
