@@ -1,3 +1,4 @@
+import { decodeProtectedHeader } from 'jose';
 import { afterEach, beforeAll, expect, test } from 'vitest';
 import { generateSigningKey, type SigningKey, type Webhooks } from '../src/index.js';
 import { createReceiver, createVerifier } from '../src/receiver/index.js';
@@ -5,9 +6,10 @@ import { makeEngine } from './helpers/engine.js';
 import { serveHandler } from './helpers/http.js';
 import { testKey, userData } from './helpers/fixtures.js';
 
-// The engine's signing key changes while one receiver keeps running. Each key configuration is an
-// engine restarted on the same SQLite file and the same issuer (what a host does today to change
-// keys), so the published key set at {issuer}/.well-known/jwks changes under the receiver.
+// The engine's signing key changes while one receiver keeps running, never restarted. Either
+// through hooks.keys.rotate, or by restarting the engine on the same SQLite file and issuer with
+// another key configuration; either way the key set at {issuer}/.well-known/jwks changes under
+// the receiver.
 let oldKey: SigningKey;
 let newKey: SigningKey;
 beforeAll(async () => {
@@ -26,12 +28,14 @@ async function setup() {
   let jwksFetches = 0;
   const refusals: string[] = [];
   const handled: string[] = [];
+  const kids: string[] = [];
   const receive = createReceiver({
     verifier: createVerifier({ issuer: env.issuer, clock: env.clock, fetch: (url, init) => (jwksFetches++, fetch(url, init)) }),
     on: { 'user.created': (event) => void handled.push(event.event_id) },
   });
   // Records why a delivery was refused, so a failure names its cause.
   const site = await serveHandler(async (req) => {
+    kids.push(String(decodeProtectedHeader(await req.clone().text()).kid));
     const res = await receive(req);
     if (res.status !== 200) refusals.push(((await res.clone().json()) as { code?: string }).code ?? String(res.status));
     return res;
@@ -44,6 +48,7 @@ async function setup() {
     env,
     handled,
     refusals,
+    kids,
     jwksFetches: () => jwksFetches,
     /** Restarts the engine with these keys: the first signs, all are published. */
     async useKeys(keys: SigningKey[]) {
@@ -109,5 +114,36 @@ test('abrupt rotation inside the cool-down: refused until the cool-down ends, th
   expect(after).toMatchObject({ status: 'delivered', attemptCount: 3 });
   expect(s.refusals).toEqual(['ERR_KEY_NOT_FOUND', 'ERR_KEY_NOT_FOUND']);
   expect(s.handled).toHaveLength(2);
+  expect(s.jwksFetches()).toBe(2);
+});
+
+test('hooks.keys.rotate with the default timing: deliveries every minute across the whole rotation all verify at once', async () => {
+  const s = await setup();
+  const clock = s.env.clock;
+  await s.deliver(); // the receiver caches { old }
+  const info = await s.hooks().keys.rotate(newKey); // published now, signs in 10 min, old key unpublished 5 min later
+  expect(info.signsFrom).toBe(clock.now() + 10 * 60_000);
+  const results = [];
+  for (let minute = 1; minute <= 20; minute++) {
+    await clock.advance(60_000);
+    results.push(await s.deliver());
+  }
+  expect(s.refusals).toEqual([]);
+  expect(results.every((r) => r.delivery.status === 'delivered' && r.delivery.attemptCount === 1)).toBe(true);
+  // Minutes 1-9 signed by the old key, 10-20 by the new one; the receiver was never restarted.
+  expect(s.kids).toEqual([...Array(10).fill(oldKey.kid), ...Array(11).fill(newKey.kid)]);
+  expect(s.hooks().jwks().keys.map((k) => (k as { kid: string }).kid)).toEqual([newKey.kid]);
+  expect(s.handled).toHaveLength(21);
+});
+
+test('hooks.keys.rotate with overlapMs: 0 (an emergency swap): the unknown kid refetches and the next delivery verifies', async () => {
+  const s = await setup();
+  await s.deliver();
+  await s.env.clock.advance(30_000); // past the receiver's refetch cool-down
+  await s.hooks().keys.rotate(newKey, { overlapMs: 0 });
+  const { delivery } = await s.deliver();
+  expect(delivery).toMatchObject({ status: 'delivered', attemptCount: 1 });
+  expect(s.kids).toEqual([oldKey.kid, newKey.kid]);
+  expect(s.refusals).toEqual([]);
   expect(s.jwksFetches()).toBe(2);
 });
