@@ -130,7 +130,10 @@ export interface Webhooks extends AsyncDisposable {
     attempts(id: string, options?: Env): Promise<AttemptRecord[]>;
   };
   eventTypes: { list(): CatalogEntry[] };
-  /** `(Request) => Promise<Response>`: JWKS at `/.well-known/jwks` and `/.well-known/jwks.json`. */
+  /**
+   * `(Request) => Promise<Response>`: the management API under `/api/v1` (behind `authorize`), its
+   * OpenAPI document at `/api/v1/openapi.json`, and the JWKS at `/.well-known/jwks(.json)`.
+   */
   handler: (request: Request) => Promise<Response>;
   /** The public key set document. */
   jwks(): { keys: unknown[] };
