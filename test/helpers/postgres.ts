@@ -20,6 +20,10 @@ export interface TestPostgres {
   describe: string;
   /** Present when we own the server process (embedded): a real stop + start. */
   restart?: () => Promise<void>;
+  /** False when the role could not create databases and this file lives in a schema. */
+  ownsDatabase: boolean;
+  /** The server's maintenance database, for what cannot be done from inside ours. */
+  adminUrl: string;
   /** Drops the database (or schema) and stops an embedded server. */
   close(): Promise<void>;
 }
@@ -32,6 +36,7 @@ export async function useTestPostgres(label: string): Promise<TestPostgres> {
   await admin.connect();
   let url: string;
   let drop: () => Promise<void>;
+  let ownsDatabase = true;
   try {
     await admin.query(`create database ${name}`);
     url = withDatabase(server.adminUrl, name);
@@ -39,6 +44,7 @@ export async function useTestPostgres(label: string): Promise<TestPostgres> {
   } catch (error) {
     if ((error as { code?: string }).code !== '42501') throw error;
     // No CREATEDB right on this server: a schema of our own in the given database instead.
+    ownsDatabase = false;
     await admin.query(`create schema ${name}`);
     url = withSearchPath(server.adminUrl, name);
     drop = async () => void (await adminQuery(server.adminUrl, `drop schema if exists ${name} cascade`));
@@ -49,6 +55,8 @@ export async function useTestPostgres(label: string): Promise<TestPostgres> {
   return {
     url,
     describe: server.describe,
+    ownsDatabase,
+    adminUrl: server.adminUrl,
     ...(server.restart ? { restart: server.restart } : {}),
     async close() {
       await drop().catch((error) => console.warn(`[postgres tests] could not drop ${name}:`, error));
@@ -82,6 +90,60 @@ export async function terminateBackends(url: string): Promise<number> {
     'select count(*)::int as n from (select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()) t',
   );
   return rows[0].n as number;
+}
+
+export interface Outage {
+  how: string;
+  /** performance.now() when the database went away. */
+  startedAt: number;
+  terminated: number;
+  /** Deliveries leased when it went away (a superset after a real restart): the only ones that may arrive twice. */
+  leased: Set<string>;
+}
+
+/**
+ * Takes the database away as a PostgreSQL restart would. Embedded server: a real stop and start.
+ * Otherwise (the machine's shared server is never stopped): new connections are refused for
+ * `outageMs` (ALLOW_CONNECTIONS false, our own database only) and every backend is killed with
+ * pg_terminate_backend, then connections are allowed again.
+ */
+export async function disruptDatabase(server: TestPostgres, url: string, outageMs: number): Promise<Outage> {
+  const leasedNow = async (client: pg.Client) =>
+    new Set((await client.query("select id from iw_deliveries where locked_by is not null and status = 'pending'")).rows.map((r) => r.id as string));
+  const startedAt = performance.now();
+  if (server.restart) {
+    await server.restart();
+    const client = new pg.Client({ connectionString: url });
+    client.on('error', () => {});
+    await client.connect();
+    try {
+      return { how: 'real restart of the embedded server', startedAt, terminated: NaN, leased: await leasedNow(client) };
+    } finally {
+      await client.end().catch(() => {});
+    }
+  }
+  // One connection inside the database survives the outage: it reads the leases at the moment
+  // of the kill. The switch itself must be thrown from another database.
+  const inside = new pg.Client({ connectionString: url });
+  const outside = new pg.Client({ connectionString: server.adminUrl });
+  for (const c of [inside, outside]) c.on('error', () => {});
+  await Promise.all([inside.connect(), outside.connect()]);
+  try {
+    const { rows: me } = await inside.query('select current_database() as d, pg_backend_pid() as pid');
+    const name = outside.escapeIdentifier(me[0].d);
+    const owned = server.ownsDatabase;
+    if (owned) await outside.query(`alter database ${name} allow_connections false`);
+    const { rows } = await outside.query('select count(pg_terminate_backend(pid))::int as n from pg_stat_activity where datname = $1 and pid <> $2', [me[0].d, me[0].pid]);
+    const leased = await leasedNow(inside);
+    if (owned) {
+      await new Promise((r) => setTimeout(r, outageMs));
+      await outside.query(`alter database ${name} allow_connections true`);
+    }
+    const how = owned ? `outage of ${outageMs} ms (connections refused, every backend terminated)` : 'every backend terminated';
+    return { how, startedAt, terminated: rows[0].n as number, leased };
+  } finally {
+    await Promise.all([inside.end().catch(() => {}), outside.end().catch(() => {})]);
+  }
 }
 
 interface Server {
