@@ -7,7 +7,7 @@ import type { DeliveryRow, EngineTables } from '../kysely/schema.js';
  * concurrent claimers each get different rows, never wait on each other), lease them, return
  * them. `status` is compared to the literal `'pending'` so the planner can prove the partial
  * index `iw_deliveries_due` applies even to a generic plan; with a million future retries an
- * idle claim reads one index entry. `now` comes from the engine's Clock, never from `now()`.
+ * idle claim reads one index entry. `now` comes from the engine's Clock, never the database's own.
  *
  * ```sql
  * with due as (

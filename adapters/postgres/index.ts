@@ -55,7 +55,8 @@ export function postgresStore(options: PostgresStoreOptions): KyselyStore {
   const owned = o.pool === undefined;
   const pool: Pool = o.pool ?? new pg.Pool({ connectionString: o.connectionString, max: o.maxConnections, keepAlive: true, application_name: 'identity-webhooks' });
 
-  const report = o.onError;
+  let closed = false;
+  const report = (message: string, error: unknown) => closed || o.onError(message, error);
   // Without a listener an idle connection killed by a restart would crash the host ('error' event).
   const onPoolError = (error: Error) => report('postgres: an idle connection was lost; the pool replaces it', error);
   // A checked-out connection killed between two queries emits 'error' too; the next query on it
@@ -99,8 +100,14 @@ export function postgresStore(options: PostgresStoreOptions): KyselyStore {
       await Promise.all([...listeners].map((l) => l.close()));
       listeners.clear();
       await kysely.destroy();
-      pool.off('error', onPoolError);
-      pool.off('connect', onConnect);
+      closed = true;
+      // Our own pool keeps its listeners: pool.end() resolves before its sockets are closed, and
+      // a connection killed in that window would still raise 'error'. A host's pool gets its
+      // listeners back as they were.
+      if (!owned) {
+        pool.off('error', onPoolError);
+        pool.off('connect', onConnect);
+      }
     },
   };
   return new KyselyStore(kysely, flavor);
