@@ -142,6 +142,15 @@ describe('at creation', () => {
     expect((await refusal(create(hooks, 'http://localhost:3000/hooks'))).code).toBe('ERR_ENDPOINT_NOT_ALLOWED');
   });
 
+  test('localhost and *.localhost are loopback by name (RFC 6761), whatever a resolver answers', async () => {
+    const dns = scriptedResolver({ localhost: ['93.184.215.14'], 'app.localhost': ['93.184.215.14'] });
+    const { hooks } = await engine({ resolver: dns.resolver });
+    for (const endpoint of ['http://localhost/', 'http://LOCALHOST./', 'https://app.localhost/x']) {
+      expect((await refusal(create(hooks, endpoint))).code).toBe('ERR_ENDPOINT_NOT_ALLOWED');
+    }
+    expect(dns.calls).toEqual([]);
+  });
+
   test('non-http schemes are refused (a typed validation error)', async () => {
     const { hooks } = await engine();
     for (const endpoint of ['ftp://example.com/x', 'file:///etc/passwd', 'gopher://example.com/', 'javascript:alert(1)', 'ws://example.com/']) {

@@ -40,6 +40,10 @@ export async function checkEndpoint(endpoint: string | URL, policy: NetworkPolic
     if (!allowed(ip, policy, host)) throw refused(`endpoint address ${formatIp(ip)} is ${describeCategory(classifyBytes(ip))}${PUBLIC_ONLY}`);
     return { url, host, literal: true, addresses: [pinOf(ip)] };
   }
+  // RFC 6761: these names are loopback whatever a resolver says; no need to ask.
+  if ((host === 'localhost' || host.endsWith('.localhost')) && !policy.allowPrivateNetworks && !policy.allowedNames.has(host)) {
+    throw refused(`endpoint host ${host.slice(0, 253)} is a loopback name${PUBLIC_ONLY}`);
+  }
   const answers = await resolve(host, policy, signal);
   const addresses: ResolvedAddress[] = [];
   for (const a of answers) {
