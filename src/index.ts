@@ -9,6 +9,13 @@ export { WebhooksError, ValidationError, NotFoundError, LimitReachedError } from
 export type { WebhooksErrorCode } from './errors.js';
 export { httpTransport, TransportError } from './delivery/transport.js';
 export type { Transport, TransportRequest, TransportResponse, HttpTransportOptions } from './delivery/transport.js';
+export { checkEndpoint } from './delivery/endpoint-check.js';
+export type { CheckedEndpoint } from './delivery/endpoint-check.js';
+export { networkPolicy, systemResolver } from './delivery/network-policy.js';
+export type { NetworkPolicy, NetworkPolicyOptions, Resolver, ResolvedAddress } from './delivery/network-policy.js';
+export { classifyAddress } from './delivery/address-policy.js';
+export type { AddressCategory, AddressClass } from './delivery/address-policy.js';
+export type { KeyInfo, RotateOptions } from './signing/keyset.js';
 export { DEFAULT_RETRY_SCHEDULE } from './scheduler/retry.js';
 export type { RetryOptions } from './scheduler/retry.js';
 export { BUILTIN_EVENT_TYPES } from './catalog/builtins.js';
