@@ -188,7 +188,8 @@ describe('several host processes on one PostgreSQL', () => {
     const duplicates = [...counts].filter(([, n]) => n > 1).map(([id]) => id);
     for (const id of duplicates) expect(outage.leased.has(id)).toBe(true);
     console.info(
-      `[processes] ${outage.how}: ${outage.terminated} backends killed, ${outage.leased.size} deliveries in flight; ` +
+      `[processes] ${outage.how}: database away ${(back - outage.startedAt).toFixed(0)} ms` +
+        `${Number.isNaN(outage.terminated) ? '' : `, ${outage.terminated} backends killed`}, ${outage.leased.size} deliveries in flight; ` +
         `new deliveries flowing ${(flowing - back).toFixed(0)} ms after the database was back; all done ${((finished - back) / 1000).toFixed(1)} s after; ` +
         `${duplicates.length} duplicates (all among those in flight); workers logged ${errors} errors`,
     );
