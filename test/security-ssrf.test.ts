@@ -1,4 +1,9 @@
+import { execFileSync } from 'node:child_process';
 import http from 'node:http';
+import https from 'node:https';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo, LookupFunction } from 'node:net';
 import { afterEach, describe, expect, test } from 'vitest';
 import { Agent, request } from 'undici';
@@ -59,6 +64,15 @@ function rebindingResolver(first: string, after: string) {
     return [{ address, family: 4 }];
   };
   return { resolver, calls, reset: () => void (next = first) };
+}
+
+function hasOpenssl(): boolean {
+  try {
+    execFileSync('openssl', ['version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -308,6 +322,41 @@ describe('at delivery (real sockets)', () => {
       expect((error as TransportError).kind).toBe('blocked');
     }
     expect(receiver.hits).toHaveLength(0);
+  });
+
+  test('a name with several checked addresses: the connection may use any of them (IPv6 refused, IPv4 answers)', async () => {
+    const receiver = await listen('127.0.0.1', 0);
+    const dns = scriptedResolver({ 'dual.test': ['::1', '127.0.0.1'] });
+    const transport = httpTransport({ network: { resolver: dns.resolver, allowHosts: ['127.0.0.1', '::1'] } });
+    cleanups.push(() => transport.close!());
+    const res = await transport.send({ url: `http://dual.test:${receiver.port}/x`, headers: {}, body: 'x', timeoutMs: 5000 });
+    expect(res.status).toBe(200);
+    expect(dns.calls).toEqual(['dual.test']);
+  });
+
+  test.skipIf(!hasOpenssl())('https to a pinned address still sends the name as SNI and verifies the certificate', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'iw-tls-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=pin.test', '-addext', 'subjectAltName=DNS:pin.test',
+      '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
+    const sni: string[] = [];
+    const hits: string[] = [];
+    const server = https.createServer({ key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')),
+      SNICallback: (name, cb) => (sni.push(name), cb(null, undefined as never)) }, (req, res) => (hits.push(req.url ?? ''), res.end('ok')));
+    server.on('tlsClientError', () => {});
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    cleanups.push(() => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))));
+    const port = (server.address() as AddressInfo).port;
+    const dns = scriptedResolver({ 'pin.test': ['127.0.0.1'] });
+    const transport = httpTransport({ network: { resolver: dns.resolver, allowHosts: ['127.0.0.1'] } });
+    cleanups.push(() => transport.close!());
+    const error = await transport.send({ url: `https://pin.test:${port}/x`, headers: {}, body: 'x', timeoutMs: 5000 }).catch((e: unknown) => e);
+    // The TCP connection went to 127.0.0.1, but TLS spoke to "pin.test" and, not trusting this
+    // self-signed certificate, refused it: verification is on and uses the name, not the address.
+    expect(sni).toEqual(['pin.test']);
+    expect(error).toMatchObject({ kind: 'network' });
+    expect(String((error as Error).message)).toMatch(/self[- ]signed/i);
+    expect(hits).toEqual([]);
   });
 
   test('allowed private receivers still get their deliveries (allowHosts by name)', async () => {
