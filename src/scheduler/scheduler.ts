@@ -14,6 +14,12 @@ export interface SchedulerOptions {
   batchSize: number;
   /** How long a claim is ours; must exceed the HTTP timeout. */
   leaseMs: number;
+  /**
+   * The per-attempt deadline. When the lease covers two of them (plus a margin), deliveries
+   * claimed beyond their webhook's bound wait here for its next free slot instead of being given
+   * back at once; without it they are always given back.
+   */
+  timeoutMs?: number;
   /** Longest sleep between looks at the store (the safety net behind wake-ups). */
   pollIntervalMs: number;
   disableAfterMs: number;
@@ -50,6 +56,10 @@ export class Scheduler {
   #inflight = new Set<Promise<void>>();
   #perWebhook = new Map<string, number>();
   #notify: (() => void) | null = null;
+  /** Claimed deliveries waiting for a slot of their webhook (at most perEndpointConcurrency each). */
+  #waiting = new Map<string, Array<{ claimed: ClaimedDelivery; token: Promise<string> }>>();
+  /** Set when a claim came back short: nothing more is due for the webhooks we may claim for. */
+  #starved = false;
   #unsubscribe: Promise<(() => Promise<void>) | null> | null = null;
 
   constructor(private readonly deps: SchedulerDeps) {}
@@ -88,6 +98,14 @@ export class Scheduler {
     await unsubscribe?.().catch((error: unknown) => this.deps.onError('could not stop listening for wake-ups', error));
     await this.drain();
     await Promise.allSettled([...this.#inflight]);
+    // Held claims go back now rather than when their lease runs out.
+    const held = [...this.#waiting.values()].flat().map((w) => w.claimed.delivery.id);
+    this.#waiting.clear();
+    if (held.length > 0) {
+      await transient(() => this.deps.store.release(held, this.deps.options.workerId, this.deps.clock.now())).catch((error: unknown) =>
+        this.deps.onError('could not give back held deliveries; their leases will expire', error),
+      );
+    }
   }
 
   get inflight(): number {
@@ -110,15 +128,27 @@ export class Scheduler {
   async #run(): Promise<void> {
     this.#disarm();
     const { options } = this.deps;
+    // Refill in batches, not slot by slot: a claim per freed slot costs a statement (and a
+    // scan) per delivery, and splits an event's fan-out over many claims, each signing its own
+    // token. So top up when half the slots are free; at once after a wake (new work: latency
+    // matters), after a full claim (more is due), or when nothing runs.
+    const refillAt = Math.max(1, Math.min(options.batchSize, Math.ceil(options.concurrency / 2)));
+    let eager = true;
     try {
       while (!this.#closed) {
+        if (this.#dirty) {
+          eager = true;
+          this.#starved = false;
+        }
         this.#dirty = false;
         const free = options.concurrency - this.#inflight.size;
-        if (free > 0) {
+        if (free > 0 && (eager || this.#inflight.size === 0 || (free >= refillAt && !this.#starved))) {
           const limit = Math.min(free, options.batchSize);
           const got = await this.#claim(limit);
+          this.#starved = got < limit;
           if (got === limit) continue; // maybe more is due
         }
+        eager = false;
         if (this.#inflight.size === 0) break;
         if (!this.#dirty) await new Promise<void>((resolve) => (this.#notify = resolve));
         this.#notify = null;
@@ -137,28 +167,39 @@ export class Scheduler {
   /** Claims up to `limit` and starts what the per-webhook bound allows; returns how many were claimed. */
   async #claim(limit: number): Promise<number> {
     const { store, clock, options } = this.deps;
-    const saturated = [...this.#perWebhook].filter(([, n]) => n >= options.perEndpointConcurrency).map(([id]) => id);
+    // Webhooks at their bound, or with claimed deliveries already waiting here, get nothing more.
+    const saturated = [...this.#perWebhook].filter(([id, n]) => n >= options.perEndpointConcurrency || this.#waiting.has(id)).map(([id]) => id);
     const now = clock.now();
     const claimed = await transient(() =>
       store.claimDue({ now, limit, workerId: options.workerId, leaseMs: options.leaseMs, excludeWebhookIds: saturated }),
     );
     const surplus: string[] = [];
     const tokens = new Map<string, Promise<string>>();
-    for (const c of claimed) {
-      const running = this.#perWebhook.get(c.webhook.id) ?? 0;
-      if (running >= options.perEndpointConcurrency) {
-        surplus.push(c.delivery.id);
-        continue;
-      }
-      this.#perWebhook.set(c.webhook.id, running + 1);
-      // Every delivery of one event dispatched together carries the same claims: sign once.
+    // A held delivery starts within one attempt's deadline (its webhook's running attempts all
+    // end by then) and must be recorded before its lease ends: hold only when the lease allows.
+    const canHold = options.timeoutMs !== undefined && options.leaseMs >= 2 * options.timeoutMs + HOLD_MARGIN_MS;
+    // Every delivery of one event dispatched together carries the same claims: sign once.
+    const tokenFor = (c: ClaimedDelivery) => {
       let token = tokens.get(c.event.id);
       if (!token) {
         token = this.deps.sign(c, now);
         token.catch(() => {}); // each attempt observes it
         tokens.set(c.event.id, token);
       }
-      this.#track(c, token);
+      return token;
+    };
+    for (const c of claimed) {
+      const running = this.#perWebhook.get(c.webhook.id) ?? 0;
+      if (running >= options.perEndpointConcurrency) {
+        const queue = this.#waiting.get(c.webhook.id) ?? [];
+        if (canHold && queue.length < options.perEndpointConcurrency) {
+          queue.push({ claimed: c, token: tokenFor(c) });
+          this.#waiting.set(c.webhook.id, queue);
+        } else surplus.push(c.delivery.id);
+        continue;
+      }
+      this.#perWebhook.set(c.webhook.id, running + 1);
+      this.#track(c, tokenFor(c));
     }
     if (surplus.length > 0) await transient(() => store.release(surplus, options.workerId, clock.now()));
     return claimed.length;
@@ -167,9 +208,18 @@ export class Scheduler {
   #track(c: ClaimedDelivery, token: Promise<string>): void {
     const task = this.#attempt(c, token).finally(() => {
       this.#inflight.delete(task);
-      const n = (this.#perWebhook.get(c.webhook.id) ?? 1) - 1;
-      if (n <= 0) this.#perWebhook.delete(c.webhook.id);
-      else this.#perWebhook.set(c.webhook.id, n);
+      const id = c.webhook.id;
+      // The freed slot goes to a delivery of the same webhook already claimed and waiting.
+      const next = this.#closed ? undefined : this.#waiting.get(id)?.shift();
+      if (next) {
+        if (this.#waiting.get(id)!.length === 0) this.#waiting.delete(id);
+        this.#track(next.claimed, next.token);
+      } else {
+        const n = (this.#perWebhook.get(id) ?? 1) - 1;
+        if (n <= 0) this.#perWebhook.delete(id);
+        else this.#perWebhook.set(id, n);
+        this.#starved = false; // this webhook may be claimed for again
+      }
       this.#notify?.();
     });
     this.#inflight.add(task);
@@ -212,6 +262,9 @@ export class Scheduler {
     this.#timer = null;
   }
 }
+
+/** Room left in the lease, past two attempt deadlines, for recording the outcome. */
+const HOLD_MARGIN_MS = 5_000;
 
 /** In-process retries for a busy or briefly unreachable database (never for the HTTP schedule). */
 function transient<T>(fn: () => Promise<T>): Promise<T> {
