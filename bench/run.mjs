@@ -73,6 +73,9 @@ async function runStep(step, kind, label) {
     log(`FAILED: ${reason}`);
     if (process.env.BENCH_DEBUG) log(error.stack);
     return { status: 'error', reason };
+  } finally {
+    // The scenario process has exited: its databases can go now (they can be large).
+    if (kind === 'postgres') await dropDatabasesLike(`${pgPrefix}_${step.id.replace(/-/g, '_')}`).catch(() => {});
   }
 }
 

@@ -6,70 +6,70 @@ const ENGINE_DEFAULTS = undefined; // scenarios use createWebhooks' defaults unl
 
 export function buildPlan({ quick }) {
   const q = (full, small) => (quick ? small : full);
-  const runs = q(3, 2);
+  const runs = q(3, 1); // --quick is a smoke test: one run of each
   return [
     {
       id: 'ceiling',
       title: 'ceiling: RS256 signatures/s on all cores',
       module: 'ceiling.mjs',
       kinds: [null],
-      config: { seconds: q(2, 0.4), runs, concurrency: 16 },
+      config: { seconds: q(2, 0.3), runs, concurrency: 16 },
     },
     {
       id: 'fanout1',
       title: 'throughput, fan-out 1 (10 tenants, one webhook each)',
       module: 'throughput.mjs',
       kinds: ['sqlite', 'postgres'],
-      config: { fanout: 1, webhooks: 10, deliveries: q(20_000, 1_500), runs, delivery: ENGINE_DEFAULTS },
+      config: { fanout: 1, webhooks: 10, deliveries: q(20_000, 400), runs, delivery: ENGINE_DEFAULTS },
     },
     {
       id: 'fanout10',
       title: 'throughput, fan-out 10 (10 webhooks per event)',
       module: 'throughput.mjs',
       kinds: ['sqlite', 'postgres'],
-      config: { fanout: 10, deliveries: q(20_000, 2_000), runs, delivery: ENGINE_DEFAULTS },
+      config: { fanout: 10, deliveries: q(20_000, 600), runs, delivery: ENGINE_DEFAULTS },
     },
     {
       id: 'emit',
       title: 'emit() latency, 1 and 10 subscribers, alone and in a host transaction',
       module: 'emit-latency.mjs',
       kinds: ['sqlite', 'postgres'],
-      config: { emits: q(1_000, 150), warmup: q(100, 20), runs },
+      config: { emits: q(1_000, 100), warmup: q(100, 10), runs },
     },
     {
       id: 'pickup',
       title: 'pickup latency: emit -> first byte at the receiver, same process',
       module: 'pickup-latency.mjs',
       kinds: ['sqlite', 'postgres'],
-      config: { mode: 'in-process', emits: q(200, 30), intervalMs: 15, runs },
+      config: { mode: 'in-process', emits: q(200, 20), intervalMs: 15, runs },
     },
     {
       id: 'pickup-cross',
       title: 'pickup latency: emit in one process, delivered by another',
       module: 'pickup-latency.mjs',
       kinds: ['postgres'],
-      config: { mode: 'cross-process', emits: q(200, 30), intervalMs: 15, runs },
+      config: { mode: 'cross-process', emits: q(200, 20), intervalMs: 15, runs },
     },
     {
       id: 'backlog',
       title: 'backlog: 1,000,000 deliveries pending in the future',
       module: 'backlog.mjs',
       kinds: ['sqlite', 'postgres'],
-      config: { backlog: q(1_000_000, 50_000), ticks: q(300, 50), claims: q(150, 20), batch: 64, idleWindowMs: q(4_000, 1_000), runs },
+      config: { backlog: q(1_000_000, 10_000), ticks: q(300, 30), claims: q(150, 10), batch: 64, idleWindowMs: q(4_000, 500), settleMs: q(1_500, 300), runs },
     },
     {
       id: 'isolation',
       title: 'isolation: a healthy endpoint beside one that always times out',
       module: 'isolation.mjs',
       kinds: ['sqlite', 'postgres'],
-      config: { events: q(3_000, 400), timeoutMs: 1_000, runs },
+      config: { events: q(3_000, 200), timeoutMs: q(1_000, 300), runs },
     },
     {
       id: 'baseline',
       title: 'baseline: pg-boss + jose + fetch, fan-out 1',
       module: 'baseline-pgboss.mjs',
       kinds: ['postgres'],
-      config: { jobs: q(20_000, 1_500), webhooks: 10, loops: 4, batchSize: 16, runs },
+      config: { jobs: q(20_000, 400), webhooks: 10, loops: 4, batchSize: 16, runs },
     },
   ];
 }

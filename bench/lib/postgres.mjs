@@ -55,13 +55,3 @@ export async function dropDatabasesLike(prefix) {
   const { rows } = await admin((c) => c.query('select datname from pg_database where datname like $1', [`${safe(prefix)}%`]));
   for (const { datname } of rows) await dropDatabase(datname);
 }
-
-/** A database for the length of `fn`, dropped afterwards whatever happens. */
-export async function withDatabase(name, fn) {
-  const url = await createDatabase(name);
-  try {
-    return await fn(url);
-  } finally {
-    await dropDatabase(name).catch(() => {});
-  }
-}

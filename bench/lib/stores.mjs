@@ -2,29 +2,13 @@ import { join } from 'node:path';
 import { sqliteStore } from 'identity-webhooks/sqlite';
 
 /**
- * The PostgreSQL adapter, through the package's public entry point. Until that export exists
- * (the adapter landing) the built file is tried, so the harness can be developed beside it.
- */
-export async function loadPostgresAdapter() {
-  try {
-    return await import('identity-webhooks/postgres');
-  } catch (first) {
-    try {
-      return await import('../../dist/adapters/postgres/index.js');
-    } catch {
-      throw new Error(`the PostgreSQL adapter is not built (${first.message})`);
-    }
-  }
-}
-
-/**
  * Opens a store of `kind` ('sqlite' | 'postgres'): a SQLite file `name` in `dir`, or the
  * PostgreSQL database at `pgUrl`.
  */
 export async function openStore({ kind, dir, name = 'webhooks.db', pgUrl, maxConnections }) {
   if (kind === 'sqlite') return sqliteStore({ filename: join(dir, name) });
   if (kind === 'postgres') {
-    const { postgresStore } = await loadPostgresAdapter();
+    const { postgresStore } = await import('identity-webhooks/postgres');
     return postgresStore({ connectionString: pgUrl, ...(maxConnections ? { maxConnections } : {}) });
   }
   throw new TypeError(`unknown store kind ${kind}`);
@@ -43,7 +27,8 @@ export async function countByStatus(store) {
 
 /**
  * Runs `fn({ store, location })` on a store of its own: a new SQLite file in a temporary
- * directory, or a new PostgreSQL database named `${config.pgPrefix}_${label}`, removed afterwards.
+ * directory (removed afterwards), or a new PostgreSQL database named `${config.pgPrefix}_${label}`
+ * (dropped by run.mjs after the scenario process exits).
  * `location` lets another process open the same store (a file path or a connection string).
  * `fn` closes the store (directly, or through the engine that owns it).
  */
@@ -58,9 +43,10 @@ export async function withFreshStore(config, label, fn, { maxConnections } = {})
       dir.cleanup();
     }
   }
-  const { withDatabase } = await import('./postgres.mjs');
-  return withDatabase(`${config.pgPrefix}_${label}`.toLowerCase().replace(/[^a-z0-9_]/g, '_'), async (pgUrl) => {
-    const store = await openStore({ kind: 'postgres', pgUrl, maxConnections });
-    return fn({ store, location: { kind: 'postgres', pgUrl } });
-  });
+  // Created here, dropped by the runner once this process has exited: dropping a database
+  // under a live pool would end its connections from the server side mid-teardown.
+  const { createDatabase } = await import('./postgres.mjs');
+  const pgUrl = await createDatabase(`${config.pgPrefix}_${label}`.toLowerCase().replace(/[^a-z0-9_]/g, '_'));
+  const store = await openStore({ kind: 'postgres', pgUrl, maxConnections });
+  return fn({ store, location: { kind: 'postgres', pgUrl } });
 }

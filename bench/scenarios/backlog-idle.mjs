@@ -4,13 +4,13 @@ import { makeEngine } from '../lib/engine.mjs';
 import { openStore } from '../lib/stores.mjs';
 import { sleep } from '../lib/stats.mjs';
 
-process.once('message', async ({ config: { location, windowMs } }) => {
+process.once('message', async ({ config: { location, windowMs, settleMs } }) => {
   try {
     const store = await openStore({ kind: location.kind, dir: location.dir, pgUrl: location.pgUrl });
     const hooks = await makeEngine({ store });
     await hooks.start();
     await hooks.drain();
-    await sleep(1_500); // past start-up: the first poll ticks, allocations settle
+    await sleep(settleMs); // past start-up: the first poll ticks, allocations settle
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
     await sleep(windowMs);

@@ -18,7 +18,7 @@ const WEBHOOKS = 10;
 const LEASE_MS = 10 * 60_000; // claimed rows stay out of the way for the rest of the scenario
 
 export default async function backlog(config) {
-  const { backlog: size, ticks, claims, batch, idleWindowMs, runs, receiver } = config;
+  const { backlog: size, ticks, claims, batch, idleWindowMs, settleMs, runs, receiver } = config;
   const out = { idleTickP50: [], idleTickP99: [], nextDueAtP99: [], claimP50: [], claimP99: [], rssEmptyMB: [], rssBacklogMB: [], rssGrowthMB: [], idleCpuPct: [], insertSeconds: [] };
 
   // The empty store's idle process, for the RSS and CPU comparison.
@@ -26,7 +26,7 @@ export default async function backlog(config) {
     const hooks = await makeEngine({ store });
     await addWebhooks(hooks, { count: WEBHOOKS, urls: receiver.urls });
     await hooks.close();
-    return idleProcesses(location, idleWindowMs, runs);
+    return idleProcesses(location, { windowMs: idleWindowMs, settleMs }, runs);
   });
 
   await withFreshStore(config, 'backlog', async ({ store, location }) => {
@@ -78,7 +78,7 @@ export default async function backlog(config) {
     } finally {
       await hooks.close();
     }
-    const full = await idleProcesses(location, idleWindowMs, runs);
+    const full = await idleProcesses(location, { windowMs: idleWindowMs, settleMs }, runs);
     for (let i = 0; i < runs; i++) {
       out.rssEmptyMB.push(empty[i].rssMB);
       out.rssBacklogMB.push(full[i].rssMB);
@@ -90,8 +90,8 @@ export default async function backlog(config) {
 }
 
 /** `runs` idle engine processes on the store at `location`, one after the other. */
-async function idleProcesses(location, windowMs, runs) {
+async function idleProcesses(location, { windowMs, settleMs }, runs) {
   const results = [];
-  for (let i = 0; i < runs; i++) results.push(await runChild(IDLE, ['backlog-idle'], { location, windowMs }, { timeoutMs: windowMs + 60_000 }));
+  for (let i = 0; i < runs; i++) results.push(await runChild(IDLE, ['backlog-idle'], { location, windowMs, settleMs }, { timeoutMs: windowMs + 60_000 }));
   return results;
 }

@@ -11,7 +11,7 @@
 import PgBoss from 'pg-boss';
 import { importJWK, SignJWT } from 'jose';
 import { EVENT_DATA, EVENT_TYPE, ISSUER, signingKey } from '../lib/engine.mjs';
-import { withDatabase } from '../lib/postgres.mjs';
+import { createDatabase } from '../lib/postgres.mjs';
 import { receiverControl } from '../lib/receiver-client.mjs';
 import { sleep } from '../lib/stats.mjs';
 
@@ -23,7 +23,8 @@ export default async function baseline(config) {
   const key = await importJWK(jwk, 'RS256');
   const out = { jobsPerSec: [], workerCpuPct: [] };
 
-  await withDatabase(`${pgPrefix}_pgboss`, async (url) => {
+  {
+    const url = await createDatabase(`${pgPrefix}_pgboss`); // dropped by run.mjs afterwards
     const boss = new PgBoss({ connectionString: url, max: 10 });
     boss.on('error', () => {}); // maintenance hiccups while the database is dropped at the end
     await boss.start();
@@ -97,6 +98,6 @@ export default async function baseline(config) {
     } finally {
       await boss.stop({ graceful: false, wait: true, timeout: 5_000 }).catch(() => {});
     }
-  });
+  }
   return { metrics: out };
 }

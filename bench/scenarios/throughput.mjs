@@ -11,7 +11,7 @@ import { countByStatus, withFreshStore } from '../lib/stores.mjs';
 export default async function throughput(config) {
   const { fanout, deliveries, runs, receiver, delivery, webhooks = 10 } = config;
   const control = receiverControl(receiver.urls);
-  const out = { deliveriesPerSec: [], signaturesPerDelivery: [], engineCpuPct: [], seconds: [] };
+  const out = { deliveriesPerSec: [], signaturesPerDelivery: [], engineCpuPct: [], engineCpuMsPerDelivery: [], seconds: [] };
   const errors = [];
   for (let run = 0; run < runs; run++) {
     await withFreshStore(config, `tp${fanout}_${run}`, async ({ store }) => {
@@ -48,6 +48,9 @@ export default async function throughput(config) {
         out.deliveriesPerSec.push(delivered / seconds);
         out.signaturesPerDelivery.push(seen.distinctTokens / Math.max(1, seen.ok));
         out.engineCpuPct.push(((cpu.user + cpu.system) / 1e6 / seconds) * 100);
+        // CPU per delivery (all threads of the engine process, signing included) moves less with
+        // the machine's other load than a rate does.
+        out.engineCpuMsPerDelivery.push((cpu.user + cpu.system) / 1000 / delivered);
         out.seconds.push(seconds);
       } finally {
         await hooks.close();
