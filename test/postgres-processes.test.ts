@@ -168,7 +168,8 @@ describe('several host processes on one PostgreSQL', () => {
     const EVENTS = 2000;
     const ledger = await startLedger(10);
     cleanups.push(() => ledger.close());
-    const f = await fleet(3, { delivery: { concurrency: 16, perEndpointConcurrency: 16, batchSize: 16, timeoutMs: 2000, leaseMs: 3000, pollIntervalMs: 500 } });
+    // A lease well past the outage: what was in flight is re-sent only if its outcome could not be recorded.
+    const f = await fleet(3, { delivery: { concurrency: 16, perEndpointConcurrency: 16, batchSize: 16, timeoutMs: 2000, leaseMs: 8000, pollIntervalMs: 500 } });
     for (const name of ['a', 'b']) await f.emitter.webhooks.create({ name, endpoint: `${ledger.url}/${name}`, eventTypes: ['user.created'] });
     const ids = await f.emitMany(EVENTS);
 
