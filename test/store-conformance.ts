@@ -385,6 +385,11 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
         expect(await s.getDelivery('env_a', other!.id)).toMatchObject({ status: 'held' });
         const late = await s.recordAttempt({ attempt: attempt(other!.id, hook.id, 'env_a', false, now + 1), workerId: 'w1', now: now + 1, retryAt: null, disableAfterMs: 3 * DAY });
         expect(late.disabled).toBeNull(); // already disabled: the notifier is called once
+        // The disabling record retried (its commit's reply lost) answers the same.
+        const last = (await s.listAttempts('env_a', delivery.id)).at(-1)!;
+        const retried = await s.recordAttempt({ attempt: last, workerId: 'w1', now, retryAt: now + DAY, disableAfterMs: 3 * DAY });
+        expect(retried.disabled).toEqual(disabled);
+        expect(await s.listAttempts('env_a', delivery.id)).toHaveLength(2);
       });
 
       test('an attempt for a delivery deleted meanwhile is dropped quietly', async () => {

@@ -277,7 +277,18 @@ export class KyselyStore implements Store {
         .values(fromAttempt(attempt))
         .onConflict((oc) => oc.column('id').doNothing())
         .executeTakeFirst();
-      if (Number(inserted.numInsertedOrUpdatedRows ?? 1n) === 0) return { disabled: null };
+      if (Number(inserted.numInsertedOrUpdatedRows ?? 1n) === 0) {
+        // Same answer as the first time: the disable it made (at this same `now`), if any.
+        const again = await trx
+          .selectFrom('iw_webhooks')
+          .selectAll()
+          .where('id', '=', attempt.webhookId)
+          .where('status', '=', 'disabled')
+          .where('disabled_reason', '=', 'failing')
+          .where('disabled_at', '=', now)
+          .executeTakeFirst();
+        return { disabled: again ? toWebhook(again) : null };
+      }
 
       const result = attempt.statusCode !== null ? String(attempt.statusCode) : (attempt.errorKind ?? 'error');
       if (delivery.locked_by === workerId && (delivery.status === 'pending' || delivery.status === 'held')) {
