@@ -19,6 +19,14 @@ export interface ResolvedAddress {
  */
 export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>;
 
+/**
+ * The operating system's resolver, as Node connects with it: `/etc/hosts`, then DNS.
+ *
+ * @example
+ * ```ts
+ * await systemResolver('localhost'); // [{ address: '::1', family: 6 }, { address: '127.0.0.1', family: 4 }]
+ * ```
+ */
 export const systemResolver: Resolver = async (hostname) => {
   const answers = await lookup(hostname, { all: true, verbatim: true });
   return answers.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
