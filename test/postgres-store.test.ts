@@ -226,6 +226,9 @@ describe('postgres: pools', () => {
     await store.close();
     expect((await pool.query('select 1 as one')).rows).toEqual([{ one: 1 }]);
     expect([pool.listenerCount('error'), pool.listenerCount('connect')]).toEqual(listeners);
+    const client = await pool.connect(); // a connection opened while we were there: our guard is gone
+    expect(client.listenerCount('error')).toBe(0);
+    client.release();
   });
 
   test('idle connections killed under the pool do not crash the process; the next query reconnects', async () => {

@@ -44,7 +44,8 @@ export interface PostgresStoreOptions {
  * import { createWebhooks } from 'identity-webhooks';
  * import { postgresStore } from 'identity-webhooks/postgres';
  *
- * const hooks = createWebhooks({ store: postgresStore({ connectionString: process.env.DATABASE_URL }), keys, issuer });
+ * const store = postgresStore({ connectionString: process.env.DATABASE_URL! });
+ * const hooks = createWebhooks({ store, keys, issuer });
  * await hooks.start(); // migrates (once, under an advisory lock), then delivers
  * // Transactional outbox with the store's Kysely (or the host's own, on the same database):
  * await store.kysely.transaction().execute((trx) => hooks.emit(event, { transaction: trx }));
@@ -62,7 +63,13 @@ export function postgresStore(options: PostgresStoreOptions): KyselyStore {
   // A checked-out connection killed between two queries emits 'error' too; the next query on it
   // fails and p-retry takes over, so nothing needs doing here beyond not crashing.
   const ignore = () => {};
-  const onConnect = (client: PoolClient) => client.on('error', ignore);
+  const guarded = new Set<PoolClient>(); // to take the guard off a host's connections on close
+  const onConnect = (client: PoolClient) => {
+    client.on('error', ignore);
+    if (owned) return;
+    guarded.add(client);
+    client.once('end', () => guarded.delete(client));
+  };
   pool.on('error', onPoolError);
   pool.on('connect', onConnect);
 
@@ -107,6 +114,8 @@ export function postgresStore(options: PostgresStoreOptions): KyselyStore {
       if (!owned) {
         pool.off('error', onPoolError);
         pool.off('connect', onConnect);
+        for (const client of guarded) client.off('error', ignore);
+        guarded.clear();
       }
     },
   };
