@@ -240,11 +240,20 @@ export function createWebhooks(options: WebhooksOptions): Webhooks {
       if (typeof input.data !== 'object' || input.data === null || Array.isArray(input.data)) {
         throw new ValidationError('data must be an object', 'data');
       }
-      const bytes = Buffer.byteLength(JSON.stringify(input.data));
+      // Validate and store what the wire will carry: the JSON form (a Date becomes its ISO
+      // string, undefined members vanish), so the returned event equals the stored one.
+      let json: string;
+      try {
+        json = JSON.stringify(input.data);
+      } catch (error) {
+        throw new ValidationError(`data must be JSON-serialisable (${error instanceof Error ? error.message.split('\n')[0] : 'not JSON'})`, 'data');
+      }
+      const bytes = Buffer.byteLength(json);
       if (bytes > o.maxPayloadBytes) {
         throw new WebhooksError('ERR_PAYLOAD_TOO_LARGE', `data is ${bytes} bytes; the limit is ${o.maxPayloadBytes}`, { field: 'data' });
       }
-      catalog.validateEvent(input.type, input.data);
+      const data = JSON.parse(json) as Record<string, unknown>;
+      catalog.validateEvent(input.type, data);
       const now = clock.now();
       const eventTimestamp = input.eventTimestamp === undefined ? now : +input.eventTimestamp;
       if (!Number.isFinite(eventTimestamp)) throw new ValidationError('eventTimestamp must be a valid time', 'eventTimestamp');
@@ -253,7 +262,7 @@ export function createWebhooks(options: WebhooksOptions): Webhooks {
         environment,
         type: input.type,
         source: input.source,
-        data: structuredClone(input.data),
+        data,
         eventTimestamp,
         createdAt: now,
       };

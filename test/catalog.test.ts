@@ -105,6 +105,18 @@ describe('emit validation: nothing is written for bad input', () => {
     expect(await env.hooks.deliveries.list()).toEqual([]);
   });
 
+  test('data that is not JSON (BigInt, a cycle) is a ValidationError; the event is stored in its JSON form', async () => {
+    const env = await makeEngine();
+    cleanups.push(() => env.close());
+    const cyclic: Record<string, unknown> = { id: 'kp_1' };
+    cyclic.self = cyclic;
+    await expect(env.hooks.emit({ type: 'user.deleted', source: 'admin', data: { user: { id: 1n } } } as never)).rejects.toMatchObject({ code: 'ERR_VALIDATION', field: 'data' });
+    await expect(env.hooks.emit({ type: 'user.deleted', source: 'admin', data: { user: cyclic } })).rejects.toMatchObject({ code: 'ERR_VALIDATION', field: 'data' });
+    const ev = await env.hooks.emit({ type: 'user.deleted', source: 'admin', data: { user: { id: 'kp_1', gone: undefined, at: new Date(0) } } });
+    expect(ev.data).toEqual({ user: { id: 'kp_1', at: '1970-01-01T00:00:00.000Z' } });
+    expect((await env.hooks.events.get(ev.id)).data).toEqual(ev.data);
+  });
+
   test('the payload cap is configurable', async () => {
     const env = await makeEngine({ limits: { maxPayloadBytes: 100 } });
     cleanups.push(() => env.close());

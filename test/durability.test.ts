@@ -77,8 +77,9 @@ describe('durability on one SQLite file', () => {
     await env.hooks.webhooks.create({ name: 'w', endpoint: 'https://example.com/w', eventTypes: ['user.created'] });
     const ev = await env.hooks.emit({ type: 'user.created', source: 'admin', data: userData() });
     expect(await env.hooks.deliveries.get(ev.deliveryIds[0]!)).toMatchObject({ attemptCount: 0 });
-    await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 400 && started === 0; i++) await new Promise((r) => setTimeout(r, 5));
     expect(started).toBe(1);
+    expect(await env.hooks.deliveries.get(ev.deliveryIds[0]!)).toMatchObject({ status: 'pending', attemptCount: 0 });
     release();
     await env.hooks.drain();
     expect(await env.hooks.deliveries.get(ev.deliveryIds[0]!)).toMatchObject({ status: 'delivered' });
