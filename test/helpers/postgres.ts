@@ -51,7 +51,7 @@ export async function useTestPostgres(label: string): Promise<TestPostgres> {
   } finally {
     await admin.end();
   }
-  console.info(`[postgres tests] ${label}: ${server.describe}, database ${name}`);
+  console.info(`[postgres tests] ${label}: ${server.describe}, ${ownsDatabase ? 'database' : 'schema (no CREATEDB right)'} ${name}`);
   return {
     url,
     describe: server.describe,
@@ -83,11 +83,11 @@ export async function adminQuery(url: string, text: string, values: unknown[] = 
   }
 }
 
-/** Kills every other backend of `url`'s database, as a PostgreSQL restart would. Returns how many. */
+/** Kills every other backend of our role in `url`'s database, as a PostgreSQL restart would. Returns how many. */
 export async function terminateBackends(url: string): Promise<number> {
   const { rows } = await adminQuery(
     url,
-    'select count(*)::int as n from (select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()) t',
+    'select count(*)::int as n from (select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and usename = current_user and pid <> pg_backend_pid()) t',
   );
   return rows[0].n as number;
 }
@@ -133,7 +133,12 @@ export async function disruptDatabase(server: TestPostgres, url: string, outageM
     const name = outside.escapeIdentifier(me[0].d);
     const owned = server.ownsDatabase;
     if (owned) await outside.query(`alter database ${name} allow_connections false`);
-    const { rows } = await outside.query('select count(pg_terminate_backend(pid))::int as n from pg_stat_activity where datname = $1 and pid <> $2', [me[0].d, me[0].pid]);
+    // In a shared database (schema mode) only our own role's sessions: we may not kill others'.
+    const spared = [me[0].pid, (await outside.query('select pg_backend_pid() as pid')).rows[0].pid]; // both ours may share the database
+    const { rows } = await outside.query(
+      `select count(pg_terminate_backend(pid))::int as n from pg_stat_activity where datname = $1 and pid <> all($2::int[])${owned ? '' : ' and usename = current_user'}`,
+      [me[0].d, spared],
+    );
     const leased = await leasedNow(inside);
     if (owned) {
       await new Promise((r) => setTimeout(r, outageMs));
