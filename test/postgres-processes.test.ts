@@ -126,7 +126,7 @@ describe('several host processes on one PostgreSQL', () => {
   }, 240_000);
 
   test('a process killed with SIGKILL mid-run: its leased deliveries go out from the others after the lease, same webhook-id', async () => {
-    const EVENTS = 2000;
+    const EVENTS = 1200;
     const LEASE = 3000;
     const ledger = await startLedger(20); // slow enough that many attempts are in flight at the kill
     cleanups.push(() => ledger.close());
@@ -165,7 +165,7 @@ describe('several host processes on one PostgreSQL', () => {
   }, 180_000);
 
   test('PostgreSQL goes away mid-run (every backend killed, connections refused for a while): the processes reconnect and finish, nothing lost', async () => {
-    const EVENTS = 2000;
+    const EVENTS = 1200;
     const ledger = await startLedger(10);
     cleanups.push(() => ledger.close());
     // A lease well past the outage: what was in flight is re-sent only if its outcome could not be recorded.
