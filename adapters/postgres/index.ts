@@ -10,7 +10,6 @@ import { assertMigrated, migrateUnderLock } from './migrate.js';
 import { notifyWake, WakeListener } from './notify.js';
 
 export { WAKE_CHANNEL } from './notify.js';
-export { claimQuery } from './claim.js';
 
 export interface PostgresStoreOptions {
   /** `postgres://user:pass@host:5432/db`; the store opens (and on close ends) its own pool. */

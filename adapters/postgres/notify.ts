@@ -1,6 +1,14 @@
 import { sql, type Kysely } from 'kysely';
 
-/** The channel every process of one database listens on. */
+/**
+ * The channel every process of one database listens on. Anything that makes work due outside the
+ * engine (a bulk insert of deliveries, a script re-queueing failures) can wake the schedulers too.
+ *
+ * @example
+ * ```sql
+ * select pg_notify('identity_webhooks_wake', '');
+ * ```
+ */
 export const WAKE_CHANNEL = 'identity_webhooks_wake';
 
 /**
