@@ -253,5 +253,8 @@ describe('postgres: pools', () => {
     expect(() => postgresStore({ connectionString: 'postgres://x', pool: new pg.Pool() })).toThrow(/exactly one/);
     expect(() => postgresStore({ connectionString: 'postgres://x', maxConnections: 1 })).toThrow(/maxConnections/);
     expect(() => postgresStore({ connectionString: 'postgres://x', notifications: 'yes' as never })).toThrow(/notifications/);
+    const quiet = postgresStore({ connectionString: 'postgres://x', notifications: false }); // behind PgBouncer: polling only
+    cleanups.push(() => quiet.close());
+    expect(quiet.subscribe).toBeUndefined();
   });
 });

@@ -53,7 +53,11 @@ export interface PostgresStoreOptions {
 export function postgresStore(options: PostgresStoreOptions): KyselyStore {
   const o = validate(options);
   const owned = o.pool === undefined;
-  const pool: Pool = o.pool ?? new pg.Pool({ connectionString: o.connectionString, max: o.maxConnections, keepAlive: true, application_name: 'identity-webhooks' });
+  // keepAlive and a connect deadline: a database behind a dead network fails fast (and p-retry
+  // takes over) instead of hanging a claim for the OS's two-minute TCP timeout.
+  const pool: Pool =
+    o.pool ??
+    new pg.Pool({ connectionString: o.connectionString, max: o.maxConnections, keepAlive: true, connectionTimeoutMillis: 10_000, application_name: 'identity-webhooks' });
 
   let closed = false;
   const report = (message: string, error: unknown) => closed || o.onError(message, error);
