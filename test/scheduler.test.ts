@@ -117,3 +117,35 @@ describe('scheduler', () => {
     await env.close();
   });
 });
+
+describe('in-process retries of store calls', () => {
+  test('connection loss, refusals, busy locks and serialisation failures are transient; bugs are not', async () => {
+    const { isTransient } = await import('../src/scheduler/transient.js');
+    const transient = [
+      { code: 'ECONNREFUSED' },
+      { code: '57P01', message: 'terminating connection due to administrator command' },
+      { code: '55000', message: 'database "x" is not currently accepting connections' },
+      { code: '08006' },
+      { code: '40001' },
+      { code: 'SQLITE_BUSY' },
+      new Error('Connection terminated unexpectedly'),
+    ];
+    for (const e of transient) expect(isTransient(e), JSON.stringify(e)).toBe(true);
+    for (const e of [{ code: '23505', message: 'duplicate key' }, new TypeError('x is undefined'), { code: '42P01' }, null]) {
+      expect(isTransient(e), JSON.stringify(e)).toBe(false);
+    }
+  });
+
+  test('a transient failure is retried until it clears; a bug gives up after 5 tries', async () => {
+    const { transient } = await import('../src/scheduler/transient.js');
+    let calls = 0;
+    const value = await transient(async () => {
+      if (++calls < 8) throw Object.assign(new Error('refused'), { code: 'ECONNREFUSED' });
+      return 'ok';
+    }, 10_000);
+    expect([value, calls]).toEqual(['ok', 8]);
+    calls = 0;
+    await expect(transient(async () => (calls++, Promise.reject(new Error('bug'))), 10_000)).rejects.toThrow('bug');
+    expect(calls).toBe(6);
+  });
+});

@@ -1,8 +1,8 @@
-import pRetry from 'p-retry';
 import type { Clock, TimerHandle } from '../clock.js';
 import type { AttemptRecord, ClaimedDelivery, WebhookRecord } from '../model.js';
 import type { Store } from '../store.js';
 import type { RetryPolicy } from './retry.js';
+import { transient } from './transient.js';
 
 export interface SchedulerOptions {
   workerId: string;
@@ -231,8 +231,11 @@ export class Scheduler {
     const now = clock.now();
     const retryAt = attempt.success ? null : retry.nextAttemptAt(c.delivery.attemptCount + 1, now);
     try {
-      const { disabled } = await transient(() =>
-        store.recordAttempt({ attempt, workerId: options.workerId, now, retryAt, disableAfterMs: options.disableAfterMs }),
+      // Until our lease ends nobody else sends this delivery, so keep trying that long.
+      const leaseLeft = (c.delivery.lockedUntil ?? now) - clock.now();
+      const { disabled } = await transient(
+        () => store.recordAttempt({ attempt, workerId: options.workerId, now, retryAt, disableAfterMs: options.disableAfterMs }),
+        leaseLeft,
       );
       if (disabled) this.deps.onDisabled(disabled, attempt);
     } catch (error) {
@@ -265,8 +268,3 @@ export class Scheduler {
 
 /** Room left in the lease, past two attempt deadlines, for recording the outcome. */
 const HOLD_MARGIN_MS = 5_000;
-
-/** In-process retries for a busy or briefly unreachable database (never for the HTTP schedule). */
-function transient<T>(fn: () => Promise<T>): Promise<T> {
-  return pRetry(fn, { retries: 5, minTimeout: 20, maxTimeout: 1000, factor: 3 });
-}
