@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from 'vitest';
 import Database from 'better-sqlite3';
 import { Kysely, sql } from 'kysely';
-import { startReceiver } from './helpers/http.js';
+import { startReceiver, tempDir } from './helpers/http.js';
 import { makeEngine } from './helpers/engine.js';
 import { userData } from './helpers/fixtures.js';
 import { sqliteStore } from '../adapters/sqlite/index.js';
@@ -146,5 +146,24 @@ describe('transactional emit (host Kysely transaction on the same SQLite file)',
     const env = await makeEngine();
     cleanups.push(() => env.close());
     await expect(env.hooks.emit({ type: 'user.created', source: 'admin', data: userData() }, { transaction: {} })).rejects.toThrow(TypeError);
+  });
+});
+
+describe('two stores on one better-sqlite3 handle', () => {
+  test('their transactions queue instead of beginning inside each other', async () => {
+    const { file, cleanup } = tempDir();
+    const db = new Database(file('shared.db'));
+    const a = sqliteStore({ database: db });
+    const b = sqliteStore({ database: db });
+    cleanups.push(async () => (await a.close(), await b.close(), db.close(), cleanup()));
+    await a.migrate(0);
+    await b.migrate(0);
+    const webhook = (id: string) => ({
+      id, environment: 'default', name: id, description: null, endpoint: 'https://example.com/', eventTypes: ['user.created'], status: 'enabled' as const,
+      disabledReason: null, disabledAt: null, failingSince: null, lastError: null, createdAt: 0, updatedAt: 0,
+    });
+    await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).createWebhook(webhook(`webhook_${i}`), { maxWebhooks: 100 })));
+    expect(await a.listWebhooks('default')).toHaveLength(40);
+    expect(db.inTransaction).toBe(false);
   });
 });

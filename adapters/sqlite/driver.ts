@@ -49,22 +49,31 @@ export class SqliteEngineDialect implements Dialect {
   }
 }
 
+/**
+ * One queue per database handle, not per driver: two stores (two Kysely instances) on the same
+ * handle must not both pass the `inTransaction` check and then BEGIN inside each other.
+ */
+const queues = new WeakMap<SqliteDatabase, { tail: Promise<void> }>();
+
 class SqliteEngineDriver implements Driver {
-  #queue: Promise<void> = Promise.resolve();
+  #queue: { tail: Promise<void> };
   #connection: SqliteEngineConnection;
   #release: (() => void) | undefined;
 
   constructor(private readonly db: SqliteDatabase, private readonly owned: boolean) {
     this.#connection = new SqliteEngineConnection(db);
+    let queue = queues.get(db);
+    if (!queue) queues.set(db, (queue = { tail: Promise.resolve() }));
+    this.#queue = queue;
   }
 
   async init(): Promise<void> {}
 
   async acquireConnection(): Promise<DatabaseConnection> {
     // One connection: callers queue in order.
-    const previous = this.#queue;
+    const previous = this.#queue.tail;
     let release!: () => void;
-    this.#queue = new Promise((resolve) => (release = resolve));
+    this.#queue.tail = new Promise((resolve) => (release = resolve));
     await previous;
     this.#release = release;
     // The host's own transaction on a shared handle: wait for it rather than run inside it.
