@@ -56,13 +56,16 @@ export interface Store {
   /** Gives back claims this worker will not attempt now: due at `now`, lease cleared. */
   release(ids: string[], workerId: string, now: number): Promise<void>;
   /**
-   * Records one attempt and its consequences in one transaction: the attempt row; the delivery
-   * (delivered, or next try at `retryAt`, or failed when `retryAt` is null) if this worker still
-   * holds it; the webhook's health (`failing_since` reset on success, set on first failure); and
-   * the auto-disable when a failure lands `disableAfterMs` or more after `failing_since`.
-   * Returns the webhook when, and only when, this call disabled it.
+   * Records attempts and their consequences, all in ONE transaction (group commit: the scheduler
+   * batches outcomes that land together, so a commit is paid per batch, not per delivery). For
+   * each: the attempt row; the delivery (delivered, or next try at `retryAt`, or failed when
+   * `retryAt` is null) if this worker still holds it; the webhook's health (`failing_since` reset
+   * on success, set on first failure); and the auto-disable when a failure lands `disableAfterMs`
+   * or more after `failing_since`. Idempotent by attempt id (a retry after a lost commit reply
+   * gives the same answers). Returns, per item in order, the webhook when, and only when, that
+   * item disabled it.
    */
-  recordAttempt(args: RecordAttemptArgs): Promise<{ disabled: WebhookRecord | null }>;
+  recordAttempts(batch: readonly RecordAttemptArgs[]): Promise<Array<{ disabled: WebhookRecord | null }>>;
   /** Earliest `next_attempt_at` among pending deliveries, or null. Cheap: served by an index. */
   nextDueAt(): Promise<number | null>;
   /**

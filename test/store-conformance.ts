@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import type { Kysely } from 'kysely';
 import { LimitReachedError } from '../src/errors.js';
 import type { AttemptRecord, EventRecord, WebhookRecord } from '../src/model.js';
-import type { Store } from '../src/store.js';
+import type { RecordAttemptArgs, Store } from '../src/store.js';
 
 /**
  * One conformance suite for every store: each adapter's test file calls
@@ -74,6 +74,12 @@ function attempt(deliveryId: string, webhookId: string, environment: string, suc
   };
 }
 
+/** One outcome through the batch API. */
+async function recordOne(s: Store, args: RecordAttemptArgs) {
+  const [result] = await s.recordAttempts([args]);
+  return result!;
+}
+
 export function describeStore(name: string, make: () => Promise<StoreUnderTest>): void {
   describe(`store contract: ${name}`, () => {
     let t: StoreUnderTest;
@@ -143,7 +149,7 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
       test('delete takes deliveries and attempts with it; events stay', async () => {
         const { hook, ev, delivery } = await oneDelivery();
         await s.claimDue({ now: T0, limit: 1, workerId: 'w1', leaseMs: LEASE });
-        await s.recordAttempt({ attempt: attempt(delivery.id, hook.id, 'env_a', false, T0), workerId: 'w1', now: T0, retryAt: T0 + 1000, disableAfterMs: DAY });
+        await recordOne(s, { attempt: attempt(delivery.id, hook.id, 'env_a', false, T0), workerId: 'w1', now: T0, retryAt: T0 + 1000, disableAfterMs: DAY });
         expect(await s.deleteWebhook('env_b', hook.id)).toBe(false);
         expect(await s.deleteWebhook('env_a', hook.id)).toBe(true);
         expect(await s.deleteWebhook('env_a', hook.id)).toBe(false);
@@ -317,11 +323,11 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
       test('success delivers, clears the lease and the webhook\'s failing state', async () => {
         const { hook, delivery } = await oneDelivery();
         await s.claimDue({ now: T0, limit: 1, workerId: 'w1', leaseMs: LEASE });
-        await s.recordAttempt({ attempt: attempt(delivery.id, hook.id, 'env_a', false, T0), workerId: 'w1', now: T0 + 1, retryAt: T0 + 1000, disableAfterMs: DAY });
+        await recordOne(s, { attempt: attempt(delivery.id, hook.id, 'env_a', false, T0), workerId: 'w1', now: T0 + 1, retryAt: T0 + 1000, disableAfterMs: DAY });
         expect(await s.getWebhook('env_a', hook.id)).toMatchObject({ failingSince: T0, lastError: '500: HTTP 500' });
         await s.claimDue({ now: T0 + 1000, limit: 1, workerId: 'w1', leaseMs: LEASE });
         const ok = attempt(delivery.id, hook.id, 'env_a', true, T0 + 1000);
-        expect(await s.recordAttempt({ attempt: ok, workerId: 'w1', now: T0 + 1001, retryAt: null, disableAfterMs: DAY })).toEqual({ disabled: null });
+        expect(await recordOne(s, { attempt: ok, workerId: 'w1', now: T0 + 1001, retryAt: null, disableAfterMs: DAY })).toEqual({ disabled: null });
         expect(await s.getDelivery('env_a', delivery.id)).toMatchObject({
           status: 'delivered',
           attemptCount: 2,
@@ -344,7 +350,7 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
         for (const [i, retryAt] of [T0 + 100, T0 + 300, null].entries()) {
           const now = T0 + i * 100;
           expect(await s.claimDue({ now: i === 2 ? T0 + 300 : now, limit: 1, workerId: 'w1', leaseMs: LEASE })).toHaveLength(1);
-          await s.recordAttempt({ attempt: attempt(delivery.id, hook.id, 'env_a', false, now), workerId: 'w1', now, retryAt, disableAfterMs: DAY });
+          await recordOne(s, { attempt: attempt(delivery.id, hook.id, 'env_a', false, now), workerId: 'w1', now, retryAt, disableAfterMs: DAY });
           const d = await s.getDelivery('env_a', delivery.id);
           expect(d).toMatchObject({ attemptCount: i + 1, nextAttemptAt: retryAt, status: retryAt === null ? 'failed' : 'pending', lastResult: '500' });
         }
@@ -356,7 +362,7 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
         const { hook, delivery } = await oneDelivery();
         await s.claimDue({ now: T0, limit: 1, workerId: 'slow', leaseMs: LEASE });
         await s.claimDue({ now: T0 + LEASE, limit: 1, workerId: 'fast', leaseMs: LEASE });
-        await s.recordAttempt({ attempt: attempt(delivery.id, hook.id, 'env_a', true, T0), workerId: 'slow', now: T0 + LEASE + 1, retryAt: null, disableAfterMs: DAY });
+        await recordOne(s, { attempt: attempt(delivery.id, hook.id, 'env_a', true, T0), workerId: 'slow', now: T0 + LEASE + 1, retryAt: null, disableAfterMs: DAY });
         expect(await s.getDelivery('env_a', delivery.id)).toMatchObject({ status: 'pending', lockedBy: 'fast', attemptCount: 0 });
         expect(await s.listAttempts('env_a', delivery.id)).toHaveLength(1);
       });
@@ -365,8 +371,8 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
         const { hook, delivery } = await oneDelivery();
         await s.claimDue({ now: T0, limit: 1, workerId: 'w1', leaseMs: LEASE });
         const a = attempt(delivery.id, hook.id, 'env_a', false, T0);
-        await s.recordAttempt({ attempt: a, workerId: 'w1', now: T0, retryAt: T0 + 100, disableAfterMs: DAY });
-        await s.recordAttempt({ attempt: a, workerId: 'w1', now: T0, retryAt: T0 + 100, disableAfterMs: DAY });
+        await recordOne(s, { attempt: a, workerId: 'w1', now: T0, retryAt: T0 + 100, disableAfterMs: DAY });
+        await recordOne(s, { attempt: a, workerId: 'w1', now: T0, retryAt: T0 + 100, disableAfterMs: DAY });
         expect(await s.listAttempts('env_a', delivery.id)).toHaveLength(1);
         expect(await s.getDelivery('env_a', delivery.id)).toMatchObject({ attemptCount: 1 });
       });
@@ -375,28 +381,51 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
         const { hook, delivery } = await oneDelivery();
         const [other] = await s.insertEvent(event('env_a', { createdAt: T0 + 4 * DAY }), { newDeliveryId: () => id('msg') });
         await s.claimDue({ now: T0, limit: 1, workerId: 'w1', leaseMs: LEASE });
-        const first = await s.recordAttempt({ attempt: attempt(delivery.id, hook.id, 'env_a', false, T0), workerId: 'w1', now: T0, retryAt: T0 + 3 * DAY, disableAfterMs: 3 * DAY });
+        const first = await recordOne(s, { attempt: attempt(delivery.id, hook.id, 'env_a', false, T0), workerId: 'w1', now: T0, retryAt: T0 + 3 * DAY, disableAfterMs: 3 * DAY });
         expect(first.disabled).toBeNull();
         await s.claimDue({ now: T0 + 3 * DAY, limit: 1, workerId: 'w1', leaseMs: LEASE });
         const now = T0 + 3 * DAY + 5;
-        const { disabled } = await s.recordAttempt({ attempt: attempt(delivery.id, hook.id, 'env_a', false, now), workerId: 'w1', now, retryAt: now + DAY, disableAfterMs: 3 * DAY });
+        const { disabled } = await recordOne(s, { attempt: attempt(delivery.id, hook.id, 'env_a', false, now), workerId: 'w1', now, retryAt: now + DAY, disableAfterMs: 3 * DAY });
         expect(disabled).toMatchObject({ id: hook.id, status: 'disabled', disabledReason: 'failing', disabledAt: now, failingSince: T0 });
         expect(await s.getDelivery('env_a', delivery.id)).toMatchObject({ status: 'held', nextAttemptAt: null, attemptCount: 2 });
         expect(await s.getDelivery('env_a', other!.id)).toMatchObject({ status: 'held' });
-        const late = await s.recordAttempt({ attempt: attempt(other!.id, hook.id, 'env_a', false, now + 1), workerId: 'w1', now: now + 1, retryAt: null, disableAfterMs: 3 * DAY });
+        const late = await recordOne(s, { attempt: attempt(other!.id, hook.id, 'env_a', false, now + 1), workerId: 'w1', now: now + 1, retryAt: null, disableAfterMs: 3 * DAY });
         expect(late.disabled).toBeNull(); // already disabled: the notifier is called once
         // The disabling record retried (its commit's reply lost) answers the same.
         const last = (await s.listAttempts('env_a', delivery.id)).at(-1)!;
-        const retried = await s.recordAttempt({ attempt: last, workerId: 'w1', now, retryAt: now + DAY, disableAfterMs: 3 * DAY });
+        const retried = await recordOne(s, { attempt: last, workerId: 'w1', now, retryAt: now + DAY, disableAfterMs: 3 * DAY });
         expect(retried.disabled).toEqual(disabled);
         expect(await s.listAttempts('env_a', delivery.id)).toHaveLength(2);
+      });
+
+      test('a batch is recorded in one call, each item with its own consequences, answers in order', async () => {
+        const healthy = webhook('env_a');
+        const dying = webhook('env_a', { failingSince: T0 - 4 * DAY });
+        const gone = webhook('env_a');
+        for (const h of [healthy, dying, gone]) await s.createWebhook(h, { maxWebhooks: null });
+        const deliveries = await s.insertEvent(event('env_a'), { newDeliveryId: () => id('msg') });
+        const of = (h: WebhookRecord) => deliveries.find((d) => d.webhookId === h.id)!;
+        expect(await s.claimDue({ now: T0, limit: 10, workerId: 'w1', leaseMs: LEASE })).toHaveLength(3);
+        await s.deleteWebhook('env_a', gone.id);
+        const now = T0 + 10;
+        const results = await s.recordAttempts([
+          { attempt: attempt(of(dying).id, dying.id, 'env_a', false, now), workerId: 'w1', now, retryAt: now + DAY, disableAfterMs: 3 * DAY },
+          { attempt: attempt(of(gone).id, gone.id, 'env_a', true, now), workerId: 'w1', now, retryAt: null, disableAfterMs: 3 * DAY },
+          { attempt: attempt(of(healthy).id, healthy.id, 'env_a', true, now), workerId: 'w1', now, retryAt: null, disableAfterMs: 3 * DAY },
+        ]);
+        expect(results.map((r) => r.disabled?.id ?? null)).toEqual([dying.id, null, null]);
+        expect(await s.getDelivery('env_a', of(healthy).id)).toMatchObject({ status: 'delivered', attemptCount: 1 });
+        expect(await s.getDelivery('env_a', of(dying).id)).toMatchObject({ status: 'held', attemptCount: 1 });
+        expect(await s.getWebhook('env_a', dying.id)).toMatchObject({ status: 'disabled', disabledReason: 'failing' });
+        expect(await s.getDelivery('env_a', of(gone).id)).toBeNull();
+        expect(await s.recordAttempts([])).toEqual([]);
       });
 
       test('an attempt for a delivery deleted meanwhile is dropped quietly', async () => {
         const { hook, delivery } = await oneDelivery();
         await s.claimDue({ now: T0, limit: 1, workerId: 'w1', leaseMs: LEASE });
         await s.deleteWebhook('env_a', hook.id);
-        expect(await s.recordAttempt({ attempt: attempt(delivery.id, hook.id, 'env_a', true, T0), workerId: 'w1', now: T0, retryAt: null, disableAfterMs: DAY })).toEqual({
+        expect(await recordOne(s, { attempt: attempt(delivery.id, hook.id, 'env_a', true, T0), workerId: 'w1', now: T0, retryAt: null, disableAfterMs: DAY })).toEqual({
           disabled: null,
         });
       });

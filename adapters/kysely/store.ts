@@ -264,8 +264,21 @@ export class KyselyStore implements Store {
     });
   }
 
-  async recordAttempt({ attempt, workerId, now, retryAt, disableAfterMs }: RecordAttemptArgs): Promise<{ disabled: WebhookRecord | null }> {
+  async recordAttempts(batch: readonly RecordAttemptArgs[]): Promise<Array<{ disabled: WebhookRecord | null }>> {
+    if (batch.length === 0) return [];
+    // Always the same lock order (webhook, then delivery), whoever records: two processes
+    // recording overlapping webhooks then queue instead of deadlocking.
+    const order = batch.map((_, i) => i).sort((a, b) => compareArgs(batch[a]!, batch[b]!));
     return this.db.transaction().execute(async (trx) => {
+      const results = new Array<{ disabled: WebhookRecord | null }>(batch.length);
+      for (const i of order) results[i] = await this.#recordOne(trx, batch[i]!);
+      return results;
+    });
+  }
+
+  /** One outcome inside the caller's transaction (see Store.recordAttempts). */
+  async #recordOne(trx: Transaction<EngineTables>, { attempt, workerId, now, retryAt, disableAfterMs }: RecordAttemptArgs): Promise<{ disabled: WebhookRecord | null }> {
+    {
       let q = trx.selectFrom('iw_deliveries').select(['status', 'locked_by', 'attempt_count']).where('id', '=', attempt.deliveryId);
       if (this.flavor.rowLocks) q = q.forUpdate();
       const delivery = await q.executeTakeFirst();
@@ -337,7 +350,7 @@ export class KyselyStore implements Store {
       if (!disabled) return { disabled: null };
       await holdPending(trx, attempt.webhookId, now);
       return { disabled: toWebhook(disabled) };
-    });
+    }
   }
 
   async nextDueAt(): Promise<number | null> {
@@ -350,6 +363,12 @@ export class KyselyStore implements Store {
       .executeTakeFirst();
     return row?.next_attempt_at == null ? null : Number(row.next_attempt_at);
   }
+}
+
+function compareArgs(a: RecordAttemptArgs, b: RecordAttemptArgs): number {
+  const x = a.attempt;
+  const y = b.attempt;
+  return x.webhookId < y.webhookId ? -1 : x.webhookId > y.webhookId ? 1 : x.deliveryId < y.deliveryId ? -1 : x.deliveryId > y.deliveryId ? 1 : 0;
 }
 
 /** Pending deliveries of a disabled webhook wait, untouched, until it is enabled again. */

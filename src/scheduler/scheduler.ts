@@ -3,6 +3,7 @@ import type { AttemptRecord, ClaimedDelivery, WebhookRecord } from '../model.js'
 import type { Store } from '../store.js';
 import type { RetryPolicy } from './retry.js';
 import { transient } from './transient.js';
+import { OutcomeRecorder } from './recorder.js';
 
 export interface SchedulerOptions {
   workerId: string;
@@ -62,7 +63,11 @@ export class Scheduler {
   #starved = false;
   #unsubscribe: Promise<(() => Promise<void>) | null> | null = null;
 
-  constructor(private readonly deps: SchedulerDeps) {}
+  #recorder: OutcomeRecorder;
+
+  constructor(private readonly deps: SchedulerDeps) {
+    this.#recorder = new OutcomeRecorder(deps.store);
+  }
 
   start(): void {
     if (this.#closed || this.#started) return;
@@ -226,15 +231,15 @@ export class Scheduler {
   }
 
   async #attempt(c: ClaimedDelivery, token: Promise<string>): Promise<void> {
-    const { store, clock, retry, options } = this.deps;
+    const { clock, retry, options } = this.deps;
     const attempt = await this.deps.attempt(c, token);
     const now = clock.now();
     const retryAt = attempt.success ? null : retry.nextAttemptAt(c.delivery.attemptCount + 1, now);
     try {
       // Until our lease ends nobody else sends this delivery, so keep trying that long.
       const leaseLeft = (c.delivery.lockedUntil ?? now) - clock.now();
-      const { disabled } = await transient(
-        () => store.recordAttempt({ attempt, workerId: options.workerId, now, retryAt, disableAfterMs: options.disableAfterMs }),
+      const { disabled } = await this.#recorder.record(
+        { attempt, workerId: options.workerId, now, retryAt, disableAfterMs: options.disableAfterMs },
         leaseLeft,
       );
       if (disabled) this.deps.onDisabled(disabled, attempt);
