@@ -3,7 +3,8 @@ import { LimitReachedError } from '../../src/errors.js';
 import type { ClaimedDelivery, DeliveryRecord, EventRecord, WebhookRecord } from '../../src/model.js';
 import type { ClaimArgs, DeliveryFilter, RecordAttemptArgs, Store, WebhookPatch } from '../../src/store.js';
 import { runMigrations } from './migrations.js';
-import { fromAttempt, fromDelivery, fromWebhook, toAttempt, toDelivery, toEvent, toWebhook } from './rows.js';
+import { holdPending, recordOutcomes } from './outcomes.js';
+import { fromDelivery, fromWebhook, toAttempt, toDelivery, toEvent, toWebhook } from './rows.js';
 import type { DeliveryRow, EngineTables } from './schema.js';
 
 type Db = Kysely<EngineTables>;
@@ -266,91 +267,7 @@ export class KyselyStore implements Store {
 
   async recordAttempts(batch: readonly RecordAttemptArgs[]): Promise<Array<{ disabled: WebhookRecord | null }>> {
     if (batch.length === 0) return [];
-    // Always the same lock order (webhook, then delivery), whoever records: two processes
-    // recording overlapping webhooks then queue instead of deadlocking.
-    const order = batch.map((_, i) => i).sort((a, b) => compareArgs(batch[a]!, batch[b]!));
-    return this.db.transaction().execute(async (trx) => {
-      const results = new Array<{ disabled: WebhookRecord | null }>(batch.length);
-      for (const i of order) results[i] = await this.#recordOne(trx, batch[i]!);
-      return results;
-    });
-  }
-
-  /** One outcome inside the caller's transaction (see Store.recordAttempts). */
-  async #recordOne(trx: Transaction<EngineTables>, { attempt, workerId, now, retryAt, disableAfterMs }: RecordAttemptArgs): Promise<{ disabled: WebhookRecord | null }> {
-    {
-      let q = trx.selectFrom('iw_deliveries').select(['status', 'locked_by', 'attempt_count']).where('id', '=', attempt.deliveryId);
-      if (this.flavor.rowLocks) q = q.forUpdate();
-      const delivery = await q.executeTakeFirst();
-      if (!delivery) return { disabled: null }; // the webhook was deleted while the request was in flight
-      // Idempotent by attempt id: a retry after a commit whose reply was lost (the connection died
-      // on the way back) must not fail on the duplicate nor apply the outcome twice.
-      const inserted = await trx
-        .insertInto('iw_attempts')
-        .values(fromAttempt(attempt))
-        .onConflict((oc) => oc.column('id').doNothing())
-        .executeTakeFirst();
-      if (Number(inserted.numInsertedOrUpdatedRows ?? 1n) === 0) {
-        // Same answer as the first time: the disable it made (at this same `now`), if any.
-        const again = await trx
-          .selectFrom('iw_webhooks')
-          .selectAll()
-          .where('id', '=', attempt.webhookId)
-          .where('status', '=', 'disabled')
-          .where('disabled_reason', '=', 'failing')
-          .where('disabled_at', '=', now)
-          .executeTakeFirst();
-        return { disabled: again ? toWebhook(again) : null };
-      }
-
-      const result = attempt.statusCode !== null ? String(attempt.statusCode) : (attempt.errorKind ?? 'error');
-      if (delivery.locked_by === workerId && (delivery.status === 'pending' || delivery.status === 'held')) {
-        const status = attempt.success ? 'delivered' : delivery.status === 'held' ? 'held' : retryAt === null ? 'failed' : 'pending';
-        await trx
-          .updateTable('iw_deliveries')
-          .set({
-            status,
-            next_attempt_at: status === 'pending' ? retryAt : null,
-            attempt_count: Number(delivery.attempt_count) + 1,
-            locked_by: null,
-            locked_until: null,
-            last_attempt_at: attempt.startedAt,
-            last_result: result,
-            updated_at: now,
-          })
-          .where('id', '=', attempt.deliveryId)
-          .execute();
-      }
-
-      if (attempt.success) {
-        // Only a webhook that was failing needs the write: every success of a healthy webhook
-        // rewriting its row would queue all workers on one row lock.
-        await trx
-          .updateTable('iw_webhooks')
-          .set({ failing_since: null, last_error: null })
-          .where('id', '=', attempt.webhookId)
-          .where((eb) => eb.or([eb('failing_since', 'is not', null), eb('last_error', 'is not', null)]))
-          .execute();
-        return { disabled: null };
-      }
-      const lastError = `${result}${attempt.errorMessage ? `: ${attempt.errorMessage}` : ''}`.slice(0, 500);
-      await trx
-        .updateTable('iw_webhooks')
-        .set({ failing_since: sql`coalesce(failing_since, ${attempt.startedAt})`, last_error: lastError })
-        .where('id', '=', attempt.webhookId)
-        .execute();
-      const disabled = await trx
-        .updateTable('iw_webhooks')
-        .set({ status: 'disabled', disabled_reason: 'failing', disabled_at: now, updated_at: now })
-        .where('id', '=', attempt.webhookId)
-        .where('status', '=', 'enabled')
-        .where('failing_since', '<=', now - disableAfterMs)
-        .returningAll()
-        .executeTakeFirst();
-      if (!disabled) return { disabled: null };
-      await holdPending(trx, attempt.webhookId, now);
-      return { disabled: toWebhook(disabled) };
-    }
+    return this.db.transaction().execute((trx) => recordOutcomes(trx, batch, this.flavor.rowLocks));
   }
 
   async nextDueAt(): Promise<number | null> {
@@ -363,22 +280,6 @@ export class KyselyStore implements Store {
       .executeTakeFirst();
     return row?.next_attempt_at == null ? null : Number(row.next_attempt_at);
   }
-}
-
-function compareArgs(a: RecordAttemptArgs, b: RecordAttemptArgs): number {
-  const x = a.attempt;
-  const y = b.attempt;
-  return x.webhookId < y.webhookId ? -1 : x.webhookId > y.webhookId ? 1 : x.deliveryId < y.deliveryId ? -1 : x.deliveryId > y.deliveryId ? 1 : 0;
-}
-
-/** Pending deliveries of a disabled webhook wait, untouched, until it is enabled again. */
-async function holdPending(trx: Transaction<EngineTables>, webhookId: string, now: number): Promise<void> {
-  await trx
-    .updateTable('iw_deliveries')
-    .set({ status: 'held', next_attempt_at: null, updated_at: now })
-    .where('webhook_id', '=', webhookId)
-    .where('status', '=', PENDING)
-    .execute();
 }
 
 function asHostTransaction(value: unknown): Db {

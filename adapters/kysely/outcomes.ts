@@ -1,0 +1,160 @@
+import { sql, type Transaction } from 'kysely';
+import type { WebhookRecord } from '../../src/model.js';
+import type { RecordAttemptArgs } from '../../src/store.js';
+import { fromAttempt, toWebhook } from './rows.js';
+import type { EngineTables } from './schema.js';
+
+type Trx = Transaction<EngineTables>;
+type Result = { disabled: WebhookRecord | null };
+
+/**
+ * Store.recordAttempts inside the caller's transaction, set-based where it matters. The common
+ * case, a group of successes, costs four statements whatever its size: read the deliveries (row
+ * locks in id order on PostgreSQL), insert every attempt at once, mark the owned deliveries
+ * delivered, clear the health of webhooks that were failing. Failures, and webhooks with both
+ * outcomes in the group, go one by one in the order they started, because each may disable its
+ * webhook.
+ */
+export async function recordOutcomes(trx: Trx, batch: readonly RecordAttemptArgs[], rowLocks: boolean): Promise<Result[]> {
+  const results: Result[] = batch.map(() => ({ disabled: null }));
+  let q = trx
+    .selectFrom('iw_deliveries')
+    .select(['id', 'status', 'locked_by', 'attempt_count'])
+    .where('id', 'in', [...new Set(batch.map((b) => b.attempt.deliveryId))])
+    .orderBy('id');
+  if (rowLocks) q = q.forUpdate();
+  const deliveries = new Map((await q.execute()).map((d) => [d.id, d]));
+  // A delivery deleted while its request was in flight (its webhook was deleted): drop quietly.
+  const present = batch.map((args, i) => ({ args, i })).filter(({ args }) => deliveries.has(args.attempt.deliveryId));
+  if (present.length === 0) return results;
+
+  // Idempotent by attempt id: a retry after a commit whose reply was lost inserts nothing again.
+  const inserted = new Set(
+    (
+      await trx
+        .insertInto('iw_attempts')
+        .values(present.map(({ args }) => fromAttempt(args.attempt)))
+        .onConflict((oc) => oc.column('id').doNothing())
+        .returning('id')
+        .execute()
+    ).map((r) => r.id),
+  );
+  const fresh = present.filter(({ args }) => inserted.has(args.attempt.id));
+  for (const { args, i } of present) if (!inserted.has(args.attempt.id)) results[i] = await sameAnswer(trx, args);
+
+  const failing = new Set(fresh.filter(({ args }) => !args.attempt.success).map(({ args }) => args.attempt.webhookId));
+  const quick = fresh.filter(({ args }) => args.attempt.success && !failing.has(args.attempt.webhookId));
+  const slow = fresh.filter((f) => !quick.includes(f)).sort((a, b) => a.args.attempt.startedAt - b.args.attempt.startedAt);
+
+  const owned = quick.filter(({ args }) => owns(deliveries.get(args.attempt.deliveryId)!, args.workerId));
+  if (owned.length > 0) {
+    const { now } = owned[0]!.args;
+    await trx
+      .updateTable('iw_deliveries')
+      .set({
+        status: 'delivered',
+        next_attempt_at: null,
+        attempt_count: sql`attempt_count + 1`,
+        locked_by: null,
+        locked_until: null,
+        last_attempt_at: sql`case id ${sql.join(owned.map(({ args }) => sql`when ${args.attempt.deliveryId} then cast(${args.attempt.startedAt} as bigint)`), sql` `)} end`,
+        last_result: sql`case id ${sql.join(owned.map(({ args }) => sql`when ${args.attempt.deliveryId} then ${String(args.attempt.statusCode)}`), sql` `)} end`,
+        updated_at: now,
+      })
+      .where('id', 'in', owned.map(({ args }) => args.attempt.deliveryId))
+      .execute();
+  }
+  if (quick.length > 0) {
+    // Only a webhook that was failing needs the write: every success of a healthy webhook
+    // rewriting its row would queue all workers on one row lock.
+    await trx
+      .updateTable('iw_webhooks')
+      .set({ failing_since: null, last_error: null })
+      .where('id', 'in', [...new Set(quick.map(({ args }) => args.attempt.webhookId))])
+      .where((eb) => eb.or([eb('failing_since', 'is not', null), eb('last_error', 'is not', null)]))
+      .execute();
+  }
+  for (const { args, i } of slow) results[i] = await applyOne(trx, args, deliveries.get(args.attempt.deliveryId)!);
+  return results;
+}
+
+interface DeliveryState {
+  status: string;
+  locked_by: string | null;
+  attempt_count: number;
+}
+
+const owns = (d: DeliveryState, workerId: string) => d.locked_by === workerId && (d.status === 'pending' || d.status === 'held');
+
+/** One outcome's consequences, the attempt row already written. */
+async function applyOne(trx: Trx, { attempt, workerId, now, retryAt, disableAfterMs }: RecordAttemptArgs, delivery: DeliveryState): Promise<Result> {
+  const result = attempt.statusCode !== null ? String(attempt.statusCode) : (attempt.errorKind ?? 'error');
+  if (owns(delivery, workerId)) {
+    const status = attempt.success ? 'delivered' : delivery.status === 'held' ? 'held' : retryAt === null ? 'failed' : 'pending';
+    await trx
+      .updateTable('iw_deliveries')
+      .set({
+        status,
+        next_attempt_at: status === 'pending' ? retryAt : null,
+        attempt_count: Number(delivery.attempt_count) + 1,
+        locked_by: null,
+        locked_until: null,
+        last_attempt_at: attempt.startedAt,
+        last_result: result,
+        updated_at: now,
+      })
+      .where('id', '=', attempt.deliveryId)
+      .execute();
+    // Later items of the same group see this delivery as it now is.
+    Object.assign(delivery, { status, locked_by: null, attempt_count: Number(delivery.attempt_count) + 1 });
+  }
+  if (attempt.success) {
+    await trx
+      .updateTable('iw_webhooks')
+      .set({ failing_since: null, last_error: null })
+      .where('id', '=', attempt.webhookId)
+      .where((eb) => eb.or([eb('failing_since', 'is not', null), eb('last_error', 'is not', null)]))
+      .execute();
+    return { disabled: null };
+  }
+  const lastError = `${result}${attempt.errorMessage ? `: ${attempt.errorMessage}` : ''}`.slice(0, 500);
+  await trx
+    .updateTable('iw_webhooks')
+    .set({ failing_since: sql`coalesce(failing_since, ${attempt.startedAt})`, last_error: lastError })
+    .where('id', '=', attempt.webhookId)
+    .execute();
+  const disabled = await trx
+    .updateTable('iw_webhooks')
+    .set({ status: 'disabled', disabled_reason: 'failing', disabled_at: now, updated_at: now })
+    .where('id', '=', attempt.webhookId)
+    .where('status', '=', 'enabled')
+    .where('failing_since', '<=', now - disableAfterMs)
+    .returningAll()
+    .executeTakeFirst();
+  if (!disabled) return { disabled: null };
+  await holdPending(trx, attempt.webhookId, now);
+  return { disabled: toWebhook(disabled) };
+}
+
+/** A repeated record answers as the first did: the disable it made (at this same `now`), if any. */
+async function sameAnswer(trx: Trx, { attempt, now }: RecordAttemptArgs): Promise<Result> {
+  const again = await trx
+    .selectFrom('iw_webhooks')
+    .selectAll()
+    .where('id', '=', attempt.webhookId)
+    .where('status', '=', 'disabled')
+    .where('disabled_reason', '=', 'failing')
+    .where('disabled_at', '=', now)
+    .executeTakeFirst();
+  return { disabled: again ? toWebhook(again) : null };
+}
+
+/** Pending deliveries of a disabled webhook wait, untouched, until it is enabled again. */
+export async function holdPending(trx: Trx, webhookId: string, now: number): Promise<void> {
+  await trx
+    .updateTable('iw_deliveries')
+    .set({ status: 'held', next_attempt_at: null, updated_at: now })
+    .where('webhook_id', '=', webhookId)
+    .where('status', '=', sql.lit('pending'))
+    .execute();
+}
