@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from 'vitest';
 import { ROUTES } from '../src/http/routes.js';
 import { serveHandler } from './helpers/http.js';
-import { client, createBody, makeEngine } from './http-setup.js';
+import { client, createBody, engineAndClient, makeEngine } from './http-setup.js';
 
 /** Authorization fails closed, and one environment never sees or touches another's records. */
 
@@ -79,15 +79,7 @@ test('the authorize hook sees the real request (headers, method, URL)', async ()
 
 describe.each(['direct', 'http'] as const)('environments are isolated (%s)', (mode) => {
   test("another environment's webhook and event ids answer 404 exactly like ids that never existed", async () => {
-    const engine = await makeEngine();
-    cleanups.push(() => engine.close());
-    let base: string | null = null;
-    if (mode === 'http') {
-      const server = await serveHandler(engine.handler);
-      cleanups.push(() => server.close());
-      base = server.url;
-    }
-    const api = client(engine.handler, base);
+    const { engine, api } = await engineAndClient(mode, cleanups);
     const id = (await api('POST', '/api/v1/webhooks', { env: 'env-a', body: createBody() })).json.webhook.id as string;
     const event = await engine.hooks.emit({ type: 'user.deleted', source: 'api', data: { user: { id: 'kp_1' } }, environment: 'env-a' });
     const ghost = `webhook_${'0'.repeat(32)}`;

@@ -4,7 +4,7 @@ import { sqliteStore } from '../adapters/sqlite/index.js';
 import { checkResponse, type CheckResult } from '../src/http/openapi-check.js';
 import { openApiDocument } from '../src/http/openapi.js';
 import { testKey } from './helpers/fixtures.js';
-import { tempDir } from './helpers/http.js';
+import { serveHandler, tempDir } from './helpers/http.js';
 
 /**
  * Shared setup of the HTTP tests: an engine on a real SQLite file whose `authorize` reads
@@ -105,4 +105,20 @@ export function client(handler: Handler, base: string | null) {
     }
     return { status: res.status, headers: res.headers, text, json };
   };
+}
+
+/**
+ * An engine and a client for it, driven directly with Request objects (`direct`) or over real
+ * HTTP on 127.0.0.1 (`http`); what it opens is pushed onto `cleanups`.
+ */
+export async function engineAndClient(mode: 'direct' | 'http', cleanups: Array<() => Promise<unknown>>, options: Partial<WebhooksOptions> = {}) {
+  const engine = await makeEngine(options);
+  cleanups.push(() => engine.close());
+  let base: string | null = null;
+  if (mode === 'http') {
+    const server = await serveHandler(engine.handler);
+    cleanups.push(() => server.close());
+    base = server.url;
+  }
+  return { engine, api: client(engine.handler, base) };
 }

@@ -1,8 +1,8 @@
 import { afterAll, afterEach, describe, expect, test } from 'vitest';
 import { ROUTES } from '../src/http/routes.js';
 import { ManualClock } from '../src/index.js';
-import { serveHandler, startReceiver } from './helpers/http.js';
-import { checked, client, createBody, makeEngine, type TestEngine } from './http-setup.js';
+import { startReceiver } from './helpers/http.js';
+import { checked, createBody, engineAndClient, makeEngine, type TestEngine } from './http-setup.js';
 
 // This file alone answers every documented operation successfully at least once.
 afterAll(() => {
@@ -22,17 +22,7 @@ afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
 
-async function setup(mode: 'direct' | 'http', options: Parameters<typeof makeEngine>[0] = {}) {
-  const engine = await makeEngine(options);
-  cleanups.push(() => engine.close());
-  let base: string | null = null;
-  if (mode === 'http') {
-    const server = await serveHandler(engine.handler);
-    cleanups.push(() => server.close());
-    base = server.url;
-  }
-  return { engine, api: client(engine.handler, base) };
-}
+const setup = (mode: 'direct' | 'http', options: Parameters<typeof makeEngine>[0] = {}) => engineAndClient(mode, cleanups, options);
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 

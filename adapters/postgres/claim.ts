@@ -1,5 +1,6 @@
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { ClaimArgs } from '../../src/store.js';
+import { dueIds } from '../kysely/due.js';
 import type { DeliveryRow, EngineTables } from '../kysely/schema.js';
 
 /**
@@ -24,15 +25,7 @@ import type { DeliveryRow, EngineTables } from '../kysely/schema.js';
 export function claimQuery(db: Kysely<EngineTables>, { now, limit, workerId, leaseMs, excludeWebhookIds }: ClaimArgs) {
   const until = now + leaseMs;
   return db
-    .with('due', (qb) => {
-      let due = qb
-        .selectFrom('iw_deliveries')
-        .select('id')
-        .where('status', '=', sql.lit('pending'))
-        .where('next_attempt_at', '<=', now);
-      if (excludeWebhookIds && excludeWebhookIds.length > 0) due = due.where('webhook_id', 'not in', excludeWebhookIds);
-      return due.orderBy('next_attempt_at').limit(limit).forUpdate().skipLocked();
-    })
+    .with('due', (qb) => dueIds(qb, { now, limit, excludeWebhookIds }).forUpdate().skipLocked())
     .updateTable('iw_deliveries')
     .from('due')
     .set({ locked_by: workerId, locked_until: until, next_attempt_at: until, updated_at: now })

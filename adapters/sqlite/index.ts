@@ -1,7 +1,8 @@
 import Database from 'better-sqlite3';
-import { Kysely, sql } from 'kysely';
+import { Kysely } from 'kysely';
 import { KyselyStore, type SqlFlavor } from '../kysely/store.js';
 import type { EngineTables } from '../kysely/schema.js';
+import { dueIds } from '../kysely/due.js';
 import { SqliteEngineDialect, type SqliteDatabase } from './driver.js';
 
 export type { SqliteDatabase } from './driver.js';
@@ -45,16 +46,10 @@ export function sqliteStore(options: SqliteStoreOptions): KyselyStore {
     rowLocks: false,
     // One UPDATE ... RETURNING: atomic, and SQLite has a single writer, so no two claims overlap.
     async claim(k, { now, limit, workerId, leaseMs, excludeWebhookIds }) {
-      let due = k
-        .selectFrom('iw_deliveries')
-        .select('id')
-        .where('status', '=', sql.lit('pending'))
-        .where('next_attempt_at', '<=', now);
-      if (excludeWebhookIds && excludeWebhookIds.length > 0) due = due.where('webhook_id', 'not in', excludeWebhookIds);
       return k
         .updateTable('iw_deliveries')
         .set({ locked_by: workerId, locked_until: now + leaseMs, next_attempt_at: now + leaseMs, updated_at: now })
-        .where('id', 'in', due.orderBy('next_attempt_at').limit(limit))
+        .where('id', 'in', dueIds(k, { now, limit, excludeWebhookIds }))
         .returningAll()
         .execute();
     },
