@@ -219,9 +219,11 @@ export function createWebhooks(options: WebhooksOptions): Webhooks {
     onError,
   });
 
-  const getWebhook = async (id: string, environment: string) => {
-    const found = v.isPlausibleId(id, 'webhook') ? await call('reading a webhook', () => store.getWebhook(environment, id)) : null;
-    if (!found) throw new NotFoundError('webhook', String(id).slice(0, 128));
+  /** A record by id, or ERR_NOT_FOUND (an id that cannot exist, or of another environment, included). */
+  const byId = async <T>(what: 'webhook' | 'event' | 'delivery', id: string, doing: string, find: () => Promise<T | null | false>): Promise<T> => {
+    const prefix = what === 'delivery' ? 'msg' : what;
+    const found = v.isPlausibleId(id, prefix) ? await call(doing, find) : null;
+    if (!found) throw new NotFoundError(what, String(id).slice(0, 128));
     return found;
   };
 
@@ -296,7 +298,10 @@ export function createWebhooks(options: WebhooksOptions): Webhooks {
         await call('creating a webhook', () => store.createWebhook(record, { maxWebhooks: o.maxWebhooks(environment) }));
         return record;
       },
-      get: async (id, opts) => getWebhook(id, v.environmentOf(opts?.environment)),
+      async get(id, opts) {
+        const environment = v.environmentOf(opts?.environment);
+        return byId('webhook', id, 'reading a webhook', () => store.getWebhook(environment, id));
+      },
       list: async (opts) => {
         const environment = v.environmentOf(opts?.environment);
         return call('listing webhooks', () => store.listWebhooks(environment));
@@ -305,27 +310,21 @@ export function createWebhooks(options: WebhooksOptions): Webhooks {
         const environment = v.environmentOf(opts?.environment);
         const clean = v.webhookPatch(patch, catalog);
         if (clean.endpoint !== undefined) await assertEndpointAllowed(clean.endpoint, o.network);
-        const updated = v.isPlausibleId(id, 'webhook') ? await call('updating a webhook', () => store.updateWebhook(environment, id, clean, clock.now())) : null;
-        if (!updated) throw new NotFoundError('webhook', String(id).slice(0, 128));
-        return updated;
+        return byId('webhook', id, 'updating a webhook', () => store.updateWebhook(environment, id, clean, clock.now()));
       },
       async delete(id, opts) {
         const environment = v.environmentOf(opts?.environment);
-        const gone = v.isPlausibleId(id, 'webhook') && (await call('deleting a webhook', () => store.deleteWebhook(environment, id)));
-        if (!gone) throw new NotFoundError('webhook', String(id).slice(0, 128));
+        await byId('webhook', id, 'deleting a webhook', () => store.deleteWebhook(environment, id));
       },
       async disable(id, opts) {
         const environment = v.environmentOf(opts?.environment);
-        const done = v.isPlausibleId(id, 'webhook') ? await call('disabling a webhook', () => store.disableWebhook(environment, id, 'manual', clock.now())) : null;
-        if (!done) throw new NotFoundError('webhook', String(id).slice(0, 128));
-        return done;
+        return byId('webhook', id, 'disabling a webhook', () => store.disableWebhook(environment, id, 'manual', clock.now()));
       },
       async enable(id, opts) {
         const environment = v.environmentOf(opts?.environment);
         const resume = opts?.resumeHeld ?? true;
         if (typeof resume !== 'boolean') throw new ValidationError('resumeHeld must be a boolean', 'resumeHeld');
-        const done = v.isPlausibleId(id, 'webhook') ? await call('enabling a webhook', () => store.enableWebhook(environment, id, clock.now(), resume)) : null;
-        if (!done) throw new NotFoundError('webhook', String(id).slice(0, 128));
+        const done = await byId('webhook', id, 'enabling a webhook', () => store.enableWebhook(environment, id, clock.now(), resume));
         scheduler.wake();
         return done;
       },
@@ -334,9 +333,7 @@ export function createWebhooks(options: WebhooksOptions): Webhooks {
     events: {
       async get(id, opts) {
         const environment = v.environmentOf(opts?.environment);
-        const found = v.isPlausibleId(id, 'event') ? await call('reading an event', () => store.getEvent(environment, id)) : null;
-        if (!found) throw new NotFoundError('event', String(id).slice(0, 128));
-        return found;
+        return byId('event', id, 'reading an event', () => store.getEvent(environment, id));
       },
     },
 
@@ -349,9 +346,7 @@ export function createWebhooks(options: WebhooksOptions): Webhooks {
       },
       async get(id, opts) {
         const environment = v.environmentOf(opts?.environment);
-        const found = v.isPlausibleId(id, 'msg') ? await call('reading a delivery', () => store.getDelivery(environment, id)) : null;
-        if (!found) throw new NotFoundError('delivery', String(id).slice(0, 128));
-        return found;
+        return byId('delivery', id, 'reading a delivery', () => store.getDelivery(environment, id));
       },
       async attempts(id, opts) {
         await hooks.deliveries.get(id, opts);
