@@ -7,16 +7,19 @@
 //   - one port that never answers (the timing-out endpoint of the isolation scenario); it drops
 //     each socket after 60 s so nothing lingers;
 //   - on the first ok port, control routes: GET /_stats (counters), GET /_stamps (arrival times
-//     by webhook-id, then forgets them), POST /_reset.
+//     by webhook-id, then forgets them), GET /_arrivals (the time of every 200 since the last
+//     reset, in order: what the throughput windows are cut from), POST /_reset.
 // Paths: /status/NNN answers NNN; /stamp/... records the arrival time (CLOCK_MONOTONIC, which
 // every process of the machine shares) when the request head arrives: the first-byte time.
 import http from 'node:http';
 
 const okPorts = Number(process.env.RECEIVER_OK_PORTS ?? 10);
 const HANG_LIMIT_MS = 60_000;
+const MAX_ARRIVALS = 1_000_000; // a bound, whatever a scenario does without resetting
 
 let stats = freshStats();
 let stamps = new Map();
+let arrivals = [];
 
 function freshStats() {
   return { requests: 0, ok: 0, other: 0, bytes: 0, tokens: new Set(), byPort: {} };
@@ -33,9 +36,13 @@ function handle(req, res, port) {
     stamps = new Map();
     return reply(res, 200, body);
   }
+  if (req.method === 'GET' && url === '/_arrivals') {
+    return reply(res, 200, JSON.stringify(arrivals));
+  }
   if (req.method === 'POST' && url === '/_reset') {
     stats = freshStats();
     stamps = new Map();
+    arrivals = [];
     return reply(res, 200, 'reset');
   }
   const arrived = Number(process.hrtime.bigint()) / 1e6;
@@ -53,8 +60,12 @@ function handle(req, res, port) {
     stats.tokens.add(text.slice(text.lastIndexOf('.') + 1, text.lastIndexOf('.') + 33));
     const m = /^\/status\/(\d{3})/.exec(url);
     const status = m ? Number(m[1]) : 200;
-    if (status === 200) stats.ok++;
-    else stats.other++;
+    if (status === 200) {
+      stats.ok++;
+      // When the request was read in full and is answered (CLOCK_MONOTONIC ms, shared by every
+      // process of the machine): a delivery done, as far as the receiver can tell.
+      if (arrivals.length < MAX_ARRIVALS) arrivals.push(Math.round((Number(process.hrtime.bigint()) / 1e6) * 1000) / 1000);
+    } else stats.other++;
     reply(res, status, status === 200 ? 'ok' : `status ${status}`);
   });
 }

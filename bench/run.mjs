@@ -81,7 +81,7 @@ async function runStep(step, kind, label) {
 
 const derived = derive(results);
 const verdicts = judge(results);
-log(`\nFigures (median of runs; ceiling ${derived.ceiling ? Math.round(derived.ceiling) : '-'} signatures/s):\n`);
+log(`\nFigures (median of runs, or of the windows of one sustained run; ceiling ${derived.ceiling ? Math.round(derived.ceiling) : '-'} signatures/s):\n`);
 log(textTable(FIGURE_HEADER, figureRows(plan, results, derived)));
 log('\nTargets:\n');
 log(textTable(TARGET_HEADER, targetRows(verdicts)));

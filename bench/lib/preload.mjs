@@ -14,10 +14,16 @@ import { EVENT_DATA, EVENT_TYPE } from './engine.mjs';
  * deliveries together, as after a burst of emits.
  *
  * @param {import('identity-webhooks').Store & { kysely: any, dialect: string }} store
- * @param {{ groups: { environment: string, webhookIds: string[] }[], events: number, firstDueAt: number, spacingMs?: number, createdAt?: number }} plan
+ * With `deferIndexes`, the secondary indexes (and on PostgreSQL the primary keys and unique
+ * constraints) of iw_events and iw_deliveries are dropped first and rebuilt at the end of the
+ * same transaction from the catalog's own definitions: one sort per index instead of a million
+ * B-tree inserts (PostgreSQL: 13 s -> 5-6 s for the backlog's million rows). The schema after is
+ * the migrations' exactly, whatever they define.
+ *
+ * @param {{ groups: { environment: string, webhookIds: string[] }[], events: number, firstDueAt: number, spacingMs?: number, createdAt?: number, deferIndexes?: boolean }} plan
  * @returns {Promise<{ events: number, deliveries: number, prefix: string }>}
  */
-export async function preload(store, { groups, events, firstDueAt, spacingMs = 1, createdAt }) {
+export async function preload(store, { groups, events, firstDueAt, spacingMs = 1, createdAt, deferIndexes = false }) {
   const db = store.kysely;
   const pg = store.dialect === 'postgres';
   const G = groups.length;
@@ -28,6 +34,7 @@ export async function preload(store, { groups, events, firstDueAt, spacingMs = 1
   let deliveries = 0;
 
   await db.transaction().execute(async (trx) => {
+    const deferred = deferIndexes ? await dropSecondaryIndexes(trx, pg) : [];
     for (let g = 0; g < G; g++) {
       const n = Math.floor(events / G) + (g < events % G ? 1 : 0);
       if (n === 0) continue;
@@ -53,8 +60,32 @@ export async function preload(store, { groups, events, firstDueAt, spacingMs = 1
         deliveries += n;
       }
     }
+    for (const def of deferred) await sql.raw(def).execute(trx);
   });
   return { events, deliveries, prefix };
+}
+
+/**
+ * Drops the secondary indexes of iw_events and iw_deliveries (on PostgreSQL also their primary
+ * keys and unique constraints; SQLite cannot drop those without rebuilding the table) and returns
+ * the statements that recreate them exactly, read from the catalog.
+ */
+async function dropSecondaryIndexes(trx, pg) {
+  const tables = ['iw_events', 'iw_deliveries'];
+  if (pg) {
+    // PostgreSQL: the primary keys and unique constraints too (rebuilt by one sort each, much
+    // faster than a million B-tree inserts); nothing references these tables.
+    const { rows: cons } = await sql`select conrelid::regclass::text as tbl, conname as name, pg_get_constraintdef(oid) as def from pg_constraint
+      where conrelid in (${sql.join(tables.map((t) => sql`${t}::regclass`))}) and contype in ('p', 'u')`.execute(trx);
+    const { rows: idx } = await sql`select indexname as name, indexdef as def from pg_indexes where schemaname = current_schema() and tablename in (${sql.join(tables)})
+        and indexname not in (select conname from pg_constraint)`.execute(trx);
+    for (const { name } of idx) await sql`drop index ${sql.id(name)}`.execute(trx);
+    for (const { tbl, name } of cons) await sql`alter table ${sql.id(tbl)} drop constraint ${sql.id(name)}`.execute(trx);
+    return [...cons.map((c) => `alter table ${c.tbl} add constraint ${c.name} ${c.def}`), ...idx.map((r) => r.def)];
+  }
+  const { rows } = await sql`select name, sql as def from sqlite_master where type = 'index' and sql is not null and tbl_name in (${sql.join(tables)})`.execute(trx);
+  for (const { name } of rows) await sql`drop index ${sql.id(name)}`.execute(trx);
+  return rows.map((r) => r.def);
 }
 
 /** Refreshes the planner's statistics, as autovacuum would on a database that had time to. */

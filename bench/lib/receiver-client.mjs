@@ -35,5 +35,7 @@ export function receiverControl(urls) {
     stats: () => fetch(`${base}/_stats`).then((r) => r.json()),
     /** Arrival times (CLOCK_MONOTONIC ms) by webhook-id since the last call. */
     stamps: () => fetch(`${base}/_stamps`).then((r) => r.json()),
+    /** The time (CLOCK_MONOTONIC ms) of every 200 answered since the last reset, in order. */
+    arrivals: () => fetch(`${base}/_arrivals`).then((r) => r.json()),
   };
 }

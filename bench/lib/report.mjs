@@ -4,6 +4,7 @@ const UNITS = {
   signaturesPerSec: '/s',
   oneCoreSyncPerSec: '/s',
   deliveriesPerSec: '/s',
+  wholeRunPerSec: '/s',
   jobsPerSec: '/s',
   healthyPerSec: '/s',
   soloPerSec: '/s',
@@ -17,6 +18,8 @@ const UNITS = {
   rssBacklogMB: 'MB',
   insertSeconds: 's',
   seconds: 's',
+  deliveries: '',
+  jobs: '',
 };
 const unitOf = (name) => UNITS[name] ?? (/^p\d|P\d\d|Ms$|^p50|^p99|^max/.test(name) ? 'ms' : '');
 

@@ -5,6 +5,7 @@
 import { httpTransport } from 'identity-webhooks';
 import { makeEngine, EVENT_DATA, EVENT_TYPE } from '../lib/engine.mjs';
 import { preload } from '../lib/preload.mjs';
+import { sleep } from '../lib/stats.mjs';
 import { withFreshStore } from '../lib/stores.mjs';
 
 export default async function isolation(config) {
@@ -43,8 +44,13 @@ async function healthyRate(config, label, { withDeadEndpoint, events, timeoutMs,
       await hooks.start();
       const ids = [(await hooks.webhooks.create({ name: 'healthy', endpoint: healthyUrl, eventTypes: [EVENT_TYPE] })).id];
       if (withDeadEndpoint) ids.push((await hooks.webhooks.create({ name: 'dead', endpoint: `${receiver.hangUrl}/hang`, eventTypes: [EVENT_TYPE] })).id);
-      await hooks.emit({ type: EVENT_TYPE, source: 'admin', data: EVENT_DATA }); // warm-up
-      await hooks.drain();
+      // Warm-up through the real path (connections open, key imported, statements prepared): until
+      // the healthy endpoint has its delivery. The dead endpoint's stays in flight: it is dead.
+      await hooks.emit({ type: EVENT_TYPE, source: 'admin', data: EVENT_DATA });
+      for (let waited = 0; served < 1; waited += 5) {
+        if (waited > 10_000) throw new Error(`${label}: the warm-up delivery did not arrive within 10 s`);
+        await sleep(5);
+      }
       target = served + events;
       await preload(store, { groups: [{ environment: 'default', webhookIds: ids }], events, firstDueAt: Date.now() - events });
       const t0 = performance.now();
