@@ -167,3 +167,30 @@ describe('two stores on one better-sqlite3 handle', () => {
     expect(db.inTransaction).toBe(false);
   });
 });
+
+describe('WAL checkpoints off the request path', () => {
+  test('a store that opened its own file checkpoints from a timer, not inside commits; a host handle is left alone', async () => {
+    const { statSync } = await import('node:fs');
+    const { file, cleanup } = tempDir();
+    const own = sqliteStore({ filename: file('own.db'), checkpointIntervalMs: 20 });
+    const hostDb = new Database(file('host.db'));
+    const lent = sqliteStore({ database: hostDb });
+    cleanups.push(async () => (await own.close(), await lent.close(), hostDb.close(), cleanup()));
+    expect(hostDb.pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
+    const ownAuto = await sql<{ wal_autocheckpoint: number }>`pragma wal_autocheckpoint`.execute(own.kysely);
+    expect(ownAuto.rows[0]!.wal_autocheckpoint).toBe(0);
+
+    await own.migrate(0);
+    // With automatic checkpoints off, pages reach the main file only through our timer.
+    const before = statSync(file('own.db')).size;
+    for (let i = 0; i < 200; i++) {
+      await own.createWebhook(
+        { id: `webhook_${i}`, environment: 'default', name: 'x'.repeat(200), description: null, endpoint: 'https://example.com/', eventTypes: ['user.created'], status: 'enabled',
+          disabledReason: null, disabledAt: null, failingSince: null, lastError: null, createdAt: 0, updatedAt: 0 },
+        { maxWebhooks: null },
+      );
+    }
+    for (let i = 0; i < 100 && statSync(file('own.db')).size <= before; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(statSync(file('own.db')).size).toBeGreaterThan(before);
+  });
+});

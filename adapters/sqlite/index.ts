@@ -14,6 +14,13 @@ export interface SqliteStoreOptions {
   database?: SqliteDatabase;
   /** How long a writer waits for another process's lock before failing. Default 5000 ms. */
   busyTimeoutMs?: number;
+  /**
+   * On a database the store opens itself, WAL checkpoints run from a timer this often instead
+   * of inside whichever commit crosses SQLite's 1000-page mark (a checkpoint syncs the file:
+   * milliseconds that would otherwise land in a random emit or claim). 0 keeps SQLite's
+   * automatic checkpoints. Default 1000 ms. A database the host passes in is left as it is.
+   */
+  checkpointIntervalMs?: number;
 }
 
 /**
@@ -40,6 +47,10 @@ export function sqliteStore(options: SqliteStoreOptions): KyselyStore {
   // WAL + NORMAL is durable across process crashes (only an OS crash can drop the last commits).
   db.pragma('synchronous = NORMAL');
 
+  const checkpointMs = options.checkpointIntervalMs ?? 1000;
+  if (!Number.isInteger(checkpointMs) || checkpointMs < 0) throw new TypeError('sqliteStore: checkpointIntervalMs must be a non-negative integer');
+  const checkpoints = database === undefined && filename !== ':memory:' && checkpointMs > 0 ? backgroundCheckpoints(db, checkpointMs) : null;
+
   const kysely = new Kysely<EngineTables>({ dialect: new SqliteEngineDialect(db, database === undefined) });
   const flavor: SqlFlavor = {
     dialect: 'sqlite',
@@ -60,8 +71,27 @@ export function sqliteStore(options: SqliteStoreOptions): KyselyStore {
       await run();
     },
     async close() {
+      if (checkpoints) clearInterval(checkpoints);
       await kysely.destroy();
     },
   };
   return new KyselyStore(kysely, flavor);
+}
+
+/**
+ * PASSIVE checkpoints never wait for readers or writers, so the timer cannot stall on another
+ * process; a round that finds our own transaction open (between two awaited statements) skips.
+ */
+function backgroundCheckpoints(db: SqliteDatabase, everyMs: number): NodeJS.Timeout {
+  db.pragma('wal_autocheckpoint = 0');
+  const timer = setInterval(() => {
+    if (!db.open || db.inTransaction) return;
+    try {
+      db.pragma('wal_checkpoint(PASSIVE)');
+    } catch {
+      // Busy or locked: the next round tries again; the WAL only grows meanwhile.
+    }
+  }, everyMs);
+  timer.unref();
+  return timer;
 }
