@@ -6,10 +6,20 @@ import { fileURLToPath } from 'node:url';
 import { FIGURE_HEADER, TARGET_HEADER, figureRows, markdownTable, targetRows } from './lib/report.mjs';
 
 const dir = join(dirname(fileURLToPath(import.meta.url)), 'results');
-const file = process.argv[2] ?? join(dir, readdirSync(dir).filter((f) => f.endsWith('.json') && !f.includes('quick')).sort().at(-1));
+const file =
+  process.argv[2] ??
+  join(
+    dir,
+    readdirSync(dir)
+      .filter((f) => f.endsWith('.json') && !f.includes('quick'))
+      .sort()
+      .at(-1),
+  );
 const r = JSON.parse(readFileSync(file, 'utf8'));
 const m = r.machine;
-console.log(`Run of ${r.startedAt} (${r.profile}, ${r.seconds} s): ${m.nproc} cores, ${m.cpuModel}, ${m.memoryGiB} GiB, Node ${m.node}, ${m.platform}; load average at the start ${m.loadAverageAtStart.join(' / ')}.\n`);
+console.log(
+  `Run of ${r.startedAt} (${r.profile}, ${r.seconds} s): ${m.nproc} cores, ${m.cpuModel}, ${m.memoryGiB} GiB, Node ${m.node}, ${m.platform}; load average at the start ${m.loadAverageAtStart.join(' / ')}.\n`,
+);
 console.log(markdownTable(TARGET_HEADER, targetRows(r.targets)));
 console.log('');
 console.log(markdownTable(FIGURE_HEADER, figureRows(r.plan, r.results, r.derived)));

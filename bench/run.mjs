@@ -21,7 +21,12 @@ import { derive, judge } from './lib/targets.mjs';
 const here = dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);
 const flag = (name) => args.includes(`--${name}`);
-const option = (name) => args.find((a) => a.startsWith(`--${name}=`))?.split('=').slice(1).join('=');
+const option = (name) =>
+  args
+    .find((a) => a.startsWith(`--${name}=`))
+    ?.split('=')
+    .slice(1)
+    .join('=');
 
 const quick = flag('quick');
 const only = option('only')?.split(',');
@@ -31,7 +36,9 @@ const outFile = option('out') ?? join(here, 'results', `${stamp}${quick ? '-quic
 const log = (...a) => console.log(...a);
 
 const machine = describeMachine();
-log(`identity-webhooks bench (${quick ? 'quick' : 'full'}) on ${machine.nproc} cores, ${machine.cpuModel}, Node ${machine.node}, load ${machine.loadAverageAtStart.join(' ')}`);
+log(
+  `identity-webhooks bench (${quick ? 'quick' : 'full'}) on ${machine.nproc} cores, ${machine.cpuModel}, Node ${machine.node}, load ${machine.loadAverageAtStart.join(' ')}`,
+);
 
 const plan = buildPlan({ quick }).filter((s) => !only || s.id === 'ceiling' || only.includes(s.id));
 const havePostgres = !flag('no-postgres') && (await postgresAvailable());
@@ -61,7 +68,12 @@ async function runStep(step, kind, label) {
   const s0 = performance.now();
   process.stdout.write(`  ${label} ... `);
   try {
-    const config = { ...step.config, kind, pgPrefix: `${pgPrefix}_${step.id.replace(/-/g, '_')}`, receiver: { urls: receiver.urls, hangUrl: receiver.hangUrl } };
+    const config = {
+      ...step.config,
+      kind,
+      pgPrefix: `${pgPrefix}_${step.id.replace(/-/g, '_')}`,
+      receiver: { urls: receiver.urls, hangUrl: receiver.hangUrl },
+    };
     const out = await runScenario(join(here, 'scenarios', step.module), config, { timeoutMs: quick ? 60_000 : 240_000 });
     const metrics = Object.fromEntries(Object.entries(out.metrics).map(([name, runs]) => [name, summarize(runs)]));
     log(`${((performance.now() - s0) / 1000).toFixed(1)} s`);
@@ -81,13 +93,20 @@ async function runStep(step, kind, label) {
 
 const derived = derive(results);
 const verdicts = judge(results);
-log(`\nFigures (median of runs, or of the windows of one sustained run; ceiling ${derived.ceiling ? Math.round(derived.ceiling) : '-'} signatures/s):\n`);
+log(
+  `\nFigures (median of runs, or of the windows of one sustained run; ceiling ${derived.ceiling ? Math.round(derived.ceiling) : '-'} signatures/s):\n`,
+);
 log(textTable(FIGURE_HEADER, figureRows(plan, results, derived)));
 log('\nTargets:\n');
 log(textTable(TARGET_HEADER, targetRows(verdicts)));
-log(`\n${verdicts.filter((v) => v.verdict === 'pass').length} pass, ${verdicts.filter((v) => v.verdict === 'miss').length} miss, ${verdicts.filter((v) => v.verdict === 'n/a').length} n/a; ${totalSeconds.toFixed(0)} s in all`);
+log(
+  `\n${verdicts.filter((v) => v.verdict === 'pass').length} pass, ${verdicts.filter((v) => v.verdict === 'miss').length} miss, ${verdicts.filter((v) => v.verdict === 'n/a').length} n/a; ${totalSeconds.toFixed(0)} s in all`,
+);
 
 mkdirSync(dirname(outFile), { recursive: true });
-writeFileSync(outFile, `${JSON.stringify({ startedAt: started.toISOString(), profile: quick ? 'quick' : 'full', seconds: Math.round(totalSeconds), machine, postgres: havePostgres, plan, results, derived, targets: verdicts }, null, 2)}\n`);
+writeFileSync(
+  outFile,
+  `${JSON.stringify({ startedAt: started.toISOString(), profile: quick ? 'quick' : 'full', seconds: Math.round(totalSeconds), machine, postgres: havePostgres, plan, results, derived, targets: verdicts }, null, 2)}\n`,
+);
 log(`wrote ${outFile}`);
 process.exitCode = failures > 0 ? 1 : 0;

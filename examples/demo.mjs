@@ -17,14 +17,21 @@ async function serve(handler) {
     const chunks = [];
     for await (const c of req) chunks.push(c);
     const body = Buffer.concat(chunks);
-    const response = await handler(new Request(`http://${req.headers.host}${req.url}`, {
-      method: req.method, headers: req.headers, body: req.method === 'GET' || req.method === 'HEAD' ? undefined : body,
-    }));
+    const response = await handler(
+      new Request(`http://${req.headers.host}${req.url}`, {
+        method: req.method,
+        headers: req.headers,
+        body: req.method === 'GET' || req.method === 'HEAD' ? undefined : body,
+      }),
+    );
     res.writeHead(response.status, Object.fromEntries(response.headers));
     res.end(Buffer.from(await response.arrayBuffer()));
   });
   await new Promise((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${server.address().port}`, close: () => new Promise((r) => (server.closeAllConnections(), server.close(r))) };
+  return {
+    url: `http://127.0.0.1:${server.address().port}`,
+    close: () => new Promise((r) => (server.closeAllConnections(), server.close(r))),
+  };
 }
 
 // --- 1. The identity host: its own HTTP server, mounting hooks.handler for the JWKS. ---------
@@ -56,8 +63,11 @@ const receiver = await serve(async (req) => {
     const { payload, protectedHeader } = await jwtVerify(token, jwks, { issuer: host.url, algorithms: ['RS256'] });
     const dupe = seen.has(id);
     seen.add(id);
-    log(`  receiver ${new URL(req.url).pathname}: verified ${payload.type} (kid ${protectedHeader.kid.slice(0, 8)}…, webhook-id ${id}${dupe ? ', duplicate' : ''})`);
-    if (payload.data.user?.email !== undefined) log(`    user ${payload.data.user.id}: ${payload.data.user.first_name} ${payload.data.user.last_name} <${payload.data.user.email}>`);
+    log(
+      `  receiver ${new URL(req.url).pathname}: verified ${payload.type} (kid ${protectedHeader.kid.slice(0, 8)}…, webhook-id ${id}${dupe ? ', duplicate' : ''})`,
+    );
+    if (payload.data.user?.email !== undefined)
+      log(`    user ${payload.data.user.id}: ${payload.data.user.first_name} ${payload.data.user.last_name} <${payload.data.user.email}>`);
     return new Response('ok', { status: 200 });
   } catch (error) {
     log(`  receiver: rejected (${error.code ?? error.message})`);
@@ -66,10 +76,24 @@ const receiver = await serve(async (req) => {
 });
 
 // --- 3. The host registers a webhook and emits identity events. -----------------------------
-const crm = await hooks.webhooks.create({ name: 'CRM sync', description: 'Pushes users to the CRM', endpoint: `${receiver.url}/crm`, eventTypes: ['user.created', 'user.updated'] });
+const crm = await hooks.webhooks.create({
+  name: 'CRM sync',
+  description: 'Pushes users to the CRM',
+  endpoint: `${receiver.url}/crm`,
+  eventTypes: ['user.created', 'user.updated'],
+});
 log(`\ncreated ${crm.id} -> ${crm.endpoint}`);
-const user = { id: 'kp_9a1c', email: 'ada@example.com', first_name: 'Ada', last_name: 'Lovelace', phone: null, username: null,
-  is_password_reset_requested: false, is_suspended: false, organizations: [{ code: 'org_acme', permissions: null, roles: null }] };
+const user = {
+  id: 'kp_9a1c',
+  email: 'ada@example.com',
+  first_name: 'Ada',
+  last_name: 'Lovelace',
+  phone: null,
+  username: null,
+  is_password_reset_requested: false,
+  is_suspended: false,
+  organizations: [{ code: 'org_acme', permissions: null, roles: null }],
+};
 const created = await hooks.emit({ type: 'user.created', source: 'admin', data: { user } });
 log(`emitted ${created.type} ${created.id}`);
 const updated = await hooks.emit({ type: 'user.updated', source: 'user', data: { user: { ...user, last_name: 'King' } } });
@@ -91,10 +115,19 @@ await hooks.close();
 log('\na dead endpoint, 100 hours fast-forwarded with ManualClock:');
 const clock = new ManualClock();
 const dead = createWebhooks({
-  store: sqliteStore({ filename: join(dir, 'simulated.db') }), keys: [await generateSigningKey()], issuer: host.url, clock, allowPrivateNetworks: true,
+  store: sqliteStore({ filename: join(dir, 'simulated.db') }),
+  keys: [await generateSigningKey()],
+  issuer: host.url,
+  clock,
+  allowPrivateNetworks: true,
   transport: { send: async () => ({ status: 500, excerpt: 'down' }) },
   delivery: { pollIntervalMs: 3_600_000 },
-  notifier: { webhookDisabled: (info) => log(`  ✉ email to account holder: "${info.webhook.name}" disabled after failing since ${new Date(info.failingSince).toISOString()} (${info.lastError})`) },
+  notifier: {
+    webhookDisabled: (info) =>
+      log(
+        `  ✉ email to account holder: "${info.webhook.name}" disabled after failing since ${new Date(info.failingSince).toISOString()} (${info.lastError})`,
+      ),
+  },
 });
 await dead.start();
 const gone = await dead.webhooks.create({ name: 'Legacy ERP', endpoint: 'https://erp.example.com/hooks', eventTypes: ['user.created'] });
@@ -102,7 +135,9 @@ const ev = await dead.emit({ type: 'user.created', source: 'admin', data: { user
 await dead.drain();
 await clock.advance(100 * 3600_000);
 const attempts = await dead.deliveries.attempts(ev.deliveryIds[0]);
-log(`  ${attempts.length} attempts over ${Math.round((attempts.at(-1).startedAt - attempts[0].startedAt) / 3600_000)} h; webhook is now ${(await dead.webhooks.get(gone.id)).status}`);
+log(
+  `  ${attempts.length} attempts over ${Math.round((attempts.at(-1).startedAt - attempts[0].startedAt) / 3600_000)} h; webhook is now ${(await dead.webhooks.get(gone.id)).status}`,
+);
 await dead.close();
 
 await receiver.close();

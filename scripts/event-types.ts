@@ -48,10 +48,14 @@ export function typeOf(schema: JsonSchema, indent: string): string {
 
 function primitive(type: JsonType, schema: JsonSchema, indent: string): string {
   switch (type) {
-    case 'object': return objectType(schema, indent);
-    case 'array': return schema.items ? `Array<${typeOf(schema.items, indent)}>` : 'unknown[]';
-    case 'integer': return 'number';
-    default: return type; // string, number, boolean, null are spelled the same in TypeScript
+    case 'object':
+      return objectType(schema, indent);
+    case 'array':
+      return schema.items ? `Array<${typeOf(schema.items, indent)}>` : 'unknown[]';
+    case 'integer':
+      return 'number';
+    default:
+      return type; // string, number, boolean, null are spelled the same in TypeScript
   }
 }
 
@@ -89,7 +93,10 @@ function quote(s: string): string {
 }
 
 function pascal(code: string): string {
-  return code.split(/[._]/).map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join('');
+  return code
+    .split(/[._]/)
+    .map((w) => w.charAt(0).toUpperCase() + w.slice(1))
+    .join('');
 }
 
 function escapeDoc(text: string): string {

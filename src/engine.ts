@@ -220,7 +220,12 @@ export function createWebhooks(options: WebhooksOptions): Webhooks {
   });
 
   /** A record by id, or ERR_NOT_FOUND (an id that cannot exist, or of another environment, included). */
-  const byId = async <T>(what: 'webhook' | 'event' | 'delivery', id: string, doing: string, find: () => Promise<T | null | false>): Promise<T> => {
+  const byId = async <T>(
+    what: 'webhook' | 'event' | 'delivery',
+    id: string,
+    doing: string,
+    find: () => Promise<T | null | false>,
+  ): Promise<T> => {
     const prefix = what === 'delivery' ? 'msg' : what;
     const found = v.isPlausibleId(id, prefix) ? await call(doing, find) : null;
     if (!found) throw new NotFoundError(what, String(id).slice(0, 128));
@@ -248,7 +253,10 @@ export function createWebhooks(options: WebhooksOptions): Webhooks {
       try {
         json = JSON.stringify(input.data);
       } catch (error) {
-        throw new ValidationError(`data must be JSON-serialisable (${error instanceof Error ? error.message.split('\n')[0] : 'not JSON'})`, 'data');
+        throw new ValidationError(
+          `data must be JSON-serialisable (${error instanceof Error ? error.message.split('\n')[0] : 'not JSON'})`,
+          'data',
+        );
       }
       const bytes = Buffer.byteLength(json);
       if (bytes > o.maxPayloadBytes) {
@@ -341,7 +349,8 @@ export function createWebhooks(options: WebhooksOptions): Webhooks {
       async list(filter = {}) {
         const environment = v.environmentOf(filter.environment);
         const limit = filter.limit ?? 100;
-        if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new ValidationError('limit must be an integer from 1 to 1000', 'limit');
+        if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
+          throw new ValidationError('limit must be an integer from 1 to 1000', 'limit');
         return call('listing deliveries', () => store.listDeliveries(environment, { ...filter, limit }));
       },
       async get(id, opts) {

@@ -44,7 +44,10 @@ export class NotFoundError extends WebhooksError {
 }
 
 export class LimitReachedError extends WebhooksError {
-  constructor(readonly limit: number, environment: string) {
+  constructor(
+    readonly limit: number,
+    environment: string,
+  ) {
     super('ERR_LIMIT_REACHED', `environment ${JSON.stringify(environment)} already has the maximum of ${limit} webhooks`);
   }
 }

@@ -1,5 +1,14 @@
 export { createWebhooks } from './engine.js';
-export type { WebhooksOptions, Webhooks, AuthorizeResult, Notifier, WebhookDisabledInfo, Logger, EmitInput, EmittedEvent } from './engine.js';
+export type {
+  WebhooksOptions,
+  Webhooks,
+  AuthorizeResult,
+  Notifier,
+  WebhookDisabledInfo,
+  Logger,
+  EmitInput,
+  EmittedEvent,
+} from './engine.js';
 export { generateSigningKey } from './signing/keys.js';
 export type { SigningKey, PublicJwk } from './signing/keys.js';
 export type { WebhookClaims } from './signing/token.js';

@@ -18,7 +18,8 @@ export function snapshotOptions(options: WebhooksOptions) {
   }
   const issuer = issuerOf(options.issuer);
   const clock = options.clock ?? systemClock;
-  if (typeof clock.now !== 'function' || typeof clock.setTimer !== 'function') throw new TypeError('createWebhooks: clock must implement now/setTimer/clearTimer');
+  if (typeof clock.now !== 'function' || typeof clock.setTimer !== 'function')
+    throw new TypeError('createWebhooks: clock must implement now/setTimer/clearTimer');
   // Rotation is timed by the engine's clock, like everything else.
   const keys = new KeySet(options.keys, { now: () => clock.now() });
   const d = options.delivery ?? {};
@@ -40,9 +41,14 @@ export function snapshotOptions(options: WebhooksOptions) {
     return n === undefined || n === null ? null : n;
   };
   const notifier = options.notifier;
-  if (options.authorize !== undefined && typeof options.authorize !== 'function') throw new TypeError('createWebhooks: authorize must be a function');
-  if (notifier !== undefined && typeof notifier?.webhookDisabled !== 'function') throw new TypeError('createWebhooks: notifier.webhookDisabled must be a function');
-  const logger = options.logger ?? { warn: () => {}, error: (m: string, meta?: object) => console.error(`[identity-webhooks] ${m}`, meta ?? '') };
+  if (options.authorize !== undefined && typeof options.authorize !== 'function')
+    throw new TypeError('createWebhooks: authorize must be a function');
+  if (notifier !== undefined && typeof notifier?.webhookDisabled !== 'function')
+    throw new TypeError('createWebhooks: notifier.webhookDisabled must be a function');
+  const logger = options.logger ?? {
+    warn: () => {},
+    error: (m: string, meta?: object) => console.error(`[identity-webhooks] ${m}`, meta ?? ''),
+  };
   return Object.freeze({
     store,
     keys,
@@ -57,7 +63,11 @@ export function snapshotOptions(options: WebhooksOptions) {
     logger,
     allowPrivateNetworks: options.allowPrivateNetworks === true,
     // The SSRF guard, applied at webhook creation/update and again on every delivery attempt.
-    network: networkPolicy({ allowPrivateNetworks: options.allowPrivateNetworks === true, allowHosts: options.allowHosts ?? [], resolver: options.resolver }),
+    network: networkPolicy({
+      allowPrivateNetworks: options.allowPrivateNetworks === true,
+      allowHosts: options.allowHosts ?? [],
+      resolver: options.resolver,
+    }),
   });
 }
 
@@ -65,15 +75,18 @@ function issuerOf(issuer: WebhooksOptions['issuer']): (environment: string) => s
   if (typeof issuer === 'function') {
     return (environment) => {
       const value = issuer(environment);
-      if (typeof value !== 'string' || !URL.canParse(value)) throw new TypeError(`issuer(${JSON.stringify(environment)}) must return an absolute URL`);
+      if (typeof value !== 'string' || !URL.canParse(value))
+        throw new TypeError(`issuer(${JSON.stringify(environment)}) must return an absolute URL`);
       return value;
     };
   }
-  if (typeof issuer !== 'string' || !URL.canParse(issuer)) throw new TypeError('createWebhooks: issuer must be an absolute URL (the environment base address) or a function returning one');
+  if (typeof issuer !== 'string' || !URL.canParse(issuer))
+    throw new TypeError('createWebhooks: issuer must be an absolute URL (the environment base address) or a function returning one');
   return () => issuer;
 }
 
 function positiveInt(value: unknown, what: string): number {
-  if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0) throw new TypeError(`createWebhooks: ${what} must be a positive integer`);
+  if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0)
+    throw new TypeError(`createWebhooks: ${what} must be a positive integer`);
   return value;
 }

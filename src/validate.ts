@@ -40,6 +40,7 @@ export function name(value: unknown): string {
   const trimmed = value.trim();
   if (trimmed.length === 0) throw new ValidationError('name must not be empty', 'name');
   if ([...trimmed].length > LIMITS.nameLength) throw new ValidationError(`name must be at most ${LIMITS.nameLength} characters`, 'name');
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point.
   if (/[\u0000-\u001f\u007f]/.test(trimmed)) throw new ValidationError('name must not contain control characters', 'name');
   if (LONE_SURROGATE.test(trimmed)) throw new ValidationError('name must be valid Unicode text', 'name');
   return trimmed;
@@ -58,8 +59,10 @@ export function description(value: unknown): string | null {
 
 /** An absolute http(s) URL without credentials (they would show up in every listing). */
 export function endpoint(value: unknown): string {
-  if (typeof value !== 'string' || value.length === 0) throw new ValidationError('endpoint is required and must be a URL string', 'endpoint');
-  if (value.length > LIMITS.endpointLength) throw new ValidationError(`endpoint must be at most ${LIMITS.endpointLength} characters`, 'endpoint');
+  if (typeof value !== 'string' || value.length === 0)
+    throw new ValidationError('endpoint is required and must be a URL string', 'endpoint');
+  if (value.length > LIMITS.endpointLength)
+    throw new ValidationError(`endpoint must be at most ${LIMITS.endpointLength} characters`, 'endpoint');
   let url: URL;
   try {
     url = new URL(value);
@@ -83,7 +86,11 @@ export function eventTypes(value: unknown, catalog: Catalog): string[] {
   value.forEach((t, i) => {
     if (typeof t !== 'string') throw new ValidationError(`event_types[${i}] must be a string`, `event_types[${i}]`);
     if (!catalog.has(t)) {
-      throw new ValidationError(`event_types[${i}]: ${JSON.stringify(t.slice(0, 100))} is not a known event type`, `event_types[${i}]`, 'ERR_UNKNOWN_EVENT_TYPE');
+      throw new ValidationError(
+        `event_types[${i}]: ${JSON.stringify(t.slice(0, 100))} is not a known event type`,
+        `event_types[${i}]`,
+        'ERR_UNKNOWN_EVENT_TYPE',
+      );
     }
     if (!out.includes(t)) out.push(t);
   });
@@ -101,7 +108,12 @@ export interface WebhookInput {
 export function webhookInput(input: unknown, catalog: Catalog): Required<Omit<WebhookInput, 'environment'>> {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) throw new ValidationError('webhook input must be an object');
   const i = input as Partial<WebhookInput>;
-  return { name: name(i.name), description: description(i.description), endpoint: endpoint(i.endpoint), eventTypes: eventTypes(i.eventTypes, catalog) };
+  return {
+    name: name(i.name),
+    description: description(i.description),
+    endpoint: endpoint(i.endpoint),
+    eventTypes: eventTypes(i.eventTypes, catalog),
+  };
 }
 
 export function webhookPatch(input: unknown, catalog: Catalog): WebhookPatch {

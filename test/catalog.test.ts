@@ -11,7 +11,13 @@ afterEach(async () => {
 
 const SAMPLES: Record<string, Record<string, unknown>> = {
   'user.created': userData(),
-  'user.updated': userData({ email: null, phone: '+15555550100', username: 'ada', last_name: '', organizations: [{ code: 'org_1', permissions: ['read:users'], roles: [{ id: 'r1', key: 'admin' }] }] }),
+  'user.updated': userData({
+    email: null,
+    phone: '+15555550100',
+    username: 'ada',
+    last_name: '',
+    organizations: [{ code: 'org_1', permissions: ['read:users'], roles: [{ id: 'r1', key: 'admin' }] }],
+  }),
   'user.deleted': { user: { id: 'kp_1' } },
   'user.authenticated': { user: { id: 'kp_1' }, organization: { code: 'org_1' } },
   'user.authentication_failed': { user: { email: 'who@example.com' } },
@@ -67,21 +73,33 @@ describe('event catalog', () => {
           code: 'billing.invoice_paid',
           name: 'Invoice paid',
           origin: 'acme',
-          schema: { type: 'object', required: ['invoice_id', 'amount'], properties: { invoice_id: { type: 'string' }, amount: { type: 'integer', minimum: 0 } } },
+          schema: {
+            type: 'object',
+            required: ['invoice_id', 'amount'],
+            properties: { invoice_id: { type: 'string' }, amount: { type: 'integer', minimum: 0 } },
+          },
         },
       ],
     });
     cleanups.push(() => env.close());
     const { hooks } = env;
-    expect(hooks.eventTypes.list().find((t) => t.code === 'billing.invoice_paid')).toMatchObject({ origin: 'acme', name: 'Invoice paid', id: 'evtype_billing_invoice_paid' });
+    expect(hooks.eventTypes.list().find((t) => t.code === 'billing.invoice_paid')).toMatchObject({
+      origin: 'acme',
+      name: 'Invoice paid',
+      id: 'evtype_billing_invoice_paid',
+    });
     await hooks.webhooks.create({ name: 'b', endpoint: 'https://example.com/b', eventTypes: ['billing.invoice_paid'] });
     const ev = await hooks.emit({ type: 'billing.invoice_paid', source: 'api', data: { invoice_id: 'in_1', amount: 1200 } });
     expect(ev.deliveryIds).toHaveLength(1);
-    await expect(hooks.emit({ type: 'billing.invoice_paid', source: 'api', data: { invoice_id: 'in_1', amount: -1 } })).rejects.toMatchObject({ code: 'ERR_VALIDATION', field: 'data.amount' });
+    await expect(
+      hooks.emit({ type: 'billing.invoice_paid', source: 'api', data: { invoice_id: 'in_1', amount: -1 } }),
+    ).rejects.toMatchObject({ code: 'ERR_VALIDATION', field: 'data.amount' });
   });
 
   test('a host schema using a keyword the validator would not enforce is refused at startup', () => {
-    expect(() => new Catalog([{ code: 'x.y', name: 'X', origin: 'h', schema: { type: 'object', pattern: '^a' } as never }])).toThrow(/keyword "pattern" is not supported/);
+    expect(() => new Catalog([{ code: 'x.y', name: 'X', origin: 'h', schema: { type: 'object', pattern: '^a' } as never }])).toThrow(
+      /keyword "pattern" is not supported/,
+    );
     expect(() => new Catalog([{ code: 'Bad Code', name: 'X', origin: 'h', schema: {} }])).toThrow(TypeError);
     expect(() => new Catalog([{ code: 'user.created', name: 'X', origin: 'h', schema: {} }])).toThrow(/already/);
   });
@@ -96,7 +114,12 @@ describe('emit validation: nothing is written for bad input', () => {
     ['data not an object', { ...base, data: [1] }, 'ERR_VALIDATION', 'data'],
     ['data not matching', { ...base, data: userData({ id: 1 }) }, 'ERR_VALIDATION', 'data.user.id'],
     ['bad event timestamp', { ...base, eventTimestamp: Number.NaN }, 'ERR_VALIDATION', 'eventTimestamp'],
-    ['data too large', { ...base, type: 'user.deleted', data: { user: { id: 'kp_1', blob: 'x'.repeat(300_000) } } }, 'ERR_PAYLOAD_TOO_LARGE', 'data'],
+    [
+      'data too large',
+      { ...base, type: 'user.deleted', data: { user: { id: 'kp_1', blob: 'x'.repeat(300_000) } } },
+      'ERR_PAYLOAD_TOO_LARGE',
+      'data',
+    ],
   ])('%s', async (_label, input, code, field) => {
     const env = await makeEngine();
     cleanups.push(() => env.close());
@@ -110,9 +133,19 @@ describe('emit validation: nothing is written for bad input', () => {
     cleanups.push(() => env.close());
     const cyclic: Record<string, unknown> = { id: 'kp_1' };
     cyclic.self = cyclic;
-    await expect(env.hooks.emit({ type: 'user.deleted', source: 'admin', data: { user: { id: 1n } } } as never)).rejects.toMatchObject({ code: 'ERR_VALIDATION', field: 'data' });
-    await expect(env.hooks.emit({ type: 'user.deleted', source: 'admin', data: { user: cyclic } })).rejects.toMatchObject({ code: 'ERR_VALIDATION', field: 'data' });
-    const ev = await env.hooks.emit({ type: 'user.deleted', source: 'admin', data: { user: { id: 'kp_1', gone: undefined, at: new Date(0) } } });
+    await expect(env.hooks.emit({ type: 'user.deleted', source: 'admin', data: { user: { id: 1n } } } as never)).rejects.toMatchObject({
+      code: 'ERR_VALIDATION',
+      field: 'data',
+    });
+    await expect(env.hooks.emit({ type: 'user.deleted', source: 'admin', data: { user: cyclic } })).rejects.toMatchObject({
+      code: 'ERR_VALIDATION',
+      field: 'data',
+    });
+    const ev = await env.hooks.emit({
+      type: 'user.deleted',
+      source: 'admin',
+      data: { user: { id: 'kp_1', gone: undefined, at: new Date(0) } },
+    });
     expect(ev.data).toEqual({ user: { id: 'kp_1', at: '1970-01-01T00:00:00.000Z' } });
     expect((await env.hooks.events.get(ev.id)).data).toEqual(ev.data);
   });
@@ -120,6 +153,8 @@ describe('emit validation: nothing is written for bad input', () => {
   test('the payload cap is configurable', async () => {
     const env = await makeEngine({ limits: { maxPayloadBytes: 100 } });
     cleanups.push(() => env.close());
-    await expect(env.hooks.emit({ type: 'user.deleted', source: 'admin', data: { user: { id: 'x'.repeat(200) } } })).rejects.toMatchObject({ code: 'ERR_PAYLOAD_TOO_LARGE' });
+    await expect(env.hooks.emit({ type: 'user.deleted', source: 'admin', data: { user: { id: 'x'.repeat(200) } } })).rejects.toMatchObject({
+      code: 'ERR_PAYLOAD_TOO_LARGE',
+    });
   });
 });

@@ -13,7 +13,10 @@ afterEach(async () => {
 async function setup(respond?: Parameters<typeof startReceiver>[0], overrides: Parameters<typeof makeEngine>[0] = {}) {
   const receiver = await startReceiver(respond);
   const env = await makeEngine(overrides);
-  cleanups.push(() => receiver.close(), () => env.close());
+  cleanups.push(
+    () => receiver.close(),
+    () => env.close(),
+  );
   await env.hooks.start();
   return { receiver, ...env };
 }
@@ -73,7 +76,9 @@ describe('delivery', () => {
     [400, 'status'],
     [500, 'status'],
   ])('HTTP %i is a failed attempt (%s), retried with the same webhook-id', async (status, kind) => {
-    const { hooks, receiver, clock } = await setup((_r, i) => (i === 0 ? { status, ...(status === 302 ? { headers: { location: '/elsewhere' } } : {}) } : 200));
+    const { hooks, receiver, clock } = await setup((_r, i) =>
+      i === 0 ? { status, ...(status === 302 ? { headers: { location: '/elsewhere' } } : {}) } : 200,
+    );
     const wh = await hooks.webhooks.create({ name: 'x', endpoint: `${receiver.url}/h`, eventTypes: ['user.created'] });
     const ev = await hooks.emit({ type: 'user.created', source: 'admin', data: userData() });
     await hooks.drain();
@@ -105,7 +110,9 @@ describe('delivery', () => {
   });
 
   test('a timeout is a failed attempt of kind timeout, and the worker is free again', async () => {
-    const { hooks, receiver } = await setup((_r, i) => (i === 0 ? { status: 200, delayMs: 1500 } : 200), { delivery: { timeoutMs: 300, pollIntervalMs: 3600_000 } });
+    const { hooks, receiver } = await setup((_r, i) => (i === 0 ? { status: 200, delayMs: 1500 } : 200), {
+      delivery: { timeoutMs: 300, pollIntervalMs: 3600_000 },
+    });
     const wh = await hooks.webhooks.create({ name: 'slow', endpoint: `${receiver.url}/slow`, eventTypes: ['user.created'] });
     const ev = await hooks.emit({ type: 'user.created', source: 'admin', data: userData() });
     await hooks.drain();
@@ -144,7 +151,8 @@ describe('delivery', () => {
     const inner = httpTransport();
     const counting: Transport = { send: (r) => (sends++, inner.send(r)), close: () => inner.close!() };
     const { hooks, receiver, verify } = await setup(undefined, { transport: counting });
-    for (let i = 0; i < 10; i++) await hooks.webhooks.create({ name: `w${i}`, endpoint: `${receiver.url}/w${i}`, eventTypes: ['user.created'] });
+    for (let i = 0; i < 10; i++)
+      await hooks.webhooks.create({ name: `w${i}`, endpoint: `${receiver.url}/w${i}`, eventTypes: ['user.created'] });
     await hooks.emit({ type: 'user.created', source: 'admin', data: userData() });
     await hooks.drain();
     cleanups.push(() => inner.close!());

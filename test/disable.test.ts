@@ -13,7 +13,10 @@ afterEach(async () => {
 async function setup(respond: Parameters<typeof startReceiver>[0]) {
   const receiver = await startReceiver(respond);
   const env = await makeEngine();
-  cleanups.push(() => receiver.close(), () => env.close());
+  cleanups.push(
+    () => receiver.close(),
+    () => env.close(),
+  );
   await env.hooks.start();
   return { receiver, ...env };
 }
@@ -130,7 +133,10 @@ describe('72-hour auto-disable', () => {
   test('exhausting the schedule fails the delivery', async () => {
     const receiver = await startReceiver(() => 500);
     const env = await makeEngine({ retry: { schedule: [1000, 1000], jitter: 0 } });
-    cleanups.push(() => receiver.close(), () => env.close());
+    cleanups.push(
+      () => receiver.close(),
+      () => env.close(),
+    );
     await env.hooks.start();
     await env.hooks.webhooks.create({ name: 'w', endpoint: `${receiver.url}/w`, eventTypes: ['user.created'] });
     const ev = await env.hooks.emit({ type: 'user.created', source: 'admin', data: userData() });

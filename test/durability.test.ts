@@ -18,7 +18,10 @@ describe('durability on one SQLite file', () => {
     let healthy = false;
     const receiver = await startReceiver(() => (healthy ? 200 : 500));
     const env = await makeEngine();
-    cleanups.push(() => receiver.close(), () => env.close());
+    cleanups.push(
+      () => receiver.close(),
+      () => env.close(),
+    );
     await env.hooks.start();
     await env.hooks.webhooks.create({ name: 'w', endpoint: `${receiver.url}/w`, eventTypes: ['user.created', 'user.deleted'] });
     const events = [];
@@ -41,7 +44,10 @@ describe('durability on one SQLite file', () => {
   test('a delivery leased by a process that died is attempted again after the lease, same webhook-id', async () => {
     const receiver = await startReceiver();
     const env = await makeEngine({ delivery: { timeoutMs: 1000, leaseMs: 60_000, pollIntervalMs: 3600_000 } });
-    cleanups.push(() => receiver.close(), () => env.close());
+    cleanups.push(
+      () => receiver.close(),
+      () => env.close(),
+    );
     await env.hooks.webhooks.create({ name: 'w', endpoint: `${receiver.url}/w`, eventTypes: ['user.created'] });
     const ev = await env.hooks.emit({ type: 'user.created', source: 'admin', data: userData() });
     // Another process claims it and dies before recording anything.
@@ -91,7 +97,11 @@ describe('transactional emit (host Kysely transaction on the same SQLite file)',
     const raw = new Database(filename);
     raw.pragma('busy_timeout = 5000');
     const db = new Kysely<any>({ dialect: new SqliteEngineDialect(raw, true) });
-    await db.schema.createTable('users').ifNotExists().addColumn('id', 'text', (c) => c.primaryKey()).execute();
+    await db.schema
+      .createTable('users')
+      .ifNotExists()
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .execute();
     cleanups.push(() => db.destroy());
     return db;
   }
@@ -99,7 +109,10 @@ describe('transactional emit (host Kysely transaction on the same SQLite file)',
   test('rollback leaves no event and no delivery; commit delivers', async () => {
     const receiver = await startReceiver();
     const env = await makeEngine();
-    cleanups.push(() => receiver.close(), () => env.close());
+    cleanups.push(
+      () => receiver.close(),
+      () => env.close(),
+    );
     await env.hooks.start();
     await env.hooks.webhooks.create({ name: 'w', endpoint: `${receiver.url}/w`, eventTypes: ['user.created'] });
     const db = await hostDb(env.filename);
@@ -108,7 +121,8 @@ describe('transactional emit (host Kysely transaction on the same SQLite file)',
     await expect(
       db.transaction().execute(async (trx) => {
         await trx.insertInto('users').values({ id: 'kp_1' }).execute();
-        rolledBack = (await env.hooks.emit({ type: 'user.created', source: 'admin', data: userData({ id: 'kp_1' }) }, { transaction: trx })).id;
+        rolledBack = (await env.hooks.emit({ type: 'user.created', source: 'admin', data: userData({ id: 'kp_1' }) }, { transaction: trx }))
+          .id;
         throw new Error('host changed its mind');
       }),
     ).rejects.toThrow('host changed its mind');
@@ -145,7 +159,9 @@ describe('transactional emit (host Kysely transaction on the same SQLite file)',
   test('a transaction that is not a Kysely transaction is refused with a TypeError', async () => {
     const env = await makeEngine();
     cleanups.push(() => env.close());
-    await expect(env.hooks.emit({ type: 'user.created', source: 'admin', data: userData() }, { transaction: {} })).rejects.toThrow(TypeError);
+    await expect(env.hooks.emit({ type: 'user.created', source: 'admin', data: userData() }, { transaction: {} })).rejects.toThrow(
+      TypeError,
+    );
   });
 });
 
@@ -159,8 +175,19 @@ describe('two stores on one better-sqlite3 handle', () => {
     await a.migrate(0);
     await b.migrate(0);
     const webhook = (id: string) => ({
-      id, environment: 'default', name: id, description: null, endpoint: 'https://example.com/', eventTypes: ['user.created'], status: 'enabled' as const,
-      disabledReason: null, disabledAt: null, failingSince: null, lastError: null, createdAt: 0, updatedAt: 0,
+      id,
+      environment: 'default',
+      name: id,
+      description: null,
+      endpoint: 'https://example.com/',
+      eventTypes: ['user.created'],
+      status: 'enabled' as const,
+      disabledReason: null,
+      disabledAt: null,
+      failingSince: null,
+      lastError: null,
+      createdAt: 0,
+      updatedAt: 0,
     });
     await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).createWebhook(webhook(`webhook_${i}`), { maxWebhooks: 100 })));
     expect(await a.listWebhooks('default')).toHaveLength(40);
@@ -185,8 +212,21 @@ describe('WAL checkpoints off the request path', () => {
     const before = statSync(file('own.db')).size;
     for (let i = 0; i < 200; i++) {
       await own.createWebhook(
-        { id: `webhook_${i}`, environment: 'default', name: 'x'.repeat(200), description: null, endpoint: 'https://example.com/', eventTypes: ['user.created'], status: 'enabled',
-          disabledReason: null, disabledAt: null, failingSince: null, lastError: null, createdAt: 0, updatedAt: 0 },
+        {
+          id: `webhook_${i}`,
+          environment: 'default',
+          name: 'x'.repeat(200),
+          description: null,
+          endpoint: 'https://example.com/',
+          eventTypes: ['user.created'],
+          status: 'enabled',
+          disabledReason: null,
+          disabledAt: null,
+          failingSince: null,
+          lastError: null,
+          createdAt: 0,
+          updatedAt: 0,
+        },
         { maxWebhooks: null },
       );
     }

@@ -22,7 +22,10 @@ beforeAll(async () => {
 });
 afterAll(() => engine.close());
 
-const listen = (server: Server) => new Promise<string>((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
+const listen = (server: Server) =>
+  new Promise<string>((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)),
+  );
 const closeServer = (server: Server) => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve())));
 
 const frameworks: Record<string, (handler: Handler) => Promise<{ url: string; close(): Promise<void> }>> = {
@@ -65,7 +68,10 @@ describe.each(Object.keys(frameworks))('%s', (name) => {
     ({ url, close } = await frameworks[name]!(engine.handler));
   });
   afterAll(() => close());
-  const env = `env-${name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/-$/, '')}`;
+  const env = `env-${name
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/-$/, '')}`;
 
   test('every route, under /auth, beside the host routes', async () => {
     const api = client(engine.handler, url);
@@ -81,7 +87,9 @@ describe.each(Object.keys(frameworks))('%s', (name) => {
     expect((await api('PATCH', `/auth/api/v1/webhooks/${id}`, opts({ body: { name: 'renamed' } }))).json.code).toBe('WEBHOOK_UPDATED');
     expect((await api('GET', `/auth/api/v1/webhooks/${id}`, opts())).json.webhook.name).toBe('renamed');
     expect((await api('POST', `/auth/api/v1/webhooks/${id}/disable`, opts())).json.webhook.status).toBe('disabled');
-    expect((await api('POST', `/auth/api/v1/webhooks/${id}/enable`, opts({ body: { resume_held: true } }))).json.webhook.status).toBe('enabled');
+    expect((await api('POST', `/auth/api/v1/webhooks/${id}/enable`, opts({ body: { resume_held: true } }))).json.webhook.status).toBe(
+      'enabled',
+    );
     expect((await api('GET', '/auth/api/v1/event_types', opts())).status).toBe(200);
     const event = await engine.hooks.emit({ type: 'user.deleted', source: 'api', data: { user: { id: 'kp_1' } }, environment: env });
     expect((await api('GET', `/auth/api/v1/events/${event.id}`, opts())).json.event.event_id).toBe(event.id);
@@ -96,13 +104,24 @@ describe.each(Object.keys(frameworks))('%s', (name) => {
       return [res.status, res.json?.errors?.[0]?.code];
     };
     expect(await codeOf('GET', '/auth/api/v1/webhooks', { env: null })).toEqual([403, 'INVALID_CREDENTIALS']);
-    expect(await codeOf('POST', '/auth/api/v1/webhooks', { env, body: createBody({ event_types: [] }) })).toEqual([400, 'INVALID_EVENT_TYPES']);
+    expect(await codeOf('POST', '/auth/api/v1/webhooks', { env, body: createBody({ event_types: [] }) })).toEqual([
+      400,
+      'INVALID_EVENT_TYPES',
+    ]);
     expect(await codeOf('PUT', '/auth/api/v1/webhooks', { env })).toEqual([405, 'METHOD_NOT_ALLOWED']);
     expect(await codeOf('GET', '/auth/api/v1/nothing', { env })).toEqual([404, 'ROUTE_NOT_FOUND']);
     if (!name.includes('express.json')) {
       // A parser that ran first has already decided about these; see the example's note.
-      expect(await codeOf('POST', '/auth/api/v1/webhooks', { env, raw: '{"name":', headers: { 'content-type': 'application/json' } })).toEqual([400, 'INVALID_JSON']);
-      expect(await codeOf('POST', '/auth/api/v1/webhooks', { env, raw: JSON.stringify(createBody()), headers: { 'content-type': 'text/plain' } })).toEqual([415, 'UNSUPPORTED_MEDIA_TYPE']);
+      expect(
+        await codeOf('POST', '/auth/api/v1/webhooks', { env, raw: '{"name":', headers: { 'content-type': 'application/json' } }),
+      ).toEqual([400, 'INVALID_JSON']);
+      expect(
+        await codeOf('POST', '/auth/api/v1/webhooks', {
+          env,
+          raw: JSON.stringify(createBody()),
+          headers: { 'content-type': 'text/plain' },
+        }),
+      ).toEqual([415, 'UNSUPPORTED_MEDIA_TYPE']);
     }
   });
 
@@ -110,16 +129,27 @@ describe.each(Object.keys(frameworks))('%s', (name) => {
     const api = client(engine.handler, url);
     const big = JSON.stringify(createBody({ description: 'd'.repeat(1 << 20) }));
     const declared = await api('POST', '/auth/api/v1/webhooks', { env, raw: big, headers: { 'content-type': 'application/json' } });
-    const chunks = Readable.from((function* () {
-      for (let i = 0; i < 64; i++) yield Buffer.alloc(16 * 1024, 0x20);
-    })());
-    const chunked = await api('POST', '/auth/api/v1/webhooks', { env, raw: Readable.toWeb(chunks) as unknown as string, headers: { 'content-type': 'application/json' } });
+    const chunks = Readable.from(
+      (function* () {
+        for (let i = 0; i < 64; i++) yield Buffer.alloc(16 * 1024, 0x20);
+      })(),
+    );
+    const chunked = await api('POST', '/auth/api/v1/webhooks', {
+      env,
+      raw: Readable.toWeb(chunks) as unknown as string,
+      headers: { 'content-type': 'application/json' },
+    });
     if (name.includes('express.json')) {
       // express.json() answered these itself (its own limit and error page): why the example mounts first.
       expect(declared.status).toBe(413);
       expect([400, 413]).toContain(chunked.status);
     } else {
-      expect([declared.status, declared.json.errors[0].code, chunked.status, chunked.json.errors[0].code]).toEqual([413, 'PAYLOAD_TOO_LARGE', 413, 'PAYLOAD_TOO_LARGE']);
+      expect([declared.status, declared.json.errors[0].code, chunked.status, chunked.json.errors[0].code]).toEqual([
+        413,
+        'PAYLOAD_TOO_LARGE',
+        413,
+        'PAYLOAD_TOO_LARGE',
+      ]);
     }
     expect((await api('GET', '/auth/api/v1/webhooks', { env })).status).toBe(200);
   });

@@ -23,7 +23,12 @@ const ipv4 = fc.oneof(
   fc.tuple(octet, octet, octet, octet).map((o) => o.join('.')),
   fc.constantFrom('127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '224.0.0.1', '8.8.8.8'),
 );
-const ipv6 = fc.oneof(fc.ipV6(), fc.constantFrom('::1', '::', 'fe80::1', 'fc00::1', 'fd00:ec2::254', 'ff02::1', '2606:4700::1111'), ipv4.map((a) => `::ffff:${a}`), ipv4.map((a) => `64:ff9b::${a}`));
+const ipv6 = fc.oneof(
+  fc.ipV6(),
+  fc.constantFrom('::1', '::', 'fe80::1', 'fc00::1', 'fd00:ec2::254', 'ff02::1', '2606:4700::1111'),
+  ipv4.map((a) => `::ffff:${a}`),
+  ipv4.map((a) => `64:ff9b::${a}`),
+);
 const host = fc.oneof(
   ipv4,
   ipv6.map((a) => `[${a}]`),
@@ -33,9 +38,14 @@ const host = fc.oneof(
   fc.domain().map((d) => `nx.${d}`),
   fc.constantFrom('localhost', '0', '0x7f.1', '2130706433', '0177.0.0.1', '127.1', '[::ffff:7f00:1]', 'LOCALHOST.', '☃.example'),
 );
-const endpoint = fc.tuple(fc.constantFrom('http', 'https', 'ftp', 'file', 'gopher', 'HTTP'), host, fc.option(fc.integer({ min: 1, max: 65535 })), fc.webPath()).map(
-  ([scheme, h, port, path]) => `${scheme}://${h}${port === null ? '' : `:${port}`}${path}`,
-);
+const endpoint = fc
+  .tuple(
+    fc.constantFrom('http', 'https', 'ftp', 'file', 'gopher', 'HTTP'),
+    host,
+    fc.option(fc.integer({ min: 1, max: 65535 })),
+    fc.webPath(),
+  )
+  .map(([scheme, h, port, path]) => `${scheme}://${h}${port === null ? '' : `:${port}`}${path}`);
 
 let engine: TestEngine;
 let existing: string;
@@ -55,28 +65,32 @@ function literalCategory(stored: string): string | null {
   return c.category === 'invalid' ? null : c.category;
 }
 
-test(`POST and PATCH with ${RUNS} generated endpoints: never a 500; refused ones change nothing`, async () => {
-  const api = client(engine.handler, null);
-  const snapshot = async () => JSON.stringify(await engine.hooks.webhooks.list({ environment: 'env-a' }));
-  await fc.assert(
-    fc.asyncProperty(fc.constantFrom('POST', 'PATCH'), endpoint, async (method, url) => {
-      const before = await snapshot();
-      const path = method === 'POST' ? '/api/v1/webhooks' : `/api/v1/webhooks/${existing}`;
-      const res = await api(method, path, { body: method === 'POST' ? createBody({ endpoint: url }) : { endpoint: url } });
-      seen.add(res.status);
-      expect([200, 400]).toContain(res.status);
-      if (res.status === 400) {
-        expect(res.json.errors[0].code).toMatch(/^(ENDPOINT_NOT_ALLOWED|INVALID_ENDPOINT)$/);
-        expect(await snapshot()).toBe(before);
-        return;
-      }
-      const stored = (await engine.hooks.webhooks.list({ environment: 'env-a' })).find((w) => w.endpoint === new URL(url).href);
-      expect(stored).toBeDefined();
-      expect(['http:', 'https:']).toContain(new URL(stored!.endpoint).protocol);
-      expect(literalCategory(stored!.endpoint) ?? 'public').toBe('public');
-      expect(new URL(stored!.endpoint).hostname).not.toMatch(/\.(internal|meta)$|^localhost$/);
-    }),
-    { numRuns: RUNS },
-  );
-  expect(engine.logged).toEqual([]);
-}, 30_000 + RUNS * 40);
+test(
+  `POST and PATCH with ${RUNS} generated endpoints: never a 500; refused ones change nothing`,
+  async () => {
+    const api = client(engine.handler, null);
+    const snapshot = async () => JSON.stringify(await engine.hooks.webhooks.list({ environment: 'env-a' }));
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom('POST', 'PATCH'), endpoint, async (method, url) => {
+        const before = await snapshot();
+        const path = method === 'POST' ? '/api/v1/webhooks' : `/api/v1/webhooks/${existing}`;
+        const res = await api(method, path, { body: method === 'POST' ? createBody({ endpoint: url }) : { endpoint: url } });
+        seen.add(res.status);
+        expect([200, 400]).toContain(res.status);
+        if (res.status === 400) {
+          expect(res.json.errors[0].code).toMatch(/^(ENDPOINT_NOT_ALLOWED|INVALID_ENDPOINT)$/);
+          expect(await snapshot()).toBe(before);
+          return;
+        }
+        const stored = (await engine.hooks.webhooks.list({ environment: 'env-a' })).find((w) => w.endpoint === new URL(url).href);
+        expect(stored).toBeDefined();
+        expect(['http:', 'https:']).toContain(new URL(stored!.endpoint).protocol);
+        expect(literalCategory(stored!.endpoint) ?? 'public').toBe('public');
+        expect(new URL(stored!.endpoint).hostname).not.toMatch(/\.(internal|meta)$|^localhost$/);
+      }),
+      { numRuns: RUNS },
+    );
+    expect(engine.logged).toEqual([]);
+  },
+  30_000 + RUNS * 40,
+);

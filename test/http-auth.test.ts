@@ -11,7 +11,12 @@ afterEach(async () => {
 });
 
 /** A concrete request for every route in the table. */
-const everyRoute = () => ROUTES.map((r) => ({ method: r.method, path: r.path.replace('{webhook_id}', 'webhook_x').replace('{event_id}', 'event_x'), body: r.method === 'GET' || r.method === 'DELETE' ? undefined : {} }));
+const everyRoute = () =>
+  ROUTES.map((r) => ({
+    method: r.method,
+    path: r.path.replace('{webhook_id}', 'webhook_x').replace('{event_id}', 'event_x'),
+    body: r.method === 'GET' || r.method === 'DELETE' ? undefined : {},
+  }));
 
 test('without an authorize hook every management route answers 403; the JWKS and the OpenAPI document stay public', async () => {
   const engine = await makeEngine({ authorize: undefined });
@@ -21,7 +26,12 @@ test('without an authorize hook every management route answers 403; the JWKS and
   const api = client(engine.handler, server.url);
   for (const { method, path, body } of everyRoute()) {
     const res = await api(method, path, { body });
-    expect([method, path, res.status, res.json]).toEqual([method, path, 403, { errors: [{ code: 'INVALID_CREDENTIALS', message: 'the request is not authorized for this API' }] }]);
+    expect([method, path, res.status, res.json]).toEqual([
+      method,
+      path,
+      403,
+      { errors: [{ code: 'INVALID_CREDENTIALS', message: 'the request is not authorized for this API' }] },
+    ]);
   }
   expect((await api('GET', '/.well-known/jwks')).status).toBe(200);
   expect((await api('GET', '/api/v1/openapi.json')).status).toBe(200);
@@ -31,10 +41,10 @@ describe('a refusing or broken authorize hook: 403, same body, nothing leaks, no
   const hooks = {
     'returns null': () => null,
     'returns undefined': () => undefined,
-    'throws': () => {
+    throws: () => {
       throw new Error('token backend at 10.0.0.7 is down');
     },
-    'rejects': () => Promise.reject(new Error('secret detail')),
+    rejects: () => Promise.reject(new Error('secret detail')),
     'returns an empty object': () => ({}) as { environment: string },
     'returns a number environment': () => ({ environment: 5 }) as unknown as { environment: string },
     'returns an empty environment': () => ({ environment: '' }),

@@ -86,7 +86,11 @@ export const createBody = (overrides: Record<string, unknown> = {}) => ({
 
 /** A client for one handler: direct `Request`s, or over real HTTP when `base` is an http URL. */
 export function client(handler: Handler, base: string | null) {
-  return async (method: string, path: string, init: { env?: string | null; body?: unknown; raw?: BodyInit; headers?: Record<string, string> } = {}) => {
+  return async (
+    method: string,
+    path: string,
+    init: { env?: string | null; body?: unknown; raw?: BodyInit; headers?: Record<string, string> } = {},
+  ) => {
     const headers: Record<string, string> = { ...init.headers };
     if (init.env !== null) headers.authorization ??= `Bearer ${init.env ?? 'env-a'}`;
     let body: BodyInit | undefined = init.raw;
@@ -111,7 +115,11 @@ export function client(handler: Handler, base: string | null) {
  * An engine and a client for it, driven directly with Request objects (`direct`) or over real
  * HTTP on 127.0.0.1 (`http`); what it opens is pushed onto `cleanups`.
  */
-export async function engineAndClient(mode: 'direct' | 'http', cleanups: Array<() => Promise<unknown>>, options: Partial<WebhooksOptions> = {}) {
+export async function engineAndClient(
+  mode: 'direct' | 'http',
+  cleanups: Array<() => Promise<unknown>>,
+  options: Partial<WebhooksOptions> = {},
+) {
   const engine = await makeEngine(options);
   cleanups.push(() => engine.close());
   let base: string | null = null;

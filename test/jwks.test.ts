@@ -12,26 +12,29 @@ afterEach(async () => {
 });
 
 describe('JWKS handler', () => {
-  test.each(['/.well-known/jwks', '/.well-known/jwks.json'])('GET %s over real HTTP: public parts of every key, cacheable', async (path) => {
-    const second = await generateSigningKey({ modulusLength: 3072 });
-    const env = await makeEngine({ keys: [await testKey(), second] });
-    cleanups.push(() => env.close());
-    const res = await fetch(`${env.issuer}${path}`);
-    expect(res.status).toBe(200);
-    expect(res.headers.get('content-type')).toBe('application/json');
-    expect(res.headers.get('cache-control')).toMatch(/max-age=\d+/);
-    const body = (await res.json()) as { keys: Record<string, string>[] };
-    expect(body.keys).toHaveLength(2);
-    const first = await testKey();
-    expect(body.keys.map((k) => k.kid)).toEqual([first.kid, second.kid]);
-    for (const k of body.keys) {
-      expect(Object.keys(k).sort()).toEqual(['alg', 'e', 'kid', 'kty', 'n', 'use']);
-      expect(k).toMatchObject({ kty: 'RSA', alg: 'RS256', use: 'sig' });
-    }
-    const text = JSON.stringify(body);
-    expect(text).not.toContain(first.d);
-    expect(text).not.toContain(second.d);
-  });
+  test.each(['/.well-known/jwks', '/.well-known/jwks.json'])(
+    'GET %s over real HTTP: public parts of every key, cacheable',
+    async (path) => {
+      const second = await generateSigningKey({ modulusLength: 3072 });
+      const env = await makeEngine({ keys: [await testKey(), second] });
+      cleanups.push(() => env.close());
+      const res = await fetch(`${env.issuer}${path}`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toBe('application/json');
+      expect(res.headers.get('cache-control')).toMatch(/max-age=\d+/);
+      const body = (await res.json()) as { keys: Record<string, string>[] };
+      expect(body.keys).toHaveLength(2);
+      const first = await testKey();
+      expect(body.keys.map((k) => k.kid)).toEqual([first.kid, second.kid]);
+      for (const k of body.keys) {
+        expect(Object.keys(k).sort()).toEqual(['alg', 'e', 'kid', 'kty', 'n', 'use']);
+        expect(k).toMatchObject({ kty: 'RSA', alg: 'RS256', use: 'sig' });
+      }
+      const text = JSON.stringify(body);
+      expect(text).not.toContain(first.d);
+      expect(text).not.toContain(second.d);
+    },
+  );
 
   test('only the first key signs', async () => {
     const second = await generateSigningKey();
@@ -105,12 +108,19 @@ describe('keys and options are checked at createWebhooks()', () => {
       [{ clock: {} }, /clock/],
     ];
     for (const [extra, message] of cases) {
-      expect(() => createWebhooks({ store: store(), keys, issuer: 'https://a.example.com', ...extra } as never), String(message)).toThrow(message);
+      expect(() => createWebhooks({ store: store(), keys, issuer: 'https://a.example.com', ...extra } as never), String(message)).toThrow(
+        message,
+      );
     }
   });
 
   test('a closed engine refuses calls with ERR_CLOSED', async () => {
-    const hooks = createWebhooks({ store: sqliteStore({ filename: ':memory:' }), keys: [await testKey()], issuer: 'https://a.example.com', clock: new ManualClock() });
+    const hooks = createWebhooks({
+      store: sqliteStore({ filename: ':memory:' }),
+      keys: [await testKey()],
+      issuer: 'https://a.example.com',
+      clock: new ManualClock(),
+    });
     await hooks.start();
     await hooks.close();
     await expect(hooks.webhooks.list()).rejects.toMatchObject({ code: 'ERR_CLOSED' });

@@ -26,7 +26,7 @@ interface HostTables {
 }
 
 describe('engine on PostgreSQL', () => {
-  test('emit inside the host\'s own Kysely transaction: rollback leaves nothing, commit is delivered (woken by the commit)', async () => {
+  test("emit inside the host's own Kysely transaction: rollback leaves nothing, commit is delivered (woken by the commit)", async () => {
     const schema = await createSchema(server.url);
     cleanups.push(() => schema.drop());
     const receiver = await startReceiver();
@@ -35,7 +35,11 @@ describe('engine on PostgreSQL', () => {
     const hostPool = new pg.Pool({ connectionString: schema.url, max: 3 });
     const host = new Kysely<HostTables>({ dialect: new PostgresDialect({ pool: hostPool }) });
     cleanups.push(() => host.destroy());
-    await host.schema.createTable('users').addColumn('id', 'text', (c) => c.primaryKey()).addColumn('email', 'text').execute();
+    await host.schema
+      .createTable('users')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('email', 'text')
+      .execute();
 
     // Polling once a minute: a prompt delivery can only come from the commit's NOTIFY.
     const hooks = createWebhooks({
@@ -69,14 +73,16 @@ describe('engine on PostgreSQL', () => {
       return emitted;
     });
     await receiver.waitFor(1, 10_000);
-    console.info(`[pgengine] host commit -> delivery arrived in ${(receiver.requests[0]!.at - performance.timeOrigin - committedAt.t).toFixed(0)} ms (poll interval 60 s)`);
+    console.info(
+      `[pgengine] host commit -> delivery arrived in ${(receiver.requests[0]!.at - performance.timeOrigin - committedAt.t).toFixed(0)} ms (poll interval 60 s)`,
+    );
     expect(receiver.requests.map((r) => r.headers['webhook-id'])).toEqual(ev.deliveryIds);
     await hooks.drain();
     expect(await hooks.deliveries.get(ev.deliveryIds[0]!)).toMatchObject({ status: 'delivered', attemptCount: 1 });
     expect(await host.selectFrom('users').select('id').execute()).toEqual([{ id: 'kp_2' }]);
   });
 
-  test('every query runs on the Clock\'s time: with the clock in 2035, attempts, retries and the 72-hour disable follow it', async () => {
+  test("every query runs on the Clock's time: with the clock in 2035, attempts, retries and the 72-hour disable follow it", async () => {
     const schema = await createSchema(server.url);
     cleanups.push(() => schema.drop());
     const receiver = await startReceiver(() => 500);

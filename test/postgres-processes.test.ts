@@ -40,7 +40,8 @@ async function fleet(n: number, options: WorkerOptions) {
   const admin = new pg.Pool({ connectionString: schema.url, max: 2 });
   admin.on('error', () => {}); // the restart test kills these too
   cleanups.push(() => admin.end());
-  const count = async (where = "status <> 'delivered'") => Number((await admin.query(`select count(*)::int as n from iw_deliveries where ${where}`)).rows[0].n);
+  const count = async (where = "status <> 'delivered'") =>
+    Number((await admin.query(`select count(*)::int as n from iw_deliveries where ${where}`)).rows[0].n);
   return { url: schema.url, workers, emitter, emitMany, admin, count };
 }
 
@@ -58,7 +59,8 @@ async function emitEvents(hooks: Webhooks, kysely: Kysely<any>, n: number, perTr
         next += size;
         const batch = await kysely.transaction().execute(async (trx) => {
           const out: string[] = [];
-          for (let i = 0; i < size; i++) out.push(...(await hooks.emit({ type: 'user.created', source: 'admin', data: userData() }, { transaction: trx })).deliveryIds);
+          for (let i = 0; i < size; i++)
+            out.push(...(await hooks.emit({ type: 'user.created', source: 'admin', data: userData() }, { transaction: trx })).deliveryIds);
           return out;
         });
         ids.push(...batch);
@@ -102,8 +104,12 @@ describe('several host processes on one PostgreSQL', () => {
     const ledger = await startLedger();
     cleanups.push(() => ledger.close());
     // Two hot webhooks: the per-endpoint bound is raised to the process bound (TEST_SCALE_DEFAULTS=1 measures the defaults).
-    const f = await fleet(4, process.env.TEST_SCALE_DEFAULTS === '1' ? {} : { delivery: { concurrency: 32, perEndpointConcurrency: 32, batchSize: 32 } });
-    for (const name of ['a', 'b']) await f.emitter.webhooks.create({ name, endpoint: `${ledger.url}/${name}`, eventTypes: ['user.created'] });
+    const f = await fleet(
+      4,
+      process.env.TEST_SCALE_DEFAULTS === '1' ? {} : { delivery: { concurrency: 32, perEndpointConcurrency: 32, batchSize: 32 } },
+    );
+    for (const name of ['a', 'b'])
+      await f.emitter.webhooks.create({ name, endpoint: `${ledger.url}/${name}`, eventTypes: ['user.created'] });
 
     const t0 = performance.now();
     const ids = await f.emitMany(EVENTS);
@@ -117,7 +123,9 @@ describe('several host processes on one PostgreSQL', () => {
     expect(ids).toHaveLength(2 * EVENTS);
     expect(new Set(counts.keys())).toEqual(new Set(ids));
     expect([...counts.values()].filter((n) => n !== 1)).toEqual([]); // no claim races
-    const { rows } = await f.admin.query("select count(*)::int as attempts, count(distinct delivery_id)::int as deliveries from iw_attempts");
+    const { rows } = await f.admin.query(
+      'select count(*)::int as attempts, count(distinct delivery_id)::int as deliveries from iw_attempts',
+    );
     expect(rows[0]).toEqual({ attempts: 2 * EVENTS, deliveries: 2 * EVENTS });
     const perWorker = Object.fromEntries(['w0', 'w1', 'w2', 'w3'].map((w) => [w, ledger.arrivals.filter((a) => a.worker === w).length]));
     console.info(
@@ -131,8 +139,11 @@ describe('several host processes on one PostgreSQL', () => {
     const LEASE = 3000;
     const ledger = await startLedger(20); // slow enough that many attempts are in flight at the kill
     cleanups.push(() => ledger.close());
-    const f = await fleet(4, { delivery: { concurrency: 16, perEndpointConcurrency: 16, batchSize: 16, timeoutMs: 2000, leaseMs: LEASE, pollIntervalMs: 500 } });
-    for (const name of ['a', 'b']) await f.emitter.webhooks.create({ name, endpoint: `${ledger.url}/${name}`, eventTypes: ['user.created'] });
+    const f = await fleet(4, {
+      delivery: { concurrency: 16, perEndpointConcurrency: 16, batchSize: 16, timeoutMs: 2000, leaseMs: LEASE, pollIntervalMs: 500 },
+    });
+    for (const name of ['a', 'b'])
+      await f.emitter.webhooks.create({ name, endpoint: `${ledger.url}/${name}`, eventTypes: ['user.created'] });
     const ids = await f.emitMany(EVENTS);
 
     await until('a third of the deliveries', () => ledger.arrivals.length >= (2 * EVENTS) / 3, 60_000, 5);
@@ -141,7 +152,9 @@ describe('several host processes on one PostgreSQL', () => {
     const killedAt = performance.now();
     // Read at once, well within the lease: what w0 holds now is all it can have sent without
     // recording (a claim still executing after its death never reached it).
-    const leased = new Set((await f.admin.query("select id from iw_deliveries where locked_by = 'w0' and status = 'pending'")).rows.map((r) => r.id as string));
+    const leased = new Set(
+      (await f.admin.query("select id from iw_deliveries where locked_by = 'w0' and status = 'pending'")).rows.map((r) => r.id as string),
+    );
     await until('every delivery recorded', async () => (await f.count()) === 0, 60_000, 100);
     const errors = await stopAll(f.workers.slice(1));
 
@@ -170,15 +183,23 @@ describe('several host processes on one PostgreSQL', () => {
     const ledger = await startLedger(10);
     cleanups.push(() => ledger.close());
     // A lease well past the outage: what was in flight is re-sent only if its outcome could not be recorded.
-    const f = await fleet(3, { delivery: { concurrency: 16, perEndpointConcurrency: 16, batchSize: 16, timeoutMs: 2000, leaseMs: 8000, pollIntervalMs: 500 } });
-    for (const name of ['a', 'b']) await f.emitter.webhooks.create({ name, endpoint: `${ledger.url}/${name}`, eventTypes: ['user.created'] });
+    const f = await fleet(3, {
+      delivery: { concurrency: 16, perEndpointConcurrency: 16, batchSize: 16, timeoutMs: 2000, leaseMs: 8000, pollIntervalMs: 500 },
+    });
+    for (const name of ['a', 'b'])
+      await f.emitter.webhooks.create({ name, endpoint: `${ledger.url}/${name}`, eventTypes: ['user.created'] });
     const ids = await f.emitMany(EVENTS);
 
     await until('a third of the deliveries', () => ledger.arrivals.length >= (2 * EVENTS) / 3, 60_000, 5);
     const outage = await disruptDatabase(server, f.url, Number(process.env.TEST_PG_OUTAGE_MS ?? 1500));
     const back = performance.now();
     const seen = new Set(ledger.arrivals.filter((a) => a.at < outage.startedAt).map((a) => a.webhookId));
-    await until('deliveries flowing again', () => ledger.arrivals.some((a) => a.at > back && !seen.has(a.webhookId) && !outage.leased.has(a.webhookId)), 30_000, 5);
+    await until(
+      'deliveries flowing again',
+      () => ledger.arrivals.some((a) => a.at > back && !seen.has(a.webhookId) && !outage.leased.has(a.webhookId)),
+      30_000,
+      5,
+    );
     const flowing = performance.now();
     await until('every delivery recorded', async () => (await f.count().catch(() => -1)) === 0, 90_000, 100);
     const finished = performance.now();

@@ -50,8 +50,16 @@ describe('postgres: claims', () => {
   test('one statement: FOR UPDATE SKIP LOCKED, the lease set and the rows returned, time passed in', () => {
     const { store } = { store: postgresStore({ connectionString: 'postgres://unused@127.0.0.1:1/x' }) };
     cleanups.push(() => store.close());
-    const { sql, parameters } = claimQuery(store.kysely, { now: T0, limit: 5, workerId: 'w1', leaseMs: 1000, excludeWebhookIds: ['webhook_x'] }).compile();
-    expect(sql).toMatch(/^with "due" as \(select "id" from "iw_deliveries" where "status" = 'pending' and "next_attempt_at" <= \$1 and "webhook_id" not in \(\$2\) order by "next_attempt_at" limit \$3 for update skip locked\) update "iw_deliveries"/);
+    const { sql, parameters } = claimQuery(store.kysely, {
+      now: T0,
+      limit: 5,
+      workerId: 'w1',
+      leaseMs: 1000,
+      excludeWebhookIds: ['webhook_x'],
+    }).compile();
+    expect(sql).toMatch(
+      /^with "due" as \(select "id" from "iw_deliveries" where "status" = 'pending' and "next_attempt_at" <= \$1 and "webhook_id" not in \(\$2\) order by "next_attempt_at" limit \$3 for update skip locked\) update "iw_deliveries"/,
+    );
     expect(sql).toMatch(/returning "iw_deliveries"\.\*$/);
     expect(parameters).toEqual([T0, 'webhook_x', 5, 'w1', T0 + 1000, T0 + 1000, T0]);
   });
@@ -62,7 +70,9 @@ describe('postgres: claims', () => {
       for (const file of readdirSync(dir).filter((f) => f.endsWith('.ts'))) {
         const text = readFileSync(join(dir, file), 'utf8');
         // SQL's now() (a method call like clock.now() is fine), its timestamp functions, and the wall clock.
-        expect(text, `${dir}/${file}`).not.toMatch(/(?<![.\w])now\(\)|current_timestamp|clock_timestamp|statement_timestamp|localtimestamp|Date\.now/i);
+        expect(text, `${dir}/${file}`).not.toMatch(
+          /(?<![.\w])now\(\)|current_timestamp|clock_timestamp|statement_timestamp|localtimestamp|Date\.now/i,
+        );
       }
     }
   });
@@ -105,7 +115,13 @@ describe('postgres: claims', () => {
     const text = JSON.stringify(plan);
     expect(text).toContain('"Index Name":"iw_deliveries_due"');
     expect(text).not.toContain('"Node Type":"Seq Scan"');
-    const next = store.kysely.selectFrom('iw_deliveries').select('next_attempt_at').where('status', '=', 'pending').orderBy('next_attempt_at').limit(1).compile();
+    const next = store.kysely
+      .selectFrom('iw_deliveries')
+      .select('next_attempt_at')
+      .where('status', '=', 'pending')
+      .orderBy('next_attempt_at')
+      .limit(1)
+      .compile();
     expect(JSON.stringify(await explain(store, next))).toContain('"Index Name":"iw_deliveries_due"');
 
     const times: number[] = [];
@@ -117,7 +133,7 @@ describe('postgres: claims', () => {
     }
     console.info(
       `[pgstore] idle tick with ${rows} future retries pending (loaded in ${(loaded / 1000).toFixed(1)} s): claim + nextDueAt p50 ${percentile(times, 50).toFixed(2)} ms, ` +
-        `p99 ${percentile(times, 99).toFixed(2)} ms; claim plan reads ${plan['Plan']['Shared Hit Blocks'] + (plan['Plan']['Shared Read Blocks'] ?? 0)} buffers`,
+        `p99 ${percentile(times, 99).toFixed(2)} ms; claim plan reads ${plan.Plan['Shared Hit Blocks'] + (plan.Plan['Shared Read Blocks'] ?? 0)} buffers`,
     );
   }, 120_000);
 });
@@ -163,7 +179,9 @@ describe('postgres: wake-ups (LISTEN/NOTIFY)', () => {
       await until('the wake-up', () => wakes.length > before, 5000, 1);
       samples.push(wakes[before]! - t0);
     }
-    console.info(`[pgstore] insertEvent -> other store woken: p50 ${percentile(samples, 50).toFixed(1)} ms, p99 ${percentile(samples, 99).toFixed(1)} ms`);
+    console.info(
+      `[pgstore] insertEvent -> other store woken: p50 ${percentile(samples, 50).toFixed(1)} ms, p99 ${percentile(samples, 99).toFixed(1)} ms`,
+    );
 
     const before = wakes.length;
     await expect(
@@ -243,7 +261,16 @@ describe('postgres: pools', () => {
     // A connection whose death is not yet noticed may fail one query (the scheduler's p-retry
     // covers that); the pool then hands out fresh ones.
     const failures: unknown[] = [];
-    await until('a query on a fresh connection', () => store.nextDueAt().then(() => true, (e) => (failures.push(e), false)), 5000, 10);
+    await until(
+      'a query on a fresh connection',
+      () =>
+        store.nextDueAt().then(
+          () => true,
+          (e) => (failures.push(e), false),
+        ),
+      5000,
+      10,
+    );
     expect(failures.length).toBeLessThanOrEqual(3);
   });
 

@@ -62,7 +62,9 @@ async function valid(): Promise<string> {
 /** A token signed RS256 by `key` with claims and header overridden. */
 async function forged(claims: Record<string, unknown> = {}, key = ours, header: Record<string, unknown> = {}): Promise<string> {
   const payload = { ...buildClaims(event, issuer, clock.now()), ...claims };
-  return new SignJWT(payload).setProtectedHeader({ alg: 'RS256', kid: key.kid, typ: 'JWT', ...header }).sign((await importSigningKey(key)).key);
+  return new SignJWT(payload)
+    .setProtectedHeader({ alg: 'RS256', kid: key.kid, typ: 'JWT', ...header })
+    .sign((await importSigningKey(key)).key);
 }
 
 let seq = 0;
@@ -87,15 +89,43 @@ describe('attacks: each is answered 400 and never reaches a handler', () => {
   });
 
   const attacks: Array<[string, () => Promise<{ body: string; headers?: Record<string, string> }>, string]> = [
-    ['a token signed by another key, claiming our kid', async () => ({ body: await forged({}, other, { kid: ours.kid }) }), 'ERR_SIGNATURE_INVALID'],
+    [
+      'a token signed by another key, claiming our kid',
+      async () => ({ body: await forged({}, other, { kid: ours.kid }) }),
+      'ERR_SIGNATURE_INVALID',
+    ],
     ['a token signed by another key, with its own kid', async () => ({ body: await forged({}, other) }), 'ERR_KEY_NOT_FOUND'],
-    ['alg: none', async () => ({ body: `${json({ alg: 'none', typ: 'JWT' })}.${json(buildClaims(event, issuer, clock.now()))}.` }), 'ERR_ALGORITHM_NOT_ALLOWED'],
-    ['alg: none with our kid', async () => ({ body: `${json({ alg: 'none', kid: ours.kid })}.${json(buildClaims(event, issuer, clock.now()))}.` }), 'ERR_ALGORITHM_NOT_ALLOWED'],
-    ['HS256 keyed with our public key as JWK JSON', async () => ({ body: await hs256(new TextEncoder().encode(JSON.stringify({ kty: 'RSA', n: ours.n, e: ours.e }))) }), 'ERR_ALGORITHM_NOT_ALLOWED'],
-    ['HS256 keyed with our public key as PEM', async () => ({ body: await hs256(new TextEncoder().encode(await publicPem(ours))) }), 'ERR_ALGORITHM_NOT_ALLOWED'],
+    [
+      'alg: none',
+      async () => ({ body: `${json({ alg: 'none', typ: 'JWT' })}.${json(buildClaims(event, issuer, clock.now()))}.` }),
+      'ERR_ALGORITHM_NOT_ALLOWED',
+    ],
+    [
+      'alg: none with our kid',
+      async () => ({ body: `${json({ alg: 'none', kid: ours.kid })}.${json(buildClaims(event, issuer, clock.now()))}.` }),
+      'ERR_ALGORITHM_NOT_ALLOWED',
+    ],
+    [
+      'HS256 keyed with our public key as JWK JSON',
+      async () => ({ body: await hs256(new TextEncoder().encode(JSON.stringify({ kty: 'RSA', n: ours.n, e: ours.e }))) }),
+      'ERR_ALGORITHM_NOT_ALLOWED',
+    ],
+    [
+      'HS256 keyed with our public key as PEM',
+      async () => ({ body: await hs256(new TextEncoder().encode(await publicPem(ours))) }),
+      'ERR_ALGORITHM_NOT_ALLOWED',
+    ],
     ['RS512 signed by our own key (only RS256 is accepted)', async () => ({ body: await rs512() }), 'ERR_ALGORITHM_NOT_ALLOWED'],
-    ['a tampered payload (another email, original signature)', async () => ({ body: tamper(await valid(), (c) => ({ ...c, data: userData({ email: 'mallory@example.com' }) })) }), 'ERR_SIGNATURE_INVALID'],
-    ['a tampered type (original signature)', async () => ({ body: tamper(await valid(), (c) => ({ ...c, type: 'user.deleted' })) }), 'ERR_SIGNATURE_INVALID'],
+    [
+      'a tampered payload (another email, original signature)',
+      async () => ({ body: tamper(await valid(), (c) => ({ ...c, data: userData({ email: 'mallory@example.com' }) })) }),
+      'ERR_SIGNATURE_INVALID',
+    ],
+    [
+      'a tampered type (original signature)',
+      async () => ({ body: tamper(await valid(), (c) => ({ ...c, type: 'user.deleted' })) }),
+      'ERR_SIGNATURE_INVALID',
+    ],
     ['a wrong iss, properly signed', async () => ({ body: await forged({ iss: 'https://evil.example.com' }) }), 'ERR_ISSUER_MISMATCH'],
     ['no iss, properly signed', async () => ({ body: await forged({ iss: undefined }) }), 'ERR_ISSUER_MISMATCH'],
     ['a stale timestamp (5 min 1 ms old)', async () => ({ body: await forged({ timestamp: iso(-300_001) }) }), 'ERR_TIMESTAMP_STALE'],
@@ -104,11 +134,27 @@ describe('attacks: each is answered 400 and never reaches a handler', () => {
     ['an expired exp claim', async () => ({ body: await forged({ exp: Math.floor(clock.now() / 1000) - 60 }) }), 'ERR_TIMESTAMP_STALE'],
     ['data that is not an object', async () => ({ body: await forged({ data: 'x' }) }), 'ERR_INVALID_CLAIMS'],
     ['a malformed token (not three parts)', async () => ({ body: 'not-a-jwt' }), 'ERR_MALFORMED_TOKEN'],
-    ['a malformed token (header is not JSON)', async () => ({ body: `${base64url.encode('nope')}.${json({})}.c2ln` }), 'ERR_MALFORMED_TOKEN'],
+    [
+      'a malformed token (header is not JSON)',
+      async () => ({ body: `${base64url.encode('nope')}.${json({})}.c2ln` }),
+      'ERR_MALFORMED_TOKEN',
+    ],
     ['a malformed token (four parts)', async () => ({ body: `${await valid()}.x` }), 'ERR_MALFORMED_TOKEN'],
-    ['a JSON body sent as application/json (the legacy content type)', async () => ({ body: JSON.stringify(buildClaims(event, issuer, clock.now())), headers: { 'content-type': 'application/json' } }), 'ERR_CONTENT_TYPE'],
-    ['a valid token sent as application/json', async () => ({ body: await valid(), headers: { 'content-type': 'application/json' } }), 'ERR_CONTENT_TYPE'],
-    ['a JSON body sent as application/jwt', async () => ({ body: JSON.stringify(buildClaims(event, issuer, clock.now())) }), 'ERR_MALFORMED_TOKEN'],
+    [
+      'a JSON body sent as application/json (the legacy content type)',
+      async () => ({ body: JSON.stringify(buildClaims(event, issuer, clock.now())), headers: { 'content-type': 'application/json' } }),
+      'ERR_CONTENT_TYPE',
+    ],
+    [
+      'a valid token sent as application/json',
+      async () => ({ body: await valid(), headers: { 'content-type': 'application/json' } }),
+      'ERR_CONTENT_TYPE',
+    ],
+    [
+      'a JSON body sent as application/jwt',
+      async () => ({ body: JSON.stringify(buildClaims(event, issuer, clock.now())) }),
+      'ERR_MALFORMED_TOKEN',
+    ],
     ['an empty body', async () => ({ body: '' }), 'ERR_EMPTY_BODY'],
     ['a body of whitespace', async () => ({ body: ' \n' }), 'ERR_EMPTY_BODY'],
     ['no webhook-id header', async () => ({ body: await valid(), headers: { 'webhook-id': '' } }), 'ERR_WEBHOOK_ID'],
@@ -190,7 +236,9 @@ function tamper(token: string, change: (claims: Record<string, unknown>) => Reco
 }
 
 async function hs256(secret: Uint8Array): Promise<string> {
-  return new SignJWT({ ...buildClaims(event, issuer, clock.now()) }).setProtectedHeader({ alg: 'HS256', kid: ours.kid, typ: 'JWT' }).sign(secret);
+  return new SignJWT({ ...buildClaims(event, issuer, clock.now()) })
+    .setProtectedHeader({ alg: 'HS256', kid: ours.kid, typ: 'JWT' })
+    .sign(secret);
 }
 
 async function rs512(): Promise<string> {

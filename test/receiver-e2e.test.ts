@@ -23,7 +23,11 @@ async function setup(handler: (event: UserCreatedEvent, webhookId: string) => Pr
   const site = await serveHandler(receive);
   cleanups.push(() => site.close());
   await env.hooks.start();
-  const webhook = await env.hooks.webhooks.create({ name: 'CRM', endpoint: `${site.url}/webhooks`, eventTypes: ['user.created', 'user.updated'] });
+  const webhook = await env.hooks.webhooks.create({
+    name: 'CRM',
+    endpoint: `${site.url}/webhooks`,
+    eventTypes: ['user.created', 'user.updated'],
+  });
   return { ...env, webhook, failures };
 }
 

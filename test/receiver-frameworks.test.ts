@@ -22,7 +22,15 @@ beforeAll(async () => {
   const site = await serveHandler(async (req) => jwksResponse(keys.jwks(), req.method));
   closers.push(site.close);
   issuer = site.url;
-  const event = { id: 'event_1', environment: 'default', type: 'user.created', source: 'admin' as const, data: userData(), eventTimestamp: clock.now(), createdAt: clock.now() };
+  const event = {
+    id: 'event_1',
+    environment: 'default',
+    type: 'user.created',
+    source: 'admin' as const,
+    data: userData(),
+    eventTimestamp: clock.now(),
+    createdAt: clock.now(),
+  };
   sign = async () => signClaims(buildClaims(event, issuer, clock.now()), await importSigningKey(key));
 });
 afterAll(async () => {
@@ -71,7 +79,10 @@ describe('README examples', () => {
           body: typeof req.body === 'string' ? req.body : '',
         }),
       );
-      res.status(response.status).type('json').send(await response.text());
+      res
+        .status(response.status)
+        .type('json')
+        .send(await response.text());
     });
     // --- end ---
     const server = app.listen(0, '127.0.0.1');

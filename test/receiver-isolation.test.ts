@@ -63,7 +63,15 @@ test('it loads and verifies a token in a directory where jose is the only packag
   const key = await testKey();
   const now = Date.parse('2026-03-01T12:00:00.000Z');
   const issuer = 'https://auth.example.com';
-  const event = { id: 'event_1', environment: 'default', type: 'user.created', source: 'admin' as const, data: userData(), eventTimestamp: now, createdAt: now };
+  const event = {
+    id: 'event_1',
+    environment: 'default',
+    type: 'user.created',
+    source: 'admin' as const,
+    data: userData(),
+    eventTimestamp: now,
+    createdAt: now,
+  };
   const token = await signClaims(buildClaims(event, issuer, now), await importSigningKey(key));
   const script = `
     const { createVerifier, createReceiver } = await import('./receiver/index.js');

@@ -132,7 +132,12 @@ test('hooks.keys.rotate with the default timing: deliveries every minute across 
   expect(results.every((r) => r.delivery.status === 'delivered' && r.delivery.attemptCount === 1)).toBe(true);
   // Minutes 1-9 signed by the old key, 10-20 by the new one; the receiver was never restarted.
   expect(s.kids).toEqual([...Array(10).fill(oldKey.kid), ...Array(11).fill(newKey.kid)]);
-  expect(s.hooks().jwks().keys.map((k) => (k as { kid: string }).kid)).toEqual([newKey.kid]);
+  expect(
+    s
+      .hooks()
+      .jwks()
+      .keys.map((k) => (k as { kid: string }).kid),
+  ).toEqual([newKey.kid]);
   expect(s.handled).toHaveLength(21);
 });
 

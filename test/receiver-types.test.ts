@@ -3,7 +3,15 @@ import { describe, expect, expectTypeOf, test } from 'vitest';
 import { BUILTIN_EVENT_TYPES } from '../src/catalog/builtins.js';
 import { Catalog } from '../src/catalog/catalog.js';
 import { renderEventTypes } from '../scripts/event-types.js';
-import type { EventMap, UserCreatedData, UserCreatedEvent, UserAuthenticationFailedData, WebhookEvent, WebhookEventMap, RoleCreatedData } from '../src/receiver/index.js';
+import type {
+  EventMap,
+  UserCreatedData,
+  UserCreatedEvent,
+  UserAuthenticationFailedData,
+  WebhookEvent,
+  WebhookEventMap,
+  RoleCreatedData,
+} from '../src/receiver/index.js';
 
 const generated = new URL('../src/receiver/event-types.generated.ts', import.meta.url);
 
@@ -57,10 +65,21 @@ describe('type-level (enforced by `npx tsc -p tsconfig.json --noEmit`)', () => {
   });
 
   test('closed schemas stay closed, open ones keep unknown extras', () => {
-    // @ts-expect-error user objects are additionalProperties: false
-    const closed: UserCreatedData['user'] = { id: 'x', email: null, first_name: '', last_name: '', phone: null, username: null, is_password_reset_requested: false, is_suspended: false, organizations: [], nickname: 'x' };
+    const closed: UserCreatedData['user'] = {
+      id: 'x',
+      email: null,
+      first_name: '',
+      last_name: '',
+      phone: null,
+      username: null,
+      is_password_reset_requested: false,
+      is_suspended: false,
+      organizations: [],
+      // @ts-expect-error user objects are additionalProperties: false
+      nickname: 'x',
+    };
     const open: RoleCreatedData = { role: { id: 'r', key: 'k', future_field: true } };
-    expectTypeOf(open.role['future_field']).toEqualTypeOf<unknown>();
+    expectTypeOf(open.role.future_field).toEqualTypeOf<unknown>();
     expect(closed && open).toBeTruthy();
   });
 

@@ -5,7 +5,16 @@ import { importSigningKey } from '../src/signing/keys.js';
 import { buildClaims, signClaims } from '../src/signing/token.js';
 import { jwksResponse } from '../src/http/jwks.js';
 import type { EventRecord } from '../src/model.js';
-import { createReceiver, createVerifier, memorySeen, WebhookVerificationError, type SeenStore, type WebhookEnvelope, type WebhookEvent, type WebhookEventMap } from '../src/receiver/index.js';
+import {
+  createReceiver,
+  createVerifier,
+  memorySeen,
+  WebhookVerificationError,
+  type SeenStore,
+  type WebhookEnvelope,
+  type WebhookEvent,
+  type WebhookEventMap,
+} from '../src/receiver/index.js';
 import { serveHandler } from './helpers/http.js';
 import { testKey, userData } from './helpers/fixtures.js';
 
@@ -23,7 +32,9 @@ beforeAll(async () => {
   const site = await serveHandler(async (req) => {
     jwksHits++;
     if (jwksStatus !== 200) return new Response('down', { status: jwksStatus });
-    return new URL(req.url).pathname === '/auth/.well-known/jwks' ? jwksResponse(keys.jwks(), req.method) : new Response('no', { status: 404 });
+    return new URL(req.url).pathname === '/auth/.well-known/jwks'
+      ? jwksResponse(keys.jwks(), req.method)
+      : new Response('no', { status: 404 });
   });
   issuer = `${site.url}/auth`;
   closers.push(site.close);
@@ -136,7 +147,11 @@ describe('createReceiver', () => {
 
   test('handled and unhandled types are both answered 200; only the handled one runs', async () => {
     const calls: string[] = [];
-    const receive = createReceiver({ verifier: verifier(), on: { 'user.created': (e) => void calls.push(e.data.user.id) }, onError: () => {} });
+    const receive = createReceiver({
+      verifier: verifier(),
+      on: { 'user.created': (e) => void calls.push(e.data.user.id) },
+      onError: () => {},
+    });
     expect((await receive(request(await token(), 'msg_a'))).status).toBe(200);
     const other = await receive(request(await token('organization.created', { organization: { code: 'org_1', name: 'Acme' } }), 'msg_b'));
     expect(other.status).toBe(200);
@@ -217,7 +232,12 @@ describe('createReceiver', () => {
 
   test('a seen store that fails to answer is a processing failure: 400, handler not run', async () => {
     let runs = 0;
-    const receive = createReceiver({ verifier: verifier(), on: { 'user.created': () => void runs++ }, seen: { has: () => Promise.reject(new Error('down')), add: () => {} }, onError: () => {} });
+    const receive = createReceiver({
+      verifier: verifier(),
+      on: { 'user.created': () => void runs++ },
+      seen: { has: () => Promise.reject(new Error('down')), add: () => {} },
+      onError: () => {},
+    });
     expect((await receive(request(await token(), 'msg_down'))).status).toBe(400);
     expect(runs).toBe(0);
   });

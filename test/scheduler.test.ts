@@ -53,11 +53,15 @@ const until = async (cond: () => boolean) => {
 describe('scheduler', () => {
   test('global and per-endpoint concurrency are bounded', async () => {
     const gated = gatedTransport();
-    const env = await makeEngine({ transport: gated.transport, delivery: { concurrency: 6, perEndpointConcurrency: 2, batchSize: 4, pollIntervalMs: 3600_000 } });
+    const env = await makeEngine({
+      transport: gated.transport,
+      delivery: { concurrency: 6, perEndpointConcurrency: 2, batchSize: 4, pollIntervalMs: 3600_000 },
+    });
     cleanups.push(() => env.close());
     const { hooks } = env;
     await hooks.start();
-    for (const name of ['a', 'b', 'c', 'd']) await hooks.webhooks.create({ name, endpoint: `https://example.com/${name}`, eventTypes: ['user.created'] });
+    for (const name of ['a', 'b', 'c', 'd'])
+      await hooks.webhooks.create({ name, endpoint: `https://example.com/${name}`, eventTypes: ['user.created'] });
     for (let i = 0; i < 10; i++) await hooks.emit({ type: 'user.created', source: 'admin', data: userData() });
     await until(() => gated.inflight >= 6);
     await new Promise((r) => setTimeout(r, 50));
@@ -89,7 +93,10 @@ describe('scheduler', () => {
 
   test('the timer is armed for the earliest due delivery, not the poll interval', async () => {
     const attempts: number[] = [];
-    const env = await makeEngine({ transport: { send: async () => (attempts.push(env.clock.now()), { status: 500, excerpt: '' }) }, retry: { schedule: [7_000], jitter: 0 } });
+    const env = await makeEngine({
+      transport: { send: async () => (attempts.push(env.clock.now()), { status: 500, excerpt: '' }) },
+      retry: { schedule: [7_000], jitter: 0 },
+    });
     cleanups.push(() => env.close());
     const { hooks, clock } = env;
     await hooks.start();

@@ -115,10 +115,22 @@ describe('address classification', () => {
   test('every IPv4 address: our verdict agrees with node:net BlockList over the same ranges, mapped form included', () => {
     const list = new BlockList();
     for (const [cidr, prefix] of [
-      ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-      ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24],
-      ['224.0.0.0', 4], ['240.0.0.0', 4],
-    ] as const) list.addSubnet(cidr, prefix, 'ipv4');
+      ['0.0.0.0', 8],
+      ['10.0.0.0', 8],
+      ['100.64.0.0', 10],
+      ['127.0.0.0', 8],
+      ['169.254.0.0', 16],
+      ['172.16.0.0', 12],
+      ['192.0.0.0', 24],
+      ['192.0.2.0', 24],
+      ['192.168.0.0', 16],
+      ['198.18.0.0', 15],
+      ['198.51.100.0', 24],
+      ['203.0.113.0', 24],
+      ['224.0.0.0', 4],
+      ['240.0.0.0', 4],
+    ] as const)
+      list.addSubnet(cidr, prefix, 'ipv4');
     fc.assert(
       fc.property(fc.ipV4(), (address) => {
         const refused = classifyAddress(address).category !== 'public';

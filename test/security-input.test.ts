@@ -6,7 +6,6 @@ import { WebhooksError, type Webhooks, type WebhooksOptions } from '../src/index
 import { LIMITS } from '../src/validate.js';
 import { sqliteStore } from '../adapters/sqlite/index.js';
 import { makeEngine } from './helpers/engine.js';
-import { userData } from './helpers/fixtures.js';
 
 // Issue 6, point 4: input bounds, and SQL that treats hostile strings as data.
 
@@ -20,7 +19,10 @@ const blob = { code: 'host.blob', name: 'Blob', origin: 'host', schema: { type: 
 async function engine(overrides: Partial<WebhooksOptions> = {}) {
   const e = await makeEngine({ eventTypes: [blob], ...overrides });
   const store = sqliteStore({ filename: e.filename });
-  cleanups.push(() => e.close(), () => store.close());
+  cleanups.push(
+    () => e.close(),
+    () => store.close(),
+  );
   await e.hooks.start();
   const count = async (table: 'iw_events' | 'iw_deliveries' | 'iw_webhooks') =>
     Number((await sql<{ n: number }>`select count(*) as n from ${sql.table(table)}`.execute(store.kysely)).rows[0]!.n);
@@ -28,7 +30,10 @@ async function engine(overrides: Partial<WebhooksOptions> = {}) {
 }
 
 async function code(p: Promise<unknown>): Promise<string> {
-  const error = await p.then(() => null, (e: unknown) => e);
+  const error = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(error).toBeInstanceOf(WebhooksError);
   return (error as WebhooksError).code;
 }
@@ -44,11 +49,15 @@ describe('event data size', () => {
     const wrapper = Buffer.byteLength('{"blob":""}');
     await hooks.emit({ type: 'host.blob', source: 'api', data: { blob: 'x'.repeat(limit - wrapper) } });
     expect(await count('iw_events')).toBe(1);
-    const error = await hooks.emit({ type: 'host.blob', source: 'api', data: { blob: 'x'.repeat(limit - wrapper + 1) } }).catch((e: WebhooksError) => e);
+    const error = await hooks
+      .emit({ type: 'host.blob', source: 'api', data: { blob: 'x'.repeat(limit - wrapper + 1) } })
+      .catch((e: WebhooksError) => e);
     expect(error).toMatchObject({ code: 'ERR_PAYLOAD_TOO_LARGE', field: 'data' });
     expect((error as Error).message).toContain(String(limit));
     // Bytes, not characters: 2-byte characters reach the limit at half the length.
-    expect(await code(hooks.emit({ type: 'host.blob', source: 'api', data: { blob: 'é'.repeat(limit / 2) } }))).toBe('ERR_PAYLOAD_TOO_LARGE');
+    expect(await code(hooks.emit({ type: 'host.blob', source: 'api', data: { blob: 'é'.repeat(limit / 2) } }))).toBe(
+      'ERR_PAYLOAD_TOO_LARGE',
+    );
     expect(await count('iw_events')).toBe(1);
     expect(await count('iw_deliveries')).toBe(1);
   });
@@ -75,7 +84,7 @@ describe('field lengths', () => {
     const tooLong: Array<Record<string, unknown>> = [
       { name: emoji.repeat(LIMITS.nameLength + 1) },
       { description: '𝕏'.repeat(LIMITS.descriptionLength + 1) },
-      { endpoint: longestEndpoint + 'a' },
+      { endpoint: `${longestEndpoint}a` },
       { eventTypes: new Array(LIMITS.eventTypesPerWebhook + 1).fill('user.created') },
       { name: 'x'.repeat(1_000_000) },
     ];
@@ -113,13 +122,21 @@ describe('hostile strings are data, never SQL', () => {
 
   test('NUL and other control characters are refused in names; NUL refused in descriptions', async () => {
     const { hooks, count } = await engine();
-    for (const fields of [{ name: 'a\u0000b' }, { name: 'a\u001bb' }, { description: 'a\u0000b' }]) expect(await code(create(hooks, fields))).toBe('ERR_VALIDATION');
+    for (const fields of [{ name: 'a\u0000b' }, { name: 'a\u001bb' }, { description: 'a\u0000b' }])
+      expect(await code(create(hooks, fields))).toBe('ERR_VALIDATION');
     expect(await count('iw_webhooks')).toBe(0);
   });
 
   test('event data with quotes, NUL, lone surrogates and long unicode round-trips through the store', async () => {
     const { hooks } = await engine();
-    const data = { blob: hostile, nul: 'a\u0000b', lone: 'x\ud800y', quote: "'", long: '😀'.repeat(20_000), nested: { "k'ey": { '"': null } } };
+    const data = {
+      blob: hostile,
+      nul: 'a\u0000b',
+      lone: 'x\ud800y',
+      quote: "'",
+      long: '😀'.repeat(20_000),
+      nested: { "k'ey": { '"': null } },
+    };
     const ev = await hooks.emit({ type: 'host.blob', source: 'api', data });
     expect((await hooks.events.get(ev.id)).data).toEqual(data);
   });
@@ -167,7 +184,9 @@ describe('the adapters build SQL only from parameters', () => {
       const text = readFileSync(file, 'utf8');
       expect(text, `${file} uses sql.raw`).not.toMatch(/sql\.raw\s*\(/);
       for (const m of text.matchAll(/sql\.(lit|id|ref|table)\(([^)]*)\)/g)) {
-        expect(m[2]!.trim(), `${file}: sql.${m[1]}(${m[2]}) takes a value that is not a literal or constant`).toMatch(/^('[^']*'|"[^"]*"|[A-Z][A-Z0-9_]*|table)$/);
+        expect(m[2]!.trim(), `${file}: sql.${m[1]}(${m[2]}) takes a value that is not a literal or constant`).toMatch(
+          /^('[^']*'|"[^"]*"|[A-Z][A-Z0-9_]*|table)$/,
+        );
       }
       expect(text, `${file} interpolates into a raw statement`).not.toMatch(/\.(exec|prepare)\(\s*`[^`]*\$\{/);
     }

@@ -59,7 +59,10 @@ function trickle(write: (chunk: string) => boolean | void, isClosed: () => boole
 const send = (t: ReturnType<typeof transport>, url: string, timeoutMs: number) => t.send({ url, headers: {}, body: 'x', timeoutMs });
 
 async function kindOf(p: Promise<unknown>): Promise<string> {
-  const error = await p.then(() => null, (e: unknown) => e);
+  const error = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(error).toBeInstanceOf(TransportError);
   return (error as TransportError).kind;
 }
@@ -101,7 +104,10 @@ describe('deadlines', () => {
     // Each gap (20 ms) is far below the idle timeout, so only a total deadline can end this.
     const srv = await httpServer((_req, res) => {
       res.writeHead(200, { 'content-type': 'text/plain' });
-      trickle((c) => res.write(c), () => res.destroyed);
+      trickle(
+        (c) => res.write(c),
+        () => res.destroyed,
+      );
     });
     expect(await kindOf(send(transport(), srv.url, 400))).toBe('timeout');
   });
@@ -110,7 +116,11 @@ describe('deadlines', () => {
     const srv = await tcpServer((socket) => {
       socket.once('data', () => {
         socket.write('HTTP/1.1 200 OK\r\n');
-        trickle((c) => socket.write(c), () => socket.destroyed, 'X-Slow: a\r\n');
+        trickle(
+          (c) => socket.write(c),
+          () => socket.destroyed,
+          'X-Slow: a\r\n',
+        );
       });
     });
     expect(await kindOf(send(transport(), srv.url, 400))).toBe('timeout');

@@ -3,7 +3,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { inspect } from 'node:util';
 import { afterEach, describe, expect, test } from 'vitest';
 import { createLocalJWKSet, decodeProtectedHeader, exportJWK, generateKeyPair, jwtVerify } from 'jose';
-import { createWebhooks, generateSigningKey, ManualClock, type SigningKey, type Webhooks } from '../src/index.js';
+import { createWebhooks, generateSigningKey, type ManualClock, type SigningKey, type Webhooks } from '../src/index.js';
 import { KeySet } from '../src/signing/keyset.js';
 import { sqliteStore } from '../adapters/sqlite/index.js';
 import { makeEngine } from './helpers/engine.js';
@@ -36,7 +36,8 @@ function secretsOf(key: SigningKey): string[] {
   });
 }
 
-const rsa1024 = () => ({ ...generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey.export({ format: 'jwk' }), kid: 'short' }) as SigningKey;
+const rsa1024 = () =>
+  ({ ...generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey.export({ format: 'jwk' }), kid: 'short' }) as SigningKey;
 /** A well-formed key whose private half belongs to another modulus. */
 const mismatched = async (): Promise<SigningKey> => {
   const [a, b] = [await generateSigningKey({ kid: 'a' }), await generateSigningKey({ kid: 'b' })];
@@ -74,24 +75,38 @@ describe('private key material never leaves the key set', () => {
     const key = await generateSigningKey({ kid: 'scan-a' });
     const next = await generateSigningKey({ kid: 'scan-b' });
     const corpus: string[] = [];
-    const log = (level: string) => (message: string, meta?: unknown) => void corpus.push(`${level} ${message} ${inspect(meta, { depth: 8 })}`);
+    const log = (level: string) => (message: string, meta?: unknown) =>
+      void corpus.push(`${level} ${message} ${inspect(meta, { depth: 8 })}`);
     const ok = await startReceiver(() => 200);
     const failing = await startReceiver((req) => ({ status: 500, body: req.body })); // echoes our token back
-    cleanups.push(() => ok.close(), () => failing.close());
-    const env = await makeEngine({ keys: [key], logger: { warn: log('warn'), error: log('error') }, authorize: () => ({ environment: 'default' }) });
+    cleanups.push(
+      () => ok.close(),
+      () => failing.close(),
+    );
+    const env = await makeEngine({
+      keys: [key],
+      logger: { warn: log('warn'), error: log('error') },
+      authorize: () => ({ environment: 'default' }),
+    });
     cleanups.push(() => env.close());
     const { hooks } = env;
     await hooks.start();
 
     const api = async (method: string, path: string, body?: unknown) => {
       const res = await hooks.handler(
-        new Request(`http://auth.test${path}`, { method, headers: { authorization: 'Bearer x', 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) }),
+        new Request(`http://auth.test${path}`, {
+          method,
+          headers: { authorization: 'Bearer x', 'content-type': 'application/json' },
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        }),
       );
       corpus.push(`${res.status} ${JSON.stringify([...res.headers])} ${await res.text()}`);
     };
     const errorText = (e: unknown) => {
       const err = e as Error & { cause?: Error };
-      corpus.push(`${err.name} ${err.message} ${err.stack} ${err.cause?.message} ${err.cause?.stack} ${JSON.stringify(err)} ${inspect(err, { depth: 8 })}`);
+      corpus.push(
+        `${err.name} ${err.message} ${err.stack} ${err.cause?.message} ${err.cause?.stack} ${JSON.stringify(err)} ${inspect(err, { depth: 8 })}`,
+      );
     };
 
     await hooks.webhooks.create({ name: 'ok', endpoint: `${ok.url}/x`, eventTypes: ['user.created'] });
@@ -157,7 +172,10 @@ describe('rotation', () => {
     const received: string[] = [];
     const r = await startReceiver((req) => (received.push(req.body), 200));
     const env = await makeEngine();
-    cleanups.push(() => r.close(), () => env.close());
+    cleanups.push(
+      () => r.close(),
+      () => env.close(),
+    );
     const { hooks, clock } = env;
     await hooks.start();
     await hooks.webhooks.create({ name: 'w', endpoint: `${r.url}/w`, eventTypes: ['user.created'] });
@@ -166,7 +184,9 @@ describe('rotation', () => {
     const info = await hooks.keys.rotate(newKey);
     expect(info).toMatchObject({ kid: 'new', status: 'next', signsFrom: t0 + 10 * MIN });
     // The overlap outlasts the JWKS cache lifetime the handler advertises.
-    const maxAge = Number(/max-age=(\d+)/.exec((await hooks.handler(new Request('http://auth.test/.well-known/jwks'))).headers.get('cache-control')!)![1]);
+    const maxAge = Number(
+      /max-age=(\d+)/.exec((await hooks.handler(new Request('http://auth.test/.well-known/jwks'))).headers.get('cache-control')!)![1],
+    );
     expect(info.signsFrom! - t0).toBeGreaterThan(maxAge * 1000);
     expect(published(hooks)).toEqual([oldKey.kid, 'new']);
     expect(await deliverAndVerify(hooks, received, clock)).toBe(oldKey.kid);
@@ -177,7 +197,10 @@ describe('rotation', () => {
 
     await clock.advance(1);
     expect(await deliverAndVerify(hooks, received, clock)).toBe('new');
-    expect(hooks.keys.list().map((k) => [k.kid, k.status])).toEqual([[oldKey.kid, 'retiring'], ['new', 'signing']]);
+    expect(hooks.keys.list().map((k) => [k.kid, k.status])).toEqual([
+      [oldKey.kid, 'retiring'],
+      ['new', 'signing'],
+    ]);
     expect(hooks.keys.list()[0]!.unpublishAt).toBe(t0 + 15 * MIN);
 
     // The last token of the old key still verifies while it is fresh...

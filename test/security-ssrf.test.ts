@@ -167,10 +167,18 @@ describe('at creation', () => {
 
   test('non-http schemes are refused (a typed validation error)', async () => {
     const { hooks } = await engine();
-    for (const endpoint of ['ftp://example.com/x', 'file:///etc/passwd', 'gopher://example.com/', 'javascript:alert(1)', 'ws://example.com/']) {
+    for (const endpoint of [
+      'ftp://example.com/x',
+      'file:///etc/passwd',
+      'gopher://example.com/',
+      'javascript:alert(1)',
+      'ws://example.com/',
+    ]) {
       expect((await refusal(create(hooks, endpoint))).field).toBe('endpoint');
     }
-    await expect(checkEndpoint('file:///etc/passwd', networkPolicy({ allowPrivateNetworks: true }))).rejects.toMatchObject({ code: 'ERR_ENDPOINT_NOT_ALLOWED' });
+    await expect(checkEndpoint('file:///etc/passwd', networkPolicy({ allowPrivateNetworks: true }))).rejects.toMatchObject({
+      code: 'ERR_ENDPOINT_NOT_ALLOWED',
+    });
   });
 
   test('moving a webhook to a forbidden endpoint is refused and leaves it unchanged', async () => {
@@ -267,7 +275,9 @@ describe('at delivery (real sockets)', () => {
     expect(internal.hits).toHaveLength(0);
     expect(dns.calls).toHaveLength(20);
     // And once DNS says 127.0.0.2 at check time, the attempt is refused before any connection.
-    await expect(transport.send({ url: `http://pin.test:${receiver.port}/late`, headers: {}, body: 'x', timeoutMs: 5000 })).rejects.toMatchObject({ kind: 'blocked' });
+    await expect(
+      transport.send({ url: `http://pin.test:${receiver.port}/late`, headers: {}, body: 'x', timeoutMs: 5000 }),
+    ).rejects.toMatchObject({ kind: 'blocked' });
     expect(internal.hits).toHaveLength(0);
   });
 
@@ -277,7 +287,13 @@ describe('at delivery (real sockets)', () => {
     const dns = rebindingResolver('127.0.0.1', '127.0.0.2');
     const policy = networkPolicy({ resolver: dns.resolver, allowHosts: ['127.0.0.1'] });
     await checkEndpoint(`http://pin.test:${receiver.port}/`, policy); // the check passes...
-    const naiveLookup: LookupFunction = (host, _opts, cb) => void dns.resolver(host).then((a) => cb(null, a.map((x) => ({ ...x }))));
+    const naiveLookup: LookupFunction = (host, _opts, cb) =>
+      void dns.resolver(host).then((a) =>
+        cb(
+          null,
+          a.map((x) => ({ ...x })),
+        ),
+      );
     const naive = new Agent({ connect: { lookup: naiveLookup } });
     cleanups.push(() => naive.close());
     const res = await request(`http://pin.test:${receiver.port}/`, { method: 'POST', body: 'x', dispatcher: naive });
@@ -337,12 +353,37 @@ describe('at delivery (real sockets)', () => {
   test.skipIf(!hasOpenssl())('https to a pinned address still sends the name as SNI and verifies the certificate', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'iw-tls-'));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=pin.test', '-addext', 'subjectAltName=DNS:pin.test',
-      '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=pin.test',
+        '-addext',
+        'subjectAltName=DNS:pin.test',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+      ],
+      { stdio: 'ignore' },
+    );
     const sni: string[] = [];
     const hits: string[] = [];
-    const server = https.createServer({ key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')),
-      SNICallback: (name, cb) => (sni.push(name), cb(null, undefined as never)) }, (req, res) => (hits.push(req.url ?? ''), res.end('ok')));
+    const server = https.createServer(
+      {
+        key: readFileSync(join(dir, 'key.pem')),
+        cert: readFileSync(join(dir, 'cert.pem')),
+        SNICallback: (name, cb) => (sni.push(name), cb(null, undefined as never)),
+      },
+      (req, res) => (hits.push(req.url ?? ''), res.end('ok')),
+    );
     server.on('tlsClientError', () => {});
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     cleanups.push(() => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))));
@@ -350,7 +391,9 @@ describe('at delivery (real sockets)', () => {
     const dns = scriptedResolver({ 'pin.test': ['127.0.0.1'] });
     const transport = httpTransport({ network: { resolver: dns.resolver, allowHosts: ['127.0.0.1'] } });
     cleanups.push(() => transport.close!());
-    const error = await transport.send({ url: `https://pin.test:${port}/x`, headers: {}, body: 'x', timeoutMs: 5000 }).catch((e: unknown) => e);
+    const error = await transport
+      .send({ url: `https://pin.test:${port}/x`, headers: {}, body: 'x', timeoutMs: 5000 })
+      .catch((e: unknown) => e);
     // The TCP connection went to 127.0.0.1, but TLS spoke to "pin.test" and, not trusting this
     // self-signed certificate, refused it: verification is on and uses the name, not the address.
     expect(sni).toEqual(['pin.test']);

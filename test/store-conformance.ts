@@ -23,7 +23,8 @@ const T0 = Date.parse('2026-03-01T12:00:00.000Z');
 const LEASE = 60_000;
 const DAY = 24 * 3600_000;
 let seq = 0;
-const id = (prefix: string) => `${prefix}_${(++seq).toString(16).padStart(12, '0')}${Math.random().toString(16).slice(2, 12).padEnd(10, '0')}`;
+const id = (prefix: string) =>
+  `${prefix}_${(++seq).toString(16).padStart(12, '0')}${Math.random().toString(16).slice(2, 12).padEnd(10, '0')}`;
 
 export function webhook(environment: string, overrides: Partial<WebhookRecord> = {}): WebhookRecord {
   const at = overrides.createdAt ?? T0 + seq;
@@ -149,7 +150,13 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
       test('delete takes deliveries and attempts with it; events stay', async () => {
         const { hook, ev, delivery } = await oneDelivery();
         await s.claimDue({ now: T0, limit: 1, workerId: 'w1', leaseMs: LEASE });
-        await recordOne(s, { attempt: attempt(delivery.id, hook.id, 'env_a', false, T0), workerId: 'w1', now: T0, retryAt: T0 + 1000, disableAfterMs: DAY });
+        await recordOne(s, {
+          attempt: attempt(delivery.id, hook.id, 'env_a', false, T0),
+          workerId: 'w1',
+          now: T0,
+          retryAt: T0 + 1000,
+          disableAfterMs: DAY,
+        });
         expect(await s.deleteWebhook('env_b', hook.id)).toBe(false);
         expect(await s.deleteWebhook('env_a', hook.id)).toBe(true);
         expect(await s.deleteWebhook('env_a', hook.id)).toBe(false);
@@ -214,7 +221,9 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
         expect(await s.listDeliveries('env_a', {})).toEqual([]);
 
         const kept = event('env_a');
-        const [d] = await s.kysely.transaction().execute((trx) => s.insertEvent(kept, { newDeliveryId: () => id('msg'), transaction: trx }));
+        const [d] = await s.kysely
+          .transaction()
+          .execute((trx) => s.insertEvent(kept, { newDeliveryId: () => id('msg'), transaction: trx }));
         expect(await s.getEvent('env_a', kept.id)).toEqual(kept);
         expect(await s.getDelivery('env_a', d!.id)).toMatchObject({ status: 'pending' });
         await expect(s.insertEvent(event('env_a'), { newDeliveryId: () => id('msg'), transaction: {} })).rejects.toThrow(TypeError);
@@ -255,7 +264,12 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
         expect(claimed.map((c) => c.delivery.id)).toEqual([ids[1], ids[2]]);
         expect(claimed[0]!.webhook).toEqual(hook);
         expect(claimed[0]!.event.createdAt).toBe(T0 + 100);
-        expect(claimed[0]!.delivery).toMatchObject({ lockedBy: 'w1', lockedUntil: now + LEASE, nextAttemptAt: now + LEASE, status: 'pending' });
+        expect(claimed[0]!.delivery).toMatchObject({
+          lockedBy: 'w1',
+          lockedUntil: now + LEASE,
+          nextAttemptAt: now + LEASE,
+          status: 'pending',
+        });
 
         const rest = await s.claimDue({ now, limit: 10, workerId: 'w2', leaseMs: LEASE });
         expect(rest.map((c) => c.delivery.id)).toEqual([ids[0]]); // the future one is not due
@@ -305,13 +319,18 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
         expect(new Set(all)).toEqual(expected);
       });
 
-      test('release gives back only this worker\'s pending claims, due now', async () => {
+      test("release gives back only this worker's pending claims, due now", async () => {
         const { delivery } = await oneDelivery();
         await s.claimDue({ now: T0, limit: 1, workerId: 'w1', leaseMs: LEASE });
         await s.release([delivery.id], 'w2', T0 + 5);
         expect(await s.getDelivery('env_a', delivery.id)).toMatchObject({ lockedBy: 'w1' });
         await s.release([delivery.id], 'w1', T0 + 5);
-        expect(await s.getDelivery('env_a', delivery.id)).toMatchObject({ lockedBy: null, lockedUntil: null, nextAttemptAt: T0 + 5, status: 'pending' });
+        expect(await s.getDelivery('env_a', delivery.id)).toMatchObject({
+          lockedBy: null,
+          lockedUntil: null,
+          nextAttemptAt: T0 + 5,
+          status: 'pending',
+        });
         expect((await s.claimDue({ now: T0 + 5, limit: 1, workerId: 'w2', leaseMs: LEASE }))[0]?.delivery.id).toBe(delivery.id);
         await s.release([], 'w2', T0);
       });
@@ -320,14 +339,22 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
     describe('attempts', () => {
       beforeEach(ready);
 
-      test('success delivers, clears the lease and the webhook\'s failing state', async () => {
+      test("success delivers, clears the lease and the webhook's failing state", async () => {
         const { hook, delivery } = await oneDelivery();
         await s.claimDue({ now: T0, limit: 1, workerId: 'w1', leaseMs: LEASE });
-        await recordOne(s, { attempt: attempt(delivery.id, hook.id, 'env_a', false, T0), workerId: 'w1', now: T0 + 1, retryAt: T0 + 1000, disableAfterMs: DAY });
+        await recordOne(s, {
+          attempt: attempt(delivery.id, hook.id, 'env_a', false, T0),
+          workerId: 'w1',
+          now: T0 + 1,
+          retryAt: T0 + 1000,
+          disableAfterMs: DAY,
+        });
         expect(await s.getWebhook('env_a', hook.id)).toMatchObject({ failingSince: T0, lastError: '500: HTTP 500' });
         await s.claimDue({ now: T0 + 1000, limit: 1, workerId: 'w1', leaseMs: LEASE });
         const ok = attempt(delivery.id, hook.id, 'env_a', true, T0 + 1000);
-        expect(await recordOne(s, { attempt: ok, workerId: 'w1', now: T0 + 1001, retryAt: null, disableAfterMs: DAY })).toEqual({ disabled: null });
+        expect(await recordOne(s, { attempt: ok, workerId: 'w1', now: T0 + 1001, retryAt: null, disableAfterMs: DAY })).toEqual({
+          disabled: null,
+        });
         expect(await s.getDelivery('env_a', delivery.id)).toMatchObject({
           status: 'delivered',
           attemptCount: 2,
@@ -350,9 +377,20 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
         for (const [i, retryAt] of [T0 + 100, T0 + 300, null].entries()) {
           const now = T0 + i * 100;
           expect(await s.claimDue({ now: i === 2 ? T0 + 300 : now, limit: 1, workerId: 'w1', leaseMs: LEASE })).toHaveLength(1);
-          await recordOne(s, { attempt: attempt(delivery.id, hook.id, 'env_a', false, now), workerId: 'w1', now, retryAt, disableAfterMs: DAY });
+          await recordOne(s, {
+            attempt: attempt(delivery.id, hook.id, 'env_a', false, now),
+            workerId: 'w1',
+            now,
+            retryAt,
+            disableAfterMs: DAY,
+          });
           const d = await s.getDelivery('env_a', delivery.id);
-          expect(d).toMatchObject({ attemptCount: i + 1, nextAttemptAt: retryAt, status: retryAt === null ? 'failed' : 'pending', lastResult: '500' });
+          expect(d).toMatchObject({
+            attemptCount: i + 1,
+            nextAttemptAt: retryAt,
+            status: retryAt === null ? 'failed' : 'pending',
+            lastResult: '500',
+          });
         }
         expect((await s.getWebhook('env_a', hook.id))?.failingSince).toBe(T0);
         expect(await s.nextDueAt()).toBeNull();
@@ -362,7 +400,13 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
         const { hook, delivery } = await oneDelivery();
         await s.claimDue({ now: T0, limit: 1, workerId: 'slow', leaseMs: LEASE });
         await s.claimDue({ now: T0 + LEASE, limit: 1, workerId: 'fast', leaseMs: LEASE });
-        await recordOne(s, { attempt: attempt(delivery.id, hook.id, 'env_a', true, T0), workerId: 'slow', now: T0 + LEASE + 1, retryAt: null, disableAfterMs: DAY });
+        await recordOne(s, {
+          attempt: attempt(delivery.id, hook.id, 'env_a', true, T0),
+          workerId: 'slow',
+          now: T0 + LEASE + 1,
+          retryAt: null,
+          disableAfterMs: DAY,
+        });
         expect(await s.getDelivery('env_a', delivery.id)).toMatchObject({ status: 'pending', lockedBy: 'fast', attemptCount: 0 });
         expect(await s.listAttempts('env_a', delivery.id)).toHaveLength(1);
       });
@@ -381,15 +425,33 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
         const { hook, delivery } = await oneDelivery();
         const [other] = await s.insertEvent(event('env_a', { createdAt: T0 + 4 * DAY }), { newDeliveryId: () => id('msg') });
         await s.claimDue({ now: T0, limit: 1, workerId: 'w1', leaseMs: LEASE });
-        const first = await recordOne(s, { attempt: attempt(delivery.id, hook.id, 'env_a', false, T0), workerId: 'w1', now: T0, retryAt: T0 + 3 * DAY, disableAfterMs: 3 * DAY });
+        const first = await recordOne(s, {
+          attempt: attempt(delivery.id, hook.id, 'env_a', false, T0),
+          workerId: 'w1',
+          now: T0,
+          retryAt: T0 + 3 * DAY,
+          disableAfterMs: 3 * DAY,
+        });
         expect(first.disabled).toBeNull();
         await s.claimDue({ now: T0 + 3 * DAY, limit: 1, workerId: 'w1', leaseMs: LEASE });
         const now = T0 + 3 * DAY + 5;
-        const { disabled } = await recordOne(s, { attempt: attempt(delivery.id, hook.id, 'env_a', false, now), workerId: 'w1', now, retryAt: now + DAY, disableAfterMs: 3 * DAY });
+        const { disabled } = await recordOne(s, {
+          attempt: attempt(delivery.id, hook.id, 'env_a', false, now),
+          workerId: 'w1',
+          now,
+          retryAt: now + DAY,
+          disableAfterMs: 3 * DAY,
+        });
         expect(disabled).toMatchObject({ id: hook.id, status: 'disabled', disabledReason: 'failing', disabledAt: now, failingSince: T0 });
         expect(await s.getDelivery('env_a', delivery.id)).toMatchObject({ status: 'held', nextAttemptAt: null, attemptCount: 2 });
         expect(await s.getDelivery('env_a', other!.id)).toMatchObject({ status: 'held' });
-        const late = await recordOne(s, { attempt: attempt(other!.id, hook.id, 'env_a', false, now + 1), workerId: 'w1', now: now + 1, retryAt: null, disableAfterMs: 3 * DAY });
+        const late = await recordOne(s, {
+          attempt: attempt(other!.id, hook.id, 'env_a', false, now + 1),
+          workerId: 'w1',
+          now: now + 1,
+          retryAt: null,
+          disableAfterMs: 3 * DAY,
+        });
         expect(late.disabled).toBeNull(); // already disabled: the notifier is called once
         // The disabling record retried (its commit's reply lost) answers the same.
         const last = (await s.listAttempts('env_a', delivery.id)).at(-1)!;
@@ -409,7 +471,13 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
         await s.deleteWebhook('env_a', gone.id);
         const now = T0 + 10;
         const results = await s.recordAttempts([
-          { attempt: attempt(of(dying).id, dying.id, 'env_a', false, now), workerId: 'w1', now, retryAt: now + DAY, disableAfterMs: 3 * DAY },
+          {
+            attempt: attempt(of(dying).id, dying.id, 'env_a', false, now),
+            workerId: 'w1',
+            now,
+            retryAt: now + DAY,
+            disableAfterMs: 3 * DAY,
+          },
           { attempt: attempt(of(gone).id, gone.id, 'env_a', true, now), workerId: 'w1', now, retryAt: null, disableAfterMs: 3 * DAY },
           { attempt: attempt(of(healthy).id, healthy.id, 'env_a', true, now), workerId: 'w1', now, retryAt: null, disableAfterMs: 3 * DAY },
         ]);
@@ -425,7 +493,15 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
         const { hook, delivery } = await oneDelivery();
         await s.claimDue({ now: T0, limit: 1, workerId: 'w1', leaseMs: LEASE });
         await s.deleteWebhook('env_a', hook.id);
-        expect(await recordOne(s, { attempt: attempt(delivery.id, hook.id, 'env_a', true, T0), workerId: 'w1', now: T0, retryAt: null, disableAfterMs: DAY })).toEqual({
+        expect(
+          await recordOne(s, {
+            attempt: attempt(delivery.id, hook.id, 'env_a', true, T0),
+            workerId: 'w1',
+            now: T0,
+            retryAt: null,
+            disableAfterMs: DAY,
+          }),
+        ).toEqual({
           disabled: null,
         });
       });

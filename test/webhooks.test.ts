@@ -34,8 +34,19 @@ describe('webhooks: create / get / list / update / delete', () => {
     expect(second.eventTypes).toEqual(['user.deleted', 'role.created']); // duplicates folded
     expect((await hooks.webhooks.list()).map((w) => w.name)).toEqual(['CRM sync', 'Second']);
 
-    const updated = await hooks.webhooks.update(created.id, { name: '  Renamed  ', eventTypes: ['user.updated'], endpoint: 'https://new.example.com/h', description: null });
-    expect(updated).toMatchObject({ name: 'Renamed', eventTypes: ['user.updated'], endpoint: 'https://new.example.com/h', description: null, updatedAt: clock.now() });
+    const updated = await hooks.webhooks.update(created.id, {
+      name: '  Renamed  ',
+      eventTypes: ['user.updated'],
+      endpoint: 'https://new.example.com/h',
+      description: null,
+    });
+    expect(updated).toMatchObject({
+      name: 'Renamed',
+      eventTypes: ['user.updated'],
+      endpoint: 'https://new.example.com/h',
+      description: null,
+      updatedAt: clock.now(),
+    });
     expect(updated.createdAt).toBe(created.createdAt);
 
     await hooks.webhooks.delete(created.id);
@@ -63,7 +74,11 @@ describe('webhooks: create / get / list / update / delete', () => {
     expect(await hooks.webhooks.get(prod.id, { environment: 'prod' })).toMatchObject({ name: 'CRM sync', status: 'enabled' });
     const ev = await hooks.emit({ type: 'user.deleted', source: 'admin', data: { user: { id: 'kp_1' } }, environment: 'prod' });
     await expect(hooks.events.get(ev.id, { environment: 'staging' })).rejects.toMatchObject({ code: 'ERR_NOT_FOUND' });
-    expect(await hooks.events.get(ev.id, { environment: 'prod' })).toMatchObject({ type: 'user.deleted', source: 'admin', data: { user: { id: 'kp_1' } } });
+    expect(await hooks.events.get(ev.id, { environment: 'prod' })).toMatchObject({
+      type: 'user.deleted',
+      source: 'admin',
+      data: { user: { id: 'kp_1' } },
+    });
   });
 
   test('the per-environment cap is enforced with ERR_LIMIT_REACHED and writes nothing', async () => {
@@ -113,7 +128,13 @@ describe('webhooks: every validation error is a WebhooksError naming the field, 
     ['empty event types', { ...ok, eventTypes: [] }, 'event_types', /at least one/],
     ['too many event types', { ...ok, eventTypes: Array(51).fill('user.created') }, 'event_types', /at most 50/],
     ['non-string event type', { ...ok, eventTypes: ['user.created', 7] }, 'event_types[1]', /must be a string/],
-    ['unknown event type', { ...ok, eventTypes: ['user.created', 'user.exploded'] }, 'event_types[1]', /not a known event type/, 'ERR_UNKNOWN_EVENT_TYPE'],
+    [
+      'unknown event type',
+      { ...ok, eventTypes: ['user.created', 'user.exploded'] },
+      'event_types[1]',
+      /not a known event type/,
+      'ERR_UNKNOWN_EVENT_TYPE',
+    ],
     ['bad environment', { ...ok, environment: '' }, 'environment', /environment must be/],
   ];
   test.each(cases)('%s', async (_label, input, field, message, code = 'ERR_VALIDATION') => {
@@ -137,7 +158,7 @@ describe('webhooks: every validation error is a WebhooksError naming the field, 
 
   test('ids that cannot exist are simply not found', async () => {
     const { hooks } = await engine();
-    for (const id of ['', 'event_123', 'webhook_' + 'x'.repeat(500), 42 as never]) {
+    for (const id of ['', 'event_123', `webhook_${'x'.repeat(500)}`, 42 as never]) {
       await expect(hooks.webhooks.get(id)).rejects.toMatchObject({ code: 'ERR_NOT_FOUND' });
     }
     await expect(hooks.events.get('event_nope')).rejects.toMatchObject({ code: 'ERR_NOT_FOUND' });

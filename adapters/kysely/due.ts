@@ -9,7 +9,10 @@ import type { EngineTables } from './schema.js';
  * own one-statement claim (SQLite: `UPDATE … WHERE id IN`, PostgreSQL: a `FOR UPDATE SKIP LOCKED`
  * CTE).
  */
-export function dueIds(qc: QueryCreator<EngineTables>, { now, limit, excludeWebhookIds }: Pick<ClaimArgs, 'now' | 'limit' | 'excludeWebhookIds'>) {
+export function dueIds(
+  qc: QueryCreator<EngineTables>,
+  { now, limit, excludeWebhookIds }: Pick<ClaimArgs, 'now' | 'limit' | 'excludeWebhookIds'>,
+) {
   let due = qc.selectFrom('iw_deliveries').select('id').where('status', '=', sql.lit('pending')).where('next_attempt_at', '<=', now);
   if (excludeWebhookIds && excludeWebhookIds.length > 0) due = due.where('webhook_id', 'not in', excludeWebhookIds);
   return due.orderBy('next_attempt_at').limit(limit);

@@ -75,7 +75,9 @@ export const MIGRATIONS: readonly Migration[] = [
 
       await db.schema
         .createTable('iw_attempts')
-        .addColumn('seq', dialect === 'postgres' ? 'bigserial' : 'integer', (c) => (dialect === 'postgres' ? c.primaryKey() : c.primaryKey().autoIncrement()))
+        .addColumn('seq', dialect === 'postgres' ? 'bigserial' : 'integer', (c) =>
+          dialect === 'postgres' ? c.primaryKey() : c.primaryKey().autoIncrement(),
+        )
         .addColumn('id', 'text', (c) => c.notNull().unique())
         .addColumn('delivery_id', 'text', (c) => c.notNull())
         .addColumn('webhook_id', 'text', (c) => c.notNull())

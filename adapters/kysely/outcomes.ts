@@ -57,11 +57,21 @@ export async function recordOutcomes(trx: Trx, batch: readonly RecordAttemptArgs
         attempt_count: sql`attempt_count + 1`,
         locked_by: null,
         locked_until: null,
-        last_attempt_at: sql`case id ${sql.join(owned.map(({ args }) => sql`when ${args.attempt.deliveryId} then cast(${args.attempt.startedAt} as bigint)`), sql` `)} end`,
-        last_result: sql`case id ${sql.join(owned.map(({ args }) => sql`when ${args.attempt.deliveryId} then ${String(args.attempt.statusCode)}`), sql` `)} end`,
+        last_attempt_at: sql`case id ${sql.join(
+          owned.map(({ args }) => sql`when ${args.attempt.deliveryId} then cast(${args.attempt.startedAt} as bigint)`),
+          sql` `,
+        )} end`,
+        last_result: sql`case id ${sql.join(
+          owned.map(({ args }) => sql`when ${args.attempt.deliveryId} then ${String(args.attempt.statusCode)}`),
+          sql` `,
+        )} end`,
         updated_at: now,
       })
-      .where('id', 'in', owned.map(({ args }) => args.attempt.deliveryId))
+      .where(
+        'id',
+        'in',
+        owned.map(({ args }) => args.attempt.deliveryId),
+      )
       .execute();
   }
   if (quick.length > 0) {
@@ -87,7 +97,11 @@ interface DeliveryState {
 const owns = (d: DeliveryState, workerId: string) => d.locked_by === workerId && (d.status === 'pending' || d.status === 'held');
 
 /** One outcome's consequences, the attempt row already written. */
-async function applyOne(trx: Trx, { attempt, workerId, now, retryAt, disableAfterMs }: RecordAttemptArgs, delivery: DeliveryState): Promise<Result> {
+async function applyOne(
+  trx: Trx,
+  { attempt, workerId, now, retryAt, disableAfterMs }: RecordAttemptArgs,
+  delivery: DeliveryState,
+): Promise<Result> {
   const result = attempt.statusCode !== null ? String(attempt.statusCode) : (attempt.errorKind ?? 'error');
   if (owns(delivery, workerId)) {
     const status = attempt.success ? 'delivered' : delivery.status === 'held' ? 'held' : retryAt === null ? 'failed' : 'pending';

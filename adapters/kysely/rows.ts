@@ -1,4 +1,13 @@
-import type { AttemptErrorKind, AttemptRecord, DeliveryRecord, DeliveryStatus, EventRecord, EventSource, WebhookRecord, WebhookStatus } from '../../src/model.js';
+import type {
+  AttemptErrorKind,
+  AttemptRecord,
+  DeliveryRecord,
+  DeliveryStatus,
+  EventRecord,
+  EventSource,
+  WebhookRecord,
+  WebhookStatus,
+} from '../../src/model.js';
 import type { Selectable } from 'kysely';
 import type { AttemptRow, DeliveryRow, EventRow, WebhookRow } from './schema.js';
 

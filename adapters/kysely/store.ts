@@ -82,12 +82,23 @@ export class KyselyStore implements Store {
   }
 
   async getWebhook(environment: string, id: string): Promise<WebhookRecord | null> {
-    const row = await this.db.selectFrom('iw_webhooks').selectAll().where('environment', '=', environment).where('id', '=', id).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('iw_webhooks')
+      .selectAll()
+      .where('environment', '=', environment)
+      .where('id', '=', id)
+      .executeTakeFirst();
     return row ? toWebhook(row) : null;
   }
 
   async listWebhooks(environment: string): Promise<WebhookRecord[]> {
-    const rows = await this.db.selectFrom('iw_webhooks').selectAll().where('environment', '=', environment).orderBy('created_at').orderBy('id').execute();
+    const rows = await this.db
+      .selectFrom('iw_webhooks')
+      .selectAll()
+      .where('environment', '=', environment)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
     return rows.map(toWebhook);
   }
 
@@ -97,7 +108,13 @@ export class KyselyStore implements Store {
     if (patch.description !== undefined) set.description = patch.description;
     if (patch.endpoint !== undefined) set.endpoint = patch.endpoint;
     if (patch.eventTypes !== undefined) set.event_types = JSON.stringify(patch.eventTypes);
-    const row = await this.db.updateTable('iw_webhooks').set(set).where('environment', '=', environment).where('id', '=', id).returningAll().executeTakeFirst();
+    const row = await this.db
+      .updateTable('iw_webhooks')
+      .set(set)
+      .where('environment', '=', environment)
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirst();
     return row ? toWebhook(row) : null;
   }
 
@@ -122,7 +139,12 @@ export class KyselyStore implements Store {
         .returningAll()
         .executeTakeFirst();
       if (!row) {
-        const existing = await trx.selectFrom('iw_webhooks').selectAll().where('environment', '=', environment).where('id', '=', id).executeTakeFirst();
+        const existing = await trx
+          .selectFrom('iw_webhooks')
+          .selectAll()
+          .where('environment', '=', environment)
+          .where('id', '=', id)
+          .executeTakeFirst();
         return existing ? toWebhook(existing) : null;
       }
       await holdPending(trx, id, now);
@@ -142,7 +164,11 @@ export class KyselyStore implements Store {
       if (!row) return null;
       const [moved] = await trx
         .updateTable('iw_deliveries')
-        .set(resumeHeld ? { status: 'pending', next_attempt_at: now, updated_at: now } : { status: 'failed', next_attempt_at: null, last_result: 'dropped', updated_at: now })
+        .set(
+          resumeHeld
+            ? { status: 'pending', next_attempt_at: now, updated_at: now }
+            : { status: 'failed', next_attempt_at: null, last_result: 'dropped', updated_at: now },
+        )
         .where('webhook_id', '=', id)
         .where('status', '=', 'held')
         .execute();
@@ -199,7 +225,12 @@ export class KyselyStore implements Store {
   }
 
   async getEvent(environment: string, id: string): Promise<EventRecord | null> {
-    const row = await this.db.selectFrom('iw_events').selectAll().where('environment', '=', environment).where('id', '=', id).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('iw_events')
+      .selectAll()
+      .where('environment', '=', environment)
+      .where('id', '=', id)
+      .executeTakeFirst();
     return row ? toEvent(row) : null;
   }
 
@@ -208,17 +239,32 @@ export class KyselyStore implements Store {
     if (filter.webhookId !== undefined) q = q.where('webhook_id', '=', filter.webhookId);
     if (filter.eventId !== undefined) q = q.where('event_id', '=', filter.eventId);
     if (filter.status !== undefined) q = q.where('status', '=', filter.status);
-    const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(filter.limit ?? 100).execute();
+    const rows = await q
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(filter.limit ?? 100)
+      .execute();
     return rows.map(toDelivery);
   }
 
   async getDelivery(environment: string, id: string): Promise<DeliveryRecord | null> {
-    const row = await this.db.selectFrom('iw_deliveries').selectAll().where('environment', '=', environment).where('id', '=', id).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('iw_deliveries')
+      .selectAll()
+      .where('environment', '=', environment)
+      .where('id', '=', id)
+      .executeTakeFirst();
     return row ? toDelivery(row) : null;
   }
 
   async listAttempts(environment: string, deliveryId: string) {
-    const rows = await this.db.selectFrom('iw_attempts').selectAll().where('environment', '=', environment).where('delivery_id', '=', deliveryId).orderBy('seq').execute();
+    const rows = await this.db
+      .selectFrom('iw_attempts')
+      .selectAll()
+      .where('environment', '=', environment)
+      .where('delivery_id', '=', deliveryId)
+      .orderBy('seq')
+      .execute();
     return rows.map(toAttempt);
   }
 

@@ -57,7 +57,13 @@ export function postgresStore(options: PostgresStoreOptions): KyselyStore {
   // takes over) instead of hanging a claim for the OS's two-minute TCP timeout.
   const pool: Pool =
     o.pool ??
-    new pg.Pool({ connectionString: o.connectionString, max: o.maxConnections, keepAlive: true, connectionTimeoutMillis: 10_000, application_name: 'identity-webhooks' });
+    new pg.Pool({
+      connectionString: o.connectionString,
+      max: o.maxConnections,
+      keepAlive: true,
+      connectionTimeoutMillis: 10_000,
+      application_name: 'identity-webhooks',
+    });
 
   let closed = false;
   const report = (message: string, error: unknown) => closed || o.onError(message, error);
@@ -147,25 +153,32 @@ export async function migratePostgres(options: { connectionString?: string; pool
 function validate(options: PostgresStoreOptions) {
   if (typeof options !== 'object' || options === null) throw new TypeError('postgresStore: options are required');
   const { connectionString, pool } = options;
-  if ((connectionString === undefined) === (pool === undefined)) throw new TypeError('postgresStore: pass exactly one of connectionString or pool');
+  if ((connectionString === undefined) === (pool === undefined))
+    throw new TypeError('postgresStore: pass exactly one of connectionString or pool');
   if (connectionString !== undefined && (typeof connectionString !== 'string' || connectionString.length === 0)) {
     throw new TypeError('postgresStore: connectionString must be a non-empty string');
   }
-  if (pool !== undefined && (typeof pool?.connect !== 'function' || typeof pool?.on !== 'function')) throw new TypeError('postgresStore: pool must be a pg Pool');
+  if (pool !== undefined && (typeof pool?.connect !== 'function' || typeof pool?.on !== 'function'))
+    throw new TypeError('postgresStore: pool must be a pg Pool');
   const max = options.maxConnections ?? 10;
   if (!Number.isInteger(max) || max < 2) throw new TypeError('postgresStore: maxConnections must be an integer >= 2');
-  if (options.maxConnections !== undefined && pool !== undefined) throw new TypeError('postgresStore: maxConnections applies only with connectionString');
+  if (options.maxConnections !== undefined && pool !== undefined)
+    throw new TypeError('postgresStore: maxConnections applies only with connectionString');
   const flag = (v: unknown, name: string) => {
     if (v !== undefined && typeof v !== 'boolean') throw new TypeError(`postgresStore: ${name} must be a boolean`);
     return v !== false;
   };
-  if (options.onError !== undefined && typeof options.onError !== 'function') throw new TypeError('postgresStore: onError must be a function');
+  if (options.onError !== undefined && typeof options.onError !== 'function')
+    throw new TypeError('postgresStore: onError must be a function');
   return Object.freeze({
     connectionString,
     pool,
     maxConnections: max,
     notifications: flag(options.notifications, 'notifications'),
     autoMigrate: flag(options.autoMigrate, 'autoMigrate'),
-    onError: options.onError ?? ((message: string, error: unknown) => console.warn(`[identity-webhooks] ${message}:`, error instanceof Error ? error.message : error)),
+    onError:
+      options.onError ??
+      ((message: string, error: unknown) =>
+        console.warn(`[identity-webhooks] ${message}:`, error instanceof Error ? error.message : error)),
   });
 }

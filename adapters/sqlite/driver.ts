@@ -34,7 +34,10 @@ export interface SqliteStatement {
  * silently joining it.
  */
 export class SqliteEngineDialect implements Dialect {
-  constructor(private readonly db: SqliteDatabase, private readonly owned: boolean) {}
+  constructor(
+    private readonly db: SqliteDatabase,
+    private readonly owned: boolean,
+  ) {}
   createDriver(): Driver {
     return new SqliteEngineDriver(this.db, this.owned);
   }
@@ -60,10 +63,16 @@ class SqliteEngineDriver implements Driver {
   #connection: SqliteEngineConnection;
   #release: (() => void) | undefined;
 
-  constructor(private readonly db: SqliteDatabase, private readonly owned: boolean) {
+  constructor(
+    private readonly db: SqliteDatabase,
+    private readonly owned: boolean,
+  ) {
     this.#connection = new SqliteEngineConnection(db);
     let queue = queues.get(db);
-    if (!queue) queues.set(db, (queue = { tail: Promise.resolve() }));
+    if (!queue) {
+      queue = { tail: Promise.resolve() };
+      queues.set(db, queue);
+    }
     this.#queue = queue;
   }
 
@@ -112,7 +121,7 @@ class SqliteEngineConnection implements DatabaseConnection {
     return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
   }
 
-  // eslint-disable-next-line require-yield
+  // biome-ignore lint/correctness/useYield: Kysely's interface requires a generator; the engine never streams.
   async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
     throw new Error('streaming is not used by the engine');
   }

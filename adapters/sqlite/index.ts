@@ -36,8 +36,10 @@ export function sqliteStore(options: SqliteStoreOptions): KyselyStore {
   if (typeof options !== 'object' || options === null) throw new TypeError('sqliteStore: options are required');
   const { filename, database } = options;
   if ((filename === undefined) === (database === undefined)) throw new TypeError('sqliteStore: pass exactly one of filename or database');
-  if (filename !== undefined && (typeof filename !== 'string' || filename.length === 0)) throw new TypeError('sqliteStore: filename must be a non-empty string');
-  if (database !== undefined && typeof database.prepare !== 'function') throw new TypeError('sqliteStore: database must be a better-sqlite3 Database');
+  if (filename !== undefined && (typeof filename !== 'string' || filename.length === 0))
+    throw new TypeError('sqliteStore: filename must be a non-empty string');
+  if (database !== undefined && typeof database.prepare !== 'function')
+    throw new TypeError('sqliteStore: database must be a better-sqlite3 Database');
   const busy = options.busyTimeoutMs ?? 5000;
   if (!Number.isInteger(busy) || busy < 0) throw new TypeError('sqliteStore: busyTimeoutMs must be a non-negative integer');
 
@@ -48,8 +50,10 @@ export function sqliteStore(options: SqliteStoreOptions): KyselyStore {
   db.pragma('synchronous = NORMAL');
 
   const checkpointMs = options.checkpointIntervalMs ?? 1000;
-  if (!Number.isInteger(checkpointMs) || checkpointMs < 0) throw new TypeError('sqliteStore: checkpointIntervalMs must be a non-negative integer');
-  const checkpoints = database === undefined && filename !== ':memory:' && checkpointMs > 0 ? backgroundCheckpoints(db, checkpointMs) : null;
+  if (!Number.isInteger(checkpointMs) || checkpointMs < 0)
+    throw new TypeError('sqliteStore: checkpointIntervalMs must be a non-negative integer');
+  const checkpoints =
+    database === undefined && filename !== ':memory:' && checkpointMs > 0 ? backgroundCheckpoints(db, checkpointMs) : null;
 
   const kysely = new Kysely<EngineTables>({ dialect: new SqliteEngineDialect(db, database === undefined) });
   const flavor: SqlFlavor = {

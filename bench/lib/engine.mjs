@@ -49,7 +49,14 @@ export async function addWebhooks(hooks, { count, urls, environment = 'default',
   const made = [];
   for (let i = 0; i < count; i++) {
     const base = urls[(offset + i) % urls.length];
-    made.push(await hooks.webhooks.create({ name: `bench ${offset + i}`, endpoint: `${base}${path}/${offset + i}`, eventTypes: [EVENT_TYPE], environment }));
+    made.push(
+      await hooks.webhooks.create({
+        name: `bench ${offset + i}`,
+        endpoint: `${base}${path}/${offset + i}`,
+        eventTypes: [EVENT_TYPE],
+        environment,
+      }),
+    );
   }
   return made;
 }

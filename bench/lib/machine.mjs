@@ -5,7 +5,9 @@ import { readFileSync } from 'node:fs';
 export function describeMachine() {
   let cpuModel = os.cpus()[0]?.model ?? 'unknown';
   try {
-    const line = readFileSync('/proc/cpuinfo', 'utf8').split('\n').find((l) => l.startsWith('model name'));
+    const line = readFileSync('/proc/cpuinfo', 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('model name'));
     if (line) cpuModel = line.split(':').slice(1).join(':').trim();
   } catch {}
   return {

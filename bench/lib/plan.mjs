@@ -61,7 +61,15 @@ export function buildPlan({ quick }) {
       title: 'backlog: 1,000,000 deliveries pending in the future',
       module: 'backlog.mjs',
       kinds: ['sqlite', 'postgres'],
-      config: { backlog: q(1_000_000, 10_000), ticks: q(300, 30), claims: q(200, 10), batch: 64, idleWindowMs: q(3_000, 500), settleMs: q(1_000, 300), runs },
+      config: {
+        backlog: q(1_000_000, 10_000),
+        ticks: q(300, 30),
+        claims: q(200, 10),
+        batch: 64,
+        idleWindowMs: q(3_000, 500),
+        settleMs: q(1_000, 300),
+        runs,
+      },
     },
     {
       id: 'isolation',

@@ -47,7 +47,10 @@ export async function preload(store, { groups, events, firstDueAt, spacingMs = 1
       const cols = sql`insert into iw_events (id, environment, type, source, data, event_timestamp, created_at)`;
       const select = sql`select ${id}, ${environment}, ${EVENT_TYPE}, 'admin', ${data}, ${at}, ${created}`;
       if (pg) await sql`${cols} ${select} from generate_series(0, ${lit(n - 1)}) as s(x)`.execute(trx);
-      else await sql`with recursive s(x) as (select 0 union all select x + 1 from s where x + 1 < ${lit(n)}) ${cols} ${select} from s`.execute(trx);
+      else
+        await sql`with recursive s(x) as (select 0 union all select x + 1 from s where x + 1 < ${lit(n)}) ${cols} ${select} from s`.execute(
+          trx,
+        );
 
       for (const [w, webhookId] of webhookIds.entries()) {
         // Delivery w of event i: its id carries both, its due time is the event's own time.
@@ -75,15 +78,20 @@ async function dropSecondaryIndexes(trx, pg) {
   if (pg) {
     // PostgreSQL: the primary keys and unique constraints too (rebuilt by one sort each, much
     // faster than a million B-tree inserts); nothing references these tables.
-    const { rows: cons } = await sql`select conrelid::regclass::text as tbl, conname as name, pg_get_constraintdef(oid) as def from pg_constraint
+    const { rows: cons } =
+      await sql`select conrelid::regclass::text as tbl, conname as name, pg_get_constraintdef(oid) as def from pg_constraint
       where conrelid in (${sql.join(tables.map((t) => sql`${t}::regclass`))}) and contype in ('p', 'u')`.execute(trx);
-    const { rows: idx } = await sql`select indexname as name, indexdef as def from pg_indexes where schemaname = current_schema() and tablename in (${sql.join(tables)})
+    const { rows: idx } =
+      await sql`select indexname as name, indexdef as def from pg_indexes where schemaname = current_schema() and tablename in (${sql.join(tables)})
         and indexname not in (select conname from pg_constraint)`.execute(trx);
     for (const { name } of idx) await sql`drop index ${sql.id(name)}`.execute(trx);
     for (const { tbl, name } of cons) await sql`alter table ${sql.id(tbl)} drop constraint ${sql.id(name)}`.execute(trx);
     return [...cons.map((c) => `alter table ${c.tbl} add constraint ${c.name} ${c.def}`), ...idx.map((r) => r.def)];
   }
-  const { rows } = await sql`select name, sql as def from sqlite_master where type = 'index' and sql is not null and tbl_name in (${sql.join(tables)})`.execute(trx);
+  const { rows } =
+    await sql`select name, sql as def from sqlite_master where type = 'index' and sql is not null and tbl_name in (${sql.join(tables)})`.execute(
+      trx,
+    );
   for (const { name } of rows) await sql`drop index ${sql.id(name)}`.execute(trx);
   return rows.map((r) => r.def);
 }

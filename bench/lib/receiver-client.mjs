@@ -6,7 +6,10 @@ const FILE = fileURLToPath(new URL('../receiver.mjs', import.meta.url));
 /** Starts the receiver process; resolves with its addresses and a stop(). */
 export function startReceiver({ okPorts = 10 } = {}) {
   return new Promise((resolve, reject) => {
-    const child = fork(FILE, [], { env: { ...process.env, RECEIVER_OK_PORTS: String(okPorts) }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const child = fork(FILE, [], {
+      env: { ...process.env, RECEIVER_OK_PORTS: String(okPorts) },
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     const timer = setTimeout(() => (child.kill('SIGKILL'), reject(new Error('receiver did not start within 10 s'))), 10_000);
     child.once('message', (m) => {
       clearTimeout(timer);

@@ -49,7 +49,14 @@ export function figureRows(plan, results, derived) {
       for (const [name, s] of Object.entries(r.metrics)) {
         const unit = unitOf(name);
         const perSec = unit === '/s' && name !== 'signaturesPerSec' && derived.ceiling;
-        rows.push([step.id, store, name, `${fmt(s.median)}${unit === '/s' ? '/s' : ` ${unit}`}`.trim(), `${fmt(s.min)} .. ${fmt(s.max)}`, perSec ? `${fmt(s.median / derived.ceiling)} × ceiling` : '']);
+        rows.push([
+          step.id,
+          store,
+          name,
+          `${fmt(s.median)}${unit === '/s' ? '/s' : ` ${unit}`}`.trim(),
+          `${fmt(s.min)} .. ${fmt(s.max)}`,
+          perSec ? `${fmt(s.median / derived.ceiling)} × ceiling` : '',
+        ]);
       }
     }
   }
@@ -59,18 +66,31 @@ export function figureRows(plan, results, derived) {
 export function textTable(header, rows) {
   const all = [header, ...rows].map((r) => r.map(String));
   const widths = header.map((_, i) => Math.max(...all.map((r) => (r[i] ?? '').length)));
-  const line = (r) => r.map((c, i) => (c ?? '').padEnd(widths[i])).join('  ').trimEnd();
+  const line = (r) =>
+    r
+      .map((c, i) => (c ?? '').padEnd(widths[i]))
+      .join('  ')
+      .trimEnd();
   return [line(all[0]), widths.map((w) => '-'.repeat(w)).join('  '), ...all.slice(1).map(line)].join('\n');
 }
 
 export function markdownTable(header, rows) {
   const esc = (c) => String(c ?? '').replace(/\|/g, '\\|');
-  return [`| ${header.map(esc).join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.map(esc).join(' | ')} |`)].join('\n');
+  return [
+    `| ${header.map(esc).join(' | ')} |`,
+    `|${header.map(() => '---').join('|')}|`,
+    ...rows.map((r) => `| ${r.map(esc).join(' | ')} |`),
+  ].join('\n');
 }
 
 export const FIGURE_HEADER = ['scenario', 'store', 'figure', 'median', 'min .. max', 'vs ceiling'];
 export const TARGET_HEADER = ['target', 'measured', 'goal', 'verdict'];
 
 export function targetRows(verdicts) {
-  return verdicts.map((v) => [v.label, v.value === null ? '-' : `${fmt(v.value)} ${v.unit}`.trim(), `${v.op} ${v.threshold} ${v.unit}`.trim(), v.verdict]);
+  return verdicts.map((v) => [
+    v.label,
+    v.value === null ? '-' : `${fmt(v.value)} ${v.unit}`.trim(),
+    `${v.op} ${v.threshold} ${v.unit}`.trim(),
+    v.verdict,
+  ]);
 }

@@ -24,7 +24,12 @@ export function latency(samplesMs) {
 /** Several runs of one figure: the median is what we report, min/max show the spread. */
 export function summarize(runs) {
   const xs = runs.filter(Number.isFinite);
-  return { median: median(xs), min: xs.length ? Math.min(...xs) : null, max: xs.length ? Math.max(...xs) : null, runs: runs.map((x) => (Number.isFinite(x) ? round(x) : x)) };
+  return {
+    median: median(xs),
+    min: xs.length ? Math.min(...xs) : null,
+    max: xs.length ? Math.max(...xs) : null,
+    runs: runs.map((x) => (Number.isFinite(x) ? round(x) : x)),
+  };
 }
 
 export function round(x, digits = 3) {

@@ -21,7 +21,11 @@ export async function emptyTables(store) {
 
 /** How many deliveries are in each status. */
 export async function countByStatus(store) {
-  const rows = await store.kysely.selectFrom('iw_deliveries').select(['status', (eb) => eb.fn.countAll().as('n')]).groupBy('status').execute();
+  const rows = await store.kysely
+    .selectFrom('iw_deliveries')
+    .select(['status', (eb) => eb.fn.countAll().as('n')])
+    .groupBy('status')
+    .execute();
   return Object.fromEntries(rows.map((r) => [r.status, Number(r.n)]));
 }
 

@@ -22,8 +22,19 @@ const WEBHOOKS = 10;
 const LEASE_MS = 10 * 60_000; // claimed rows stay out of the way for the rest of the scenario
 
 export default async function backlog(config) {
-  const { backlog: size, ticks, claims, batch, idleWindowMs, settleMs, runs, receiver } = config;
-  const out = { idleTickP50: [], idleTickP99: [], nextDueAtP99: [], claimP50: [], claimP99: [], rssEmptyMB: [], rssBacklogMB: [], rssGrowthMB: [], idleCpuPct: [], insertSeconds: [] };
+  const { backlog: size, ticks, claims, batch, runs, receiver } = config;
+  const out = {
+    idleTickP50: [],
+    idleTickP99: [],
+    nextDueAtP99: [],
+    claimP50: [],
+    claimP99: [],
+    rssEmptyMB: [],
+    rssBacklogMB: [],
+    rssGrowthMB: [],
+    idleCpuPct: [],
+    insertSeconds: [],
+  };
   const phases = {};
   const phase = async (name, fn) => {
     const t = performance.now();
@@ -49,7 +60,14 @@ export default async function backlog(config) {
         await phase('insert', async () => {
           const t0 = performance.now();
           // Future retries: due from one hour on, spread over the next ~28 hours.
-          await preload(store, { groups, events: size / WEBHOOKS, firstDueAt: now + HOUR, spacingMs: 1_000, createdAt: now, deferIndexes: true });
+          await preload(store, {
+            groups,
+            events: size / WEBHOOKS,
+            firstDueAt: now + HOUR,
+            spacingMs: 1_000,
+            createdAt: now,
+            deferIndexes: true,
+          });
           if (store.dialect === 'postgres') await analyze(store);
           out.insertSeconds.push((performance.now() - t0) / 1000);
         });
@@ -100,7 +118,9 @@ export default async function backlog(config) {
       // for both stores (an idle process uses a fraction of a percent of a core: they do not get
       // in each other's way, and it takes one window instead of 2 × runs).
       await phase('idle', async () => {
-        const [empty, full] = await Promise.all([emptyLocation, location].map((at) => Promise.all(Array.from({ length: runs }, () => idleProcess(at, config)))));
+        const [empty, full] = await Promise.all(
+          [emptyLocation, location].map((at) => Promise.all(Array.from({ length: runs }, () => idleProcess(at, config)))),
+        );
         for (let run = 0; run < runs; run++) {
           out.rssEmptyMB.push(empty[run].rssMB);
           out.rssBacklogMB.push(full[run].rssMB);

@@ -45,7 +45,13 @@ export default async function baseline(config) {
             name: queue,
             data: {
               endpoint: `${receiver.urls[i % webhooks]}/ok/${i % webhooks}`,
-              event: { id: `event_${now.toString(16)}${String(i).padStart(20, '0')}`, type: EVENT_TYPE, source: 'admin', data: EVENT_DATA, eventTimestamp: now },
+              event: {
+                id: `event_${now.toString(16)}${String(i).padStart(20, '0')}`,
+                type: EVENT_TYPE,
+                source: 'admin',
+                data: EVENT_DATA,
+                eventTimestamp: now,
+              },
             },
           });
         }
@@ -67,7 +73,12 @@ export default async function baseline(config) {
           })
             .setProtectedHeader({ alg: 'RS256', kid: jwk.kid, typ: 'JWT' })
             .sign(key);
-          const res = await fetch(endpoint, { method: 'POST', headers: { 'content-type': 'application/jwt', 'webhook-id': job.id }, body: token, signal: AbortSignal.timeout(15_000) });
+          const res = await fetch(endpoint, {
+            method: 'POST',
+            headers: { 'content-type': 'application/jwt', 'webhook-id': job.id },
+            body: token,
+            signal: AbortSignal.timeout(15_000),
+          });
           await res.arrayBuffer();
           if (res.status !== 200) throw new Error(`HTTP ${res.status}`);
         };

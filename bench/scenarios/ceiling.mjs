@@ -9,7 +9,13 @@ const b64url = (s) => Buffer.from(s).toString('base64url');
 
 export default async function ceiling({ seconds, runs, concurrency }) {
   const jwk = await signingKey();
-  const key = await crypto.subtle.importKey('jwk', { ...jwk, alg: undefined, use: undefined, kid: undefined }, { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' }, false, ['sign']);
+  const key = await crypto.subtle.importKey(
+    'jwk',
+    { ...jwk, alg: undefined, use: undefined, kid: undefined },
+    { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' },
+    false,
+    ['sign'],
+  );
   // The same header and claims a delivery carries (see src/signing/token.ts).
   const now = Date.now();
   const header = { alg: 'RS256', kid: jwk.kid, typ: 'JWT' };

@@ -25,7 +25,10 @@ export default async function emitLatency(config) {
               await hooks.emit(event, { transaction: trx });
               return performance.now() - t0;
             });
-          for (const [mode, once] of [['', alone], ['_tx', inTransaction]]) {
+          for (const [mode, once] of [
+            ['', alone],
+            ['_tx', inTransaction],
+          ]) {
             for (let i = 0; i < warmup; i++) await once();
             const samples = [];
             for (let i = 0; i < emits; i++) {

@@ -43,7 +43,8 @@ async function healthyRate(config, label, { withDeadEndpoint, events, timeoutMs,
     try {
       await hooks.start();
       const ids = [(await hooks.webhooks.create({ name: 'healthy', endpoint: healthyUrl, eventTypes: [EVENT_TYPE] })).id];
-      if (withDeadEndpoint) ids.push((await hooks.webhooks.create({ name: 'dead', endpoint: `${receiver.hangUrl}/hang`, eventTypes: [EVENT_TYPE] })).id);
+      if (withDeadEndpoint)
+        ids.push((await hooks.webhooks.create({ name: 'dead', endpoint: `${receiver.hangUrl}/hang`, eventTypes: [EVENT_TYPE] })).id);
       // Warm-up through the real path (connections open, key imported, statements prepared): until
       // the healthy endpoint has its delivery. The dead endpoint's stays in flight: it is dead.
       await hooks.emit({ type: EVENT_TYPE, source: 'admin', data: EVENT_DATA });
@@ -55,7 +56,12 @@ async function healthyRate(config, label, { withDeadEndpoint, events, timeoutMs,
       await preload(store, { groups: [{ environment: 'default', webhookIds: ids }], events, firstDueAt: Date.now() - events });
       const t0 = performance.now();
       hooks.wake();
-      const limit = new Promise((_, reject) => setTimeout(() => reject(new Error(`${label}: ${served - (target - events)} of ${events} healthy deliveries in 60 s`)), 60_000).unref());
+      const limit = new Promise((_, reject) =>
+        setTimeout(
+          () => reject(new Error(`${label}: ${served - (target - events)} of ${events} healthy deliveries in 60 s`)),
+          60_000,
+        ).unref(),
+      );
       const t1 = await Promise.race([done, limit]);
       return events / ((t1 - t0) / 1000);
     } finally {

@@ -5,7 +5,7 @@
 // process runs the scheduler and hears of the emit through the store (PostgreSQL LISTEN/NOTIFY).
 import { fileURLToPath } from 'node:url';
 import { fork } from 'node:child_process';
-import { addWebhooks, makeEngine, EVENT_DATA, EVENT_TYPE } from '../lib/engine.mjs';
+import { makeEngine, EVENT_DATA, EVENT_TYPE } from '../lib/engine.mjs';
 import { receiverControl } from '../lib/receiver-client.mjs';
 import { latency, monoMs, sleep } from '../lib/stats.mjs';
 import { withFreshStore } from '../lib/stores.mjs';

@@ -19,7 +19,15 @@ import { countByStatus, withFreshStore } from '../lib/stores.mjs';
 export default async function throughput(config) {
   const { fanout, deliveries, windows, runs, receiver, delivery, webhooks = 10 } = config;
   const control = receiverControl(receiver.urls);
-  const out = { deliveriesPerSec: [], engineCpuPct: [], engineCpuMsPerDelivery: [], wholeRunPerSec: [], signaturesPerDelivery: [], deliveries: [], seconds: [] };
+  const out = {
+    deliveriesPerSec: [],
+    engineCpuPct: [],
+    engineCpuMsPerDelivery: [],
+    wholeRunPerSec: [],
+    signaturesPerDelivery: [],
+    deliveries: [],
+    seconds: [],
+  };
   const errors = [];
   const notes = { windows: [] };
   for (let run = 0; run < runs; run++) {
@@ -55,10 +63,12 @@ export default async function throughput(config) {
         const cpu = process.cpuUsage(cpu0);
         const samples = sampler.stop();
         const delivered = ((await countByStatus(store)).delivered ?? 0) - warm;
-        if (delivered !== loaded.deliveries) throw new Error(`run ${run}: ${delivered} of ${loaded.deliveries} delivered (${errors.slice(0, 3).join('; ')})`);
+        if (delivered !== loaded.deliveries)
+          throw new Error(`run ${run}: ${delivered} of ${loaded.deliveries} delivered (${errors.slice(0, 3).join('; ')})`);
         const seen = await control.stats();
         const arrivals = (await control.arrivals()).sort((a, b) => a - b);
-        if (arrivals.length !== delivered) throw new Error(`run ${run}: the receiver answered ${arrivals.length} deliveries, the store recorded ${delivered}`);
+        if (arrivals.length !== delivered)
+          throw new Error(`run ${run}: the receiver answered ${arrivals.length} deliveries, the store recorded ${delivered}`);
         for (const w of cutWindows(m0, arrivals, windows, samples)) {
           out.deliveriesPerSec.push(w.perSec);
           // CPU (all threads of the engine process, signing included) moves less with the

@@ -85,7 +85,11 @@ const org = (full: boolean): JsonSchema => ({
   },
 });
 
-const keyed = { key: { type: 'string', minLength: 1, maxLength: 255 }, name: { type: 'string', maxLength: 255 }, description: nullableString(1000) } satisfies Record<string, JsonSchema>;
+const keyed = {
+  key: { type: 'string', minLength: 1, maxLength: 255 },
+  name: { type: 'string', maxLength: 255 },
+  description: nullableString(1000),
+} satisfies Record<string, JsonSchema>;
 
 const user = (schema: JsonSchema): JsonSchema => ({
   type: 'object',
@@ -124,7 +128,11 @@ export const BUILTIN_EVENT_TYPES: readonly EventTypeDefinition[] = [
     code: 'subscriber.created',
     name: 'Subscriber created',
     origin: 'kinde',
-    schema: ref('subscriber', { email: { type: 'string', maxLength: 320, format: 'email' }, first_name: nullableString(), last_name: nullableString() }, ['id', 'email']),
+    schema: ref(
+      'subscriber',
+      { email: { type: 'string', maxLength: 320, format: 'email' }, first_name: nullableString(), last_name: nullableString() },
+      ['id', 'email'],
+    ),
   },
   {
     code: 'access_request.created',

@@ -30,8 +30,25 @@ export interface JsonSchema {
 export type JsonType = 'object' | 'array' | 'string' | 'number' | 'integer' | 'boolean' | 'null';
 
 const KEYWORDS = new Set([
-  'type', 'properties', 'required', 'additionalProperties', 'items', 'enum', 'const', 'anyOf', 'minLength',
-  'maxLength', 'minimum', 'maximum', 'minItems', 'maxItems', 'format', 'title', 'description', 'examples', '$comment',
+  'type',
+  'properties',
+  'required',
+  'additionalProperties',
+  'items',
+  'enum',
+  'const',
+  'anyOf',
+  'minLength',
+  'maxLength',
+  'minimum',
+  'maximum',
+  'minItems',
+  'maxItems',
+  'format',
+  'title',
+  'description',
+  'examples',
+  '$comment',
 ]);
 const TYPES = new Set<JsonType>(['object', 'array', 'string', 'number', 'integer', 'boolean', 'null']);
 const FORMATS = new Set(['date-time', 'email', 'uri']);
@@ -53,7 +70,7 @@ export function assertSupportedSchema(schema: unknown, path = '#'): asserts sche
       assertSupportedSchema(value, `${path}/${key}`);
     } else if (key === 'anyOf') {
       if (!Array.isArray(value) || value.length === 0) throw new TypeError(`schema ${path}: anyOf must be a non-empty array`);
-      value.forEach((sub, i) => assertSupportedSchema(sub, `${path}/anyOf/${i}`));
+      for (const [i, sub] of value.entries()) assertSupportedSchema(sub, `${path}/anyOf/${i}`);
     } else if (key === 'format' && !FORMATS.has(value as string)) {
       throw new TypeError(`schema ${path}: format ${JSON.stringify(value)} is not supported`);
     }
@@ -101,7 +118,10 @@ function checkString(schema: JsonSchema, value: string, path: string): Problem |
   if (schema.maxLength !== undefined && length > schema.maxLength) {
     return { path, message: `must be at most ${schema.maxLength} characters long` };
   }
-  if (schema.format === 'date-time' && (!/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/i.test(value) || Number.isNaN(Date.parse(value)))) {
+  if (
+    schema.format === 'date-time' &&
+    (!/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/i.test(value) || Number.isNaN(Date.parse(value)))
+  ) {
     return { path, message: 'must be an ISO 8601 date-time' };
   }
   if (schema.format === 'email' && !/^[^\s@]+@[^\s@]+$/.test(value)) return { path, message: 'must be an email address' };
@@ -153,12 +173,18 @@ function checkObject(schema: JsonSchema, value: Record<string, unknown>, path: s
 
 function isType(type: JsonType, value: unknown): boolean {
   switch (type) {
-    case 'null': return value === null;
-    case 'array': return Array.isArray(value);
-    case 'object': return typeof value === 'object' && value !== null && !Array.isArray(value);
-    case 'integer': return Number.isInteger(value);
-    case 'number': return typeof value === 'number' && Number.isFinite(value);
-    default: return typeof value === type;
+    case 'null':
+      return value === null;
+    case 'array':
+      return Array.isArray(value);
+    case 'object':
+      return typeof value === 'object' && value !== null && !Array.isArray(value);
+    case 'integer':
+      return Number.isInteger(value);
+    case 'number':
+      return typeof value === 'number' && Number.isFinite(value);
+    default:
+      return typeof value === type;
   }
 }
 

@@ -37,7 +37,8 @@ export async function checkEndpoint(endpoint: string | URL, policy: NetworkPolic
   const host = hostKey(url.hostname);
   const ip = parseIp(host);
   if (ip) {
-    if (!allowed(ip, policy, host)) throw refused(`endpoint address ${formatIp(ip)} is ${describeCategory(classifyBytes(ip))}${PUBLIC_ONLY}`);
+    if (!allowed(ip, policy, host))
+      throw refused(`endpoint address ${formatIp(ip)} is ${describeCategory(classifyBytes(ip))}${PUBLIC_ONLY}`);
     return { url, host, literal: true, addresses: [pinOf(ip)] };
   }
   // RFC 6761: these names are loopback whatever a resolver says; no need to ask.
@@ -99,7 +100,10 @@ function allowed(ip: IpBytes, policy: NetworkPolicy, host: string): boolean {
 async function resolve(host: string, policy: NetworkPolicy, signal: AbortSignal | undefined): Promise<ResolvedAddress[]> {
   let answers: unknown;
   try {
-    answers = await withDeadline(Promise.resolve().then(() => policy.resolver(host)), signal);
+    answers = await withDeadline(
+      Promise.resolve().then(() => policy.resolver(host)),
+      signal,
+    );
   } catch (error) {
     if (signal?.aborted) throw new TransportError('timeout', `no DNS answer for ${host.slice(0, 253)} in time`, { cause: error });
     const code = typeof (error as { code?: unknown })?.code === 'string' ? (error as { code: string }).code : 'ERROR';
@@ -116,8 +120,14 @@ function withDeadline<T>(work: Promise<T>, signal: AbortSignal | undefined): Pro
     const onAbort = () => reject(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });
     work.then(
-      (value) => (signal.removeEventListener('abort', onAbort), resolve(value)),
-      (error) => (signal.removeEventListener('abort', onAbort), reject(error)),
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
     );
   });
 }

@@ -31,7 +31,10 @@ function parseIPv6(s: string): Uint8Array {
   let text = s;
   if (text.includes('.')) {
     const colon = text.lastIndexOf(':');
-    const [a = 0, b = 0, c = 0, d = 0] = text.slice(colon + 1).split('.').map(Number);
+    const [a = 0, b = 0, c = 0, d = 0] = text
+      .slice(colon + 1)
+      .split('.')
+      .map(Number);
     text = `${text.slice(0, colon + 1)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
   }
   const [left = '', right] = text.split('::');

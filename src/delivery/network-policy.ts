@@ -72,15 +72,20 @@ export function networkPolicy(options: NetworkPolicyOptions = {}, where = 'creat
   const { allowPrivateNetworks = false, allowHosts = [], resolver = systemResolver, resolveTimeoutMs = 5000 } = options;
   if (typeof allowPrivateNetworks !== 'boolean') throw new TypeError(`${where}: allowPrivateNetworks must be a boolean`);
   if (!Array.isArray(allowHosts)) throw new TypeError(`${where}: allowHosts must be an array of host names, IP addresses or CIDR blocks`);
-  if (typeof resolver !== 'function') throw new TypeError(`${where}: resolver must be a function (hostname) => Promise<{ address, family }[]>`);
-  if (!Number.isInteger(resolveTimeoutMs) || resolveTimeoutMs <= 0) throw new TypeError(`${where}: resolveTimeoutMs must be a positive integer`);
+  if (typeof resolver !== 'function')
+    throw new TypeError(`${where}: resolver must be a function (hostname) => Promise<{ address, family }[]>`);
+  if (!Number.isInteger(resolveTimeoutMs) || resolveTimeoutMs <= 0)
+    throw new TypeError(`${where}: resolveTimeoutMs must be a positive integer`);
   const allowedNames = new Set<string>();
   const allowedBlocks: Cidr[] = [];
   allowHosts.forEach((entry, i) => {
     const bad = () => new TypeError(`${where}: allowHosts[${i}] must be a host name, an IP address or a CIDR block`);
     if (typeof entry !== 'string' || entry.length === 0 || entry.length > 253) throw bad();
     const block = parseCidr(entry);
-    if (block) return void allowedBlocks.push(block);
+    if (block) {
+      allowedBlocks.push(block);
+      return;
+    }
     // A bare host name: no scheme, port, path or user info (the allow-list is about hosts).
     if (/[/?#@:\\\s]/.test(entry) || !URL.canParse(`http://${entry}/`)) throw bad();
     allowedNames.add(hostKey(new URL(`http://${entry}/`).hostname));

@@ -45,7 +45,11 @@ export class AddressPins {
           const error = Object.assign(new Error(`no IPv${family} address checked for ${hostname}`), { code: 'ENOTFOUND' });
           return callback(error, '', undefined);
         }
-        if (typeof options === 'object' && options?.all) return callback(null, wanted.map((a) => ({ ...a })));
+        if (typeof options === 'object' && options?.all)
+          return callback(
+            null,
+            wanted.map((a) => ({ ...a })),
+          );
         callback(null, wanted[0]!.address, wanted[0]!.family);
       },
       (error: NodeJS.ErrnoException) => callback(error, '', undefined),

@@ -6,7 +6,11 @@ import type { AttemptErrorKind } from '../model.js';
  * names categories, never internal addresses or key material.
  */
 export class TransportError extends Error {
-  constructor(readonly kind: AttemptErrorKind, message: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly kind: AttemptErrorKind,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
     super(message, options);
     this.name = 'TransportError';
   }

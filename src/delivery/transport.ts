@@ -118,7 +118,8 @@ async function readBounded(body: AsyncIterable<Buffer> & { destroy(): void }, ma
 
 function classify(error: unknown, signal: AbortSignal, timeoutMs: number): TransportError {
   if (error instanceof TransportError) return error;
-  if (error instanceof WebhooksError && error.code === 'ERR_ENDPOINT_NOT_ALLOWED') return new TransportError('blocked', error.message, { cause: error });
+  if (error instanceof WebhooksError && error.code === 'ERR_ENDPOINT_NOT_ALLOWED')
+    return new TransportError('blocked', error.message, { cause: error });
   const code = (error as { code?: string })?.code ?? '';
   if (
     signal.aborted ||

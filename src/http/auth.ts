@@ -12,7 +12,11 @@ const REFUSED = () => new HttpError(403, 'INVALID_CREDENTIALS', 'the request is 
  * nothing about why. A throw is 403 rather than 500 because hooks typically throw on a malformed
  * token (a caller error); it is still logged, since it may equally be the host's bug or an outage.
  */
-export async function authorizeRequest(authorize: Authorize | undefined, request: Request, onError: (message: string, error: unknown) => void): Promise<string> {
+export async function authorizeRequest(
+  authorize: Authorize | undefined,
+  request: Request,
+  onError: (message: string, error: unknown) => void,
+): Promise<string> {
   if (!authorize) throw REFUSED();
   let result: AuthorizeResult;
   try {
@@ -25,7 +29,8 @@ export async function authorizeRequest(authorize: Authorize | undefined, request
   const environment: unknown = typeof result === 'object' ? result.environment : undefined;
   try {
     // The engine's own rule (length, no lone surrogates), so HTTP cannot let in what it refuses.
-    if (typeof environment !== 'string') throw new TypeError(`got ${typeof result === 'object' ? `environment: ${typeof environment}` : typeof result}`);
+    if (typeof environment !== 'string')
+      throw new TypeError(`got ${typeof result === 'object' ? `environment: ${typeof environment}` : typeof result}`);
     return environmentOf(environment);
   } catch (error) {
     onError('authorize returned neither null nor { environment: string } with a valid environment; the request was refused (403)', error);

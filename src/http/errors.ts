@@ -49,7 +49,11 @@ const FIELD_CODES: Record<string, string> = {
  * The one place where failures become HTTP. Anything not recognised is logged through `onError`
  * and answered with a bare 500, so no internal detail reaches the caller.
  */
-export function toErrorResponse(error: unknown, resource: Resource | undefined, onError: (message: string, error: unknown) => void): Response {
+export function toErrorResponse(
+  error: unknown,
+  resource: Resource | undefined,
+  onError: (message: string, error: unknown) => void,
+): Response {
   if (error instanceof HttpError) return errorResponse(error.status, error.code, error.message, error.headers);
   if (error instanceof WebhooksError) {
     const mapped = Object.hasOwn(ENGINE_ERRORS, error.code) ? ENGINE_ERRORS[error.code] : null;

@@ -62,5 +62,7 @@ export function createHandler(deps: HandlerDeps): (request: Request) => Promise<
 const notFound = () => errorResponse(404, 'ROUTE_NOT_FOUND', 'no such route');
 
 function methodNotAllowed(method: string, allow: string[]): Response {
-  return errorResponse(405, 'METHOD_NOT_ALLOWED', `${method.slice(0, 16)} is not allowed here (allowed: ${allow.join(', ')})`, { allow: allow.join(', ') });
+  return errorResponse(405, 'METHOD_NOT_ALLOWED', `${method.slice(0, 16)} is not allowed here (allowed: ${allow.join(', ')})`, {
+    allow: allow.join(', '),
+  });
 }

@@ -56,7 +56,11 @@ export function disableInput(body: Record<string, unknown>): void {
 function onlyFields(body: Record<string, unknown>, allowed: readonly string[]): void {
   for (const key of Object.keys(body)) {
     if (!allowed.includes(key)) {
-      throw new HttpError(400, 'UNKNOWN_FIELD', `${JSON.stringify(key.slice(0, 64))} is not a field of this request (allowed: ${allowed.join(', ') || 'none'})`);
+      throw new HttpError(
+        400,
+        'UNKNOWN_FIELD',
+        `${JSON.stringify(key.slice(0, 64))} is not a field of this request (allowed: ${allowed.join(', ') || 'none'})`,
+      );
     }
   }
 }

@@ -33,7 +33,9 @@ export function toNodeHandler(handler: (request: Request) => Promise<Response>) 
         if (!(await drain(req, DRAIN_LIMIT_BYTES))) res.setHeader('connection', 'close');
       }
       res.statusCode = response.status;
-      response.headers.forEach((value, key) => res.setHeader(key, value));
+      response.headers.forEach((value, key) => {
+        res.setHeader(key, value);
+      });
       res.end(response.body ? Buffer.from(await response.arrayBuffer()) : undefined);
     } catch {
       // The handler answers every failure itself; this is a broken socket or a host bug in the
@@ -77,6 +79,7 @@ function bodyOf(req: NodeRequest): { init: BodyInit | null; detach?: () => void 
     return { init: JSON.stringify(req.body) };
   }
   let done = false;
+  // biome-ignore lint/suspicious/noExplicitAny: node's listener signature
   const listeners: Array<[string, (...args: any[]) => void]> = [];
   const detach = () => {
     for (const [event, fn] of listeners) req.off(event, fn);
@@ -92,11 +95,14 @@ function bodyOf(req: NodeRequest): { init: BodyInit | null; detach?: () => void 
       };
       req.pause(); // before listening, or adding a 'data' listener starts the flow
       listeners.push(
-        ['data', (chunk: Buffer) => {
-          if (done) return;
-          controller.enqueue(new Uint8Array(chunk));
-          if ((controller.desiredSize ?? 0) <= 0) req.pause();
-        }],
+        [
+          'data',
+          (chunk: Buffer) => {
+            if (done) return;
+            controller.enqueue(new Uint8Array(chunk));
+            if ((controller.desiredSize ?? 0) <= 0) req.pause();
+          },
+        ],
         ['end', finish(() => controller.close())],
         ['error', (error: unknown) => finish(() => controller.error(error))()],
       );

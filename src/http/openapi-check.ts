@@ -46,8 +46,15 @@ export function checkResponse(doc: Doc, seen: SeenResponse): CheckResult {
   // Methods are case-sensitive: `patch` is not PATCH (fetch upper-cases only the classic six).
   const op = seen.method === seen.method.toUpperCase() ? item[seen.method.toLowerCase()] : undefined;
   if (!op) {
-    const allowed = Object.keys(item).map((m) => m.toUpperCase()).sort().join(', ');
-    const allow = (seen.headers.get('allow') ?? '').split(',').map((s) => s.trim()).sort().join(', ');
+    const allowed = Object.keys(item)
+      .map((m) => m.toUpperCase())
+      .sort()
+      .join(', ');
+    const allow = (seen.headers.get('allow') ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .sort()
+      .join(', ');
     if (seen.status !== 405) problems.push(`undocumented method ${seen.method} answered ${seen.status}, not 405`);
     else if (allow !== allowed) problems.push(`allow is "${allow}", the document says "${allowed}"`);
     checkJson(doc, errorSchema, seen, problems);
@@ -67,7 +74,8 @@ export function checkResponse(doc: Doc, seen: SeenResponse): CheckResult {
 }
 
 function checkJson(doc: Doc, schema: unknown, seen: SeenResponse, problems: string[]): void {
-  if (!(seen.headers.get('content-type') ?? '').startsWith('application/json')) problems.push(`content-type is ${seen.headers.get('content-type')}`);
+  if (!(seen.headers.get('content-type') ?? '').startsWith('application/json'))
+    problems.push(`content-type is ${seen.headers.get('content-type')}`);
   let body: unknown;
   try {
     body = JSON.parse(seen.body);
@@ -104,7 +112,10 @@ function deref(doc: Doc, node: unknown): unknown {
   if (typeof node !== 'object' || node === null) return node;
   const ref = (node as { $ref?: string }).$ref;
   if (typeof ref === 'string') {
-    const target = ref.slice(2).split('/').reduce<any>((at, key) => at?.[key], doc);
+    const target = ref
+      .slice(2)
+      .split('/')
+      .reduce<any>((at, key) => at?.[key], doc);
     if (target === undefined) throw new Error(`unresolved $ref ${ref}`);
     return deref(doc, target);
   }
@@ -116,7 +127,14 @@ function close(schema: unknown): JsonSchema {
   if (Array.isArray(schema)) return schema.map(close) as unknown as JsonSchema;
   if (typeof schema !== 'object' || schema === null) return schema as JsonSchema;
   const out: Record<string, unknown> = Object.fromEntries(
-    Object.entries(schema).map(([k, v]) => [k, k === 'properties' ? Object.fromEntries(Object.entries(v as object).map(([p, s]) => [p, close(s)])) : k === 'enum' || k === 'const' || k === 'examples' ? v : close(v)]),
+    Object.entries(schema).map(([k, v]) => [
+      k,
+      k === 'properties'
+        ? Object.fromEntries(Object.entries(v as object).map(([p, s]) => [p, close(s)]))
+        : k === 'enum' || k === 'const' || k === 'examples'
+          ? v
+          : close(v),
+    ]),
   );
   if (out.properties !== undefined && out.additionalProperties === undefined) out.additionalProperties = false;
   return out as JsonSchema;

@@ -1,5 +1,5 @@
 import { LIMITS } from '../validate.js';
-import { SUCCESS } from './management.js';
+import type { SUCCESS } from './management.js';
 
 /**
  * Component schemas of the OpenAPI document. JSON Schema 2020-12 as OpenAPI 3.1 allows, kept to
@@ -20,8 +20,19 @@ const envelope = (codes: (keyof typeof SUCCESS)[], extra: Record<string, unknown
 
 const name = { type: 'string', minLength: 1, maxLength: LIMITS.nameLength };
 const description = { type: ['string', 'null'], maxLength: LIMITS.descriptionLength };
-const endpoint = { type: 'string', format: 'uri', maxLength: LIMITS.endpointLength, description: 'Absolute http(s) URL, no credentials, no #fragment.' };
-const eventTypes = { type: 'array', minItems: 1, maxItems: LIMITS.eventTypesPerWebhook, items: { type: 'string' }, description: 'Event type codes (see GET /api/v1/event_types).' };
+const endpoint = {
+  type: 'string',
+  format: 'uri',
+  maxLength: LIMITS.endpointLength,
+  description: 'Absolute http(s) URL, no credentials, no #fragment.',
+};
+const eventTypes = {
+  type: 'array',
+  minItems: 1,
+  maxItems: LIMITS.eventTypesPerWebhook,
+  items: { type: 'string' },
+  description: 'Event type codes (see GET /api/v1/event_types).',
+};
 
 export const ERROR_CODES_DOC = [
   '400: INVALID_JSON, INVALID_BODY, UNKNOWN_FIELD, INVALID_NAME, INVALID_DESCRIPTION, INVALID_ENDPOINT, INVALID_EVENT_TYPES,',
@@ -36,7 +47,20 @@ export const SCHEMAS = {
   ErrorResponse: { type: 'object', required: ['errors'], properties: { errors: { type: 'array', minItems: 1, items: ref('Error') } } },
   Webhook: {
     type: 'object',
-    required: ['id', 'name', 'endpoint', 'description', 'event_types', 'created_on', 'status', 'disabled_reason', 'disabled_on', 'failing_since', 'last_error', 'updated_on'],
+    required: [
+      'id',
+      'name',
+      'endpoint',
+      'description',
+      'event_types',
+      'created_on',
+      'status',
+      'disabled_reason',
+      'disabled_on',
+      'failing_since',
+      'last_error',
+      'updated_on',
+    ],
     properties: {
       id: str,
       name,
@@ -52,7 +76,12 @@ export const SCHEMAS = {
       updated_on: { ...time, description: 'Extension.' },
     },
   },
-  CreateWebhookRequest: { type: 'object', additionalProperties: false, required: ['endpoint', 'event_types', 'name'], properties: { endpoint, event_types: eventTypes, name, description } },
+  CreateWebhookRequest: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['endpoint', 'event_types', 'name'],
+    properties: { endpoint, event_types: eventTypes, name, description },
+  },
   UpdateWebhookRequest: {
     type: 'object',
     additionalProperties: false,
@@ -70,33 +99,53 @@ export const SCHEMAS = {
     properties: { resume_held: { type: 'boolean', description: 'Deliver what was held while disabled (default true); false drops it.' } },
   },
   GetWebhooksResponse: envelope(['OK'], { webhooks: { type: 'array', items: ref('Webhook') } }, ['webhooks']),
-  CreateWebhookResponse: envelope(['WEBHOOK_CREATED'], { webhook: { type: 'object', required: ['id', 'endpoint'], properties: { id: str, endpoint } } }, ['webhook']),
-  UpdateWebhookResponse: envelope(['WEBHOOK_UPDATED'], { webhook: { type: 'object', required: ['id'], properties: { id: str } } }, ['webhook']),
+  CreateWebhookResponse: envelope(
+    ['WEBHOOK_CREATED'],
+    { webhook: { type: 'object', required: ['id', 'endpoint'], properties: { id: str, endpoint } } },
+    ['webhook'],
+  ),
+  UpdateWebhookResponse: envelope(['WEBHOOK_UPDATED'], { webhook: { type: 'object', required: ['id'], properties: { id: str } } }, [
+    'webhook',
+  ]),
   DeleteWebhookResponse: envelope(['WEBHOOK_DELETED'], {}, []),
   WebhookResponse: envelope(['OK', 'WEBHOOK_ENABLED', 'WEBHOOK_DISABLED'], { webhook: ref('Webhook') }, ['webhook']),
-  GetEventResponse: envelope(['OK'], {
-    event: {
-      type: 'object',
-      required: ['type', 'source', 'event_id', 'timestamp', 'data'],
-      properties: {
-        type: str,
-        source: { type: 'string', enum: ['admin', 'api', 'user'] },
-        event_id: str,
-        timestamp: { ...time, description: 'When the event happened.' },
-        data: { type: 'object', description: 'As described by the event type schema.' },
-      },
-    },
-  }, ['event']),
-  GetEventTypesResponse: envelope(['OK'], {
-    event_types: {
-      type: 'array',
-      items: {
+  GetEventResponse: envelope(
+    ['OK'],
+    {
+      event: {
         type: 'object',
-        required: ['id', 'code', 'name', 'origin', 'schema'],
-        properties: { id: str, code: str, name: str, origin: str, schema: { type: 'object', description: 'JSON Schema of the event data.' } },
+        required: ['type', 'source', 'event_id', 'timestamp', 'data'],
+        properties: {
+          type: str,
+          source: { type: 'string', enum: ['admin', 'api', 'user'] },
+          event_id: str,
+          timestamp: { ...time, description: 'When the event happened.' },
+          data: { type: 'object', description: 'As described by the event type schema.' },
+        },
       },
     },
-  }, ['event_types']),
+    ['event'],
+  ),
+  GetEventTypesResponse: envelope(
+    ['OK'],
+    {
+      event_types: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['id', 'code', 'name', 'origin', 'schema'],
+          properties: {
+            id: str,
+            code: str,
+            name: str,
+            origin: str,
+            schema: { type: 'object', description: 'JSON Schema of the event data.' },
+          },
+        },
+      },
+    },
+    ['event_types'],
+  ),
   Jwks: {
     type: 'object',
     required: ['keys'],

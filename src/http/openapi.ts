@@ -18,19 +18,46 @@ const RESPONSES: Record<string, { description: string }> = {
   ServiceUnavailable: { description: 'The webhooks engine is shutting down.' },
 };
 const STATUS: Record<string, string> = {
-  BadRequest: '400', Forbidden: '403', NotFound: '404', PayloadTooLarge: '413', UnsupportedMediaType: '415',
-  TooManyRequests: '429', InternalError: '500', ServiceUnavailable: '503',
+  BadRequest: '400',
+  Forbidden: '403',
+  NotFound: '404',
+  PayloadTooLarge: '413',
+  UnsupportedMediaType: '415',
+  TooManyRequests: '429',
+  InternalError: '500',
+  ServiceUnavailable: '503',
 };
 
 const BODY = ['BadRequest', 'PayloadTooLarge', 'UnsupportedMediaType'];
 const OPS: Record<string, Op> = {
   GetWebHooks: { summary: 'List webhooks', response: 'GetWebhooksResponse', errors: [] },
-  CreateWebHook: { summary: 'Create a webhook', request: 'CreateWebhookRequest', requestRequired: true, response: 'CreateWebhookResponse', errors: BODY },
+  CreateWebHook: {
+    summary: 'Create a webhook',
+    request: 'CreateWebhookRequest',
+    requestRequired: true,
+    response: 'CreateWebhookResponse',
+    errors: BODY,
+  },
   GetWebHook: { summary: 'Get a webhook, with its status (extension)', response: 'WebhookResponse', errors: ['NotFound'] },
-  UpdateWebHook: { summary: 'Update a webhook (changing endpoint is an extension)', request: 'UpdateWebhookRequest', requestRequired: true, response: 'UpdateWebhookResponse', errors: [...BODY, 'NotFound'] },
+  UpdateWebHook: {
+    summary: 'Update a webhook (changing endpoint is an extension)',
+    request: 'UpdateWebhookRequest',
+    requestRequired: true,
+    response: 'UpdateWebhookResponse',
+    errors: [...BODY, 'NotFound'],
+  },
   DeleteWebHook: { summary: 'Delete a webhook', response: 'DeleteWebhookResponse', errors: ['NotFound'] },
-  EnableWebHook: { summary: 'Enable a webhook, resuming held deliveries (extension)', request: 'EnableWebhookRequest', response: 'WebhookResponse', errors: [...BODY, 'NotFound'] },
-  DisableWebHook: { summary: 'Disable a webhook; deliveries are held (extension)', response: 'WebhookResponse', errors: [...BODY, 'NotFound'] },
+  EnableWebHook: {
+    summary: 'Enable a webhook, resuming held deliveries (extension)',
+    request: 'EnableWebhookRequest',
+    response: 'WebhookResponse',
+    errors: [...BODY, 'NotFound'],
+  },
+  DisableWebHook: {
+    summary: 'Disable a webhook; deliveries are held (extension)',
+    response: 'WebhookResponse',
+    errors: [...BODY, 'NotFound'],
+  },
   GetEvent: { summary: 'Get an event', response: 'GetEventResponse', errors: ['NotFound'] },
   GetEventTypes: { summary: 'List event types', response: 'GetEventTypesResponse', errors: [] },
 };
@@ -44,7 +71,12 @@ function operation(route: Route) {
   for (const name of [...op.errors, 'Forbidden', 'TooManyRequests', 'InternalError', 'ServiceUnavailable']) {
     responses[STATUS[name]!] = { $ref: `#/components/responses/${name}` };
   }
-  const params = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
+  const params = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => ({
+    name: m[1],
+    in: 'path',
+    required: true,
+    schema: { type: 'string' },
+  }));
   return {
     operationId: route.operationId,
     summary: op.summary,
@@ -68,26 +100,50 @@ function operation(route: Route) {
  */
 export function openApiDocument(serverUrl = '/') {
   const paths: Record<string, Record<string, unknown>> = {};
-  for (const route of ROUTES) (paths[route.path] ??= {})[route.method.toLowerCase()] = operation(route);
+  for (const route of ROUTES) {
+    paths[route.path] ??= {};
+    paths[route.path]![route.method.toLowerCase()] = operation(route);
+  }
   const jwks = { 'application/json': { schema: { $ref: '#/components/schemas/Jwks' } } };
   for (const p of JWKS_PATHS) {
     paths[p] = {
-      get: { operationId: p.endsWith('.json') ? 'GetJwksJson' : 'GetJwks', summary: 'Public signing keys', security: [], tags: ['Keys'], responses: { '200': { description: 'Key set', content: jwks } } },
-      head: { summary: 'Public signing keys (headers only)', security: [], tags: ['Keys'], responses: { '200': { description: 'Key set headers' } } },
+      get: {
+        operationId: p.endsWith('.json') ? 'GetJwksJson' : 'GetJwks',
+        summary: 'Public signing keys',
+        security: [],
+        tags: ['Keys'],
+        responses: { '200': { description: 'Key set', content: jwks } },
+      },
+      head: {
+        summary: 'Public signing keys (headers only)',
+        security: [],
+        tags: ['Keys'],
+        responses: { '200': { description: 'Key set headers' } },
+      },
     };
   }
   paths[OPENAPI_PATH] = {
-    get: { operationId: 'GetOpenApi', summary: 'This document', security: [], tags: ['Meta'], responses: { '200': { description: 'OpenAPI 3.1 document', content: { 'application/json': { schema: { type: 'object', required: ['openapi', 'info', 'paths'] } } } } } },
+    get: {
+      operationId: 'GetOpenApi',
+      summary: 'This document',
+      security: [],
+      tags: ['Meta'],
+      responses: {
+        '200': {
+          description: 'OpenAPI 3.1 document',
+          content: { 'application/json': { schema: { type: 'object', required: ['openapi', 'info', 'paths'] } } },
+        },
+      },
+    },
   };
-  const responses = Object.fromEntries(
-    Object.entries(RESPONSES).map(([name, r]) => [name, { ...r, content: json('ErrorResponse') }]),
-  );
+  const responses = Object.fromEntries(Object.entries(RESPONSES).map(([name, r]) => [name, { ...r, content: json('ErrorResponse') }]));
   return {
     openapi: '3.1.0',
     info: {
       title: 'identity-webhooks management API',
       version: '1',
-      description: "Wire-compatible with the webhook routes of Kinde's management API, plus extensions (tag Extensions). Errors: { errors: [{ code, message }] }.",
+      description:
+        "Wire-compatible with the webhook routes of Kinde's management API, plus extensions (tag Extensions). Errors: { errors: [{ code, message }] }.",
     },
     servers: [{ url: serverUrl }],
     security: [{ bearer: [] }],
@@ -95,7 +151,13 @@ export function openApiDocument(serverUrl = '/') {
     components: {
       schemas: structuredClone(SCHEMAS),
       responses,
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: "Whatever the host's authorize(request) accepts; a bearer token is typical." } },
+      securitySchemes: {
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          description: "Whatever the host's authorize(request) accepts; a bearer token is typical.",
+        },
+      },
     },
   };
 }

@@ -11,11 +11,11 @@ export function checkClaims(payload: Record<string, unknown>, now: number, maxAg
   for (const name of ['type', 'event_id', 'event_timestamp', 'timestamp', 'source'] as const) {
     if (typeof payload[name] !== 'string' || payload[name] === '') invalid(`the "${name}" claim must be a non-empty string`);
   }
-  const data = payload['data'];
+  const data = payload.data;
   if (typeof data !== 'object' || data === null || Array.isArray(data)) invalid('the "data" claim must be an object');
-  if (typeof payload['iat'] !== 'number') invalid('the "iat" claim must be a number');
+  if (typeof payload.iat !== 'number') invalid('the "iat" claim must be a number');
 
-  const stamp = payload['timestamp'] as string;
+  const stamp = payload.timestamp as string;
   const at = ISO_UTC.test(stamp) ? Date.parse(stamp) : Number.NaN;
   if (Number.isNaN(at)) invalid('the "timestamp" claim must be an ISO 8601 date-time');
   if (now - at > maxAgeMs) {

@@ -62,10 +62,12 @@ export function createReceiver<M extends EventMap = WebhookEventMap>(options: Re
     handlers.set(type, fn as (event: unknown, ctx: ReceiverContext) => unknown);
   }
   const seen = options.seen ?? memorySeen();
-  if (typeof seen.has !== 'function' || typeof seen.add !== 'function') throw new TypeError('createReceiver: seen must have has() and add()');
+  if (typeof seen.has !== 'function' || typeof seen.add !== 'function')
+    throw new TypeError('createReceiver: seen must have has() and add()');
   const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
   if (!Number.isInteger(maxBodyBytes) || maxBodyBytes < 1) throw new TypeError('createReceiver: maxBodyBytes must be a positive integer');
-  const onError = options.onError ?? ((error, info) => console.error(`[identity-webhooks] webhook ${info.webhookId} (${info.type}) failed`, error));
+  const onError =
+    options.onError ?? ((error, info) => console.error(`[identity-webhooks] webhook ${info.webhookId} (${info.type}) failed`, error));
   const inFlight = new Set<string>();
 
   return async (request) => {

@@ -58,7 +58,13 @@ export function createVerifier<M extends EventMap = WebhookEventMap>(options: Ve
   const o = snapshot(options);
   const getKey: JWTVerifyGetKey = o.jwks
     ? staticKeySet(o.jwks)
-    : remoteKeySet(o.jwksUrl, { clock: o.clock, cacheMaxAgeMs: o.cacheMaxAgeMs, cooldownMs: o.cooldownMs, timeoutMs: o.timeoutMs, fetch: o.fetch });
+    : remoteKeySet(o.jwksUrl, {
+        clock: o.clock,
+        cacheMaxAgeMs: o.cacheMaxAgeMs,
+        cooldownMs: o.cooldownMs,
+        timeoutMs: o.timeoutMs,
+        fetch: o.fetch,
+      });
 
   return Object.freeze({
     issuer: o.issuer,
@@ -88,8 +94,10 @@ export function createVerifier<M extends EventMap = WebhookEventMap>(options: Ve
 function fromJose(error: unknown, issuer: string): WebhookVerificationError {
   if (error instanceof WebhookVerificationError) return error;
   const cause = { cause: error };
-  if (error instanceof errors.JOSEAlgNotAllowed) return new WebhookVerificationError('ERR_ALGORITHM_NOT_ALLOWED', 'only RS256 tokens are accepted', cause);
-  if (error instanceof errors.JWSSignatureVerificationFailed) return new WebhookVerificationError('ERR_SIGNATURE_INVALID', 'the signature does not verify', cause);
+  if (error instanceof errors.JOSEAlgNotAllowed)
+    return new WebhookVerificationError('ERR_ALGORITHM_NOT_ALLOWED', 'only RS256 tokens are accepted', cause);
+  if (error instanceof errors.JWSSignatureVerificationFailed)
+    return new WebhookVerificationError('ERR_SIGNATURE_INVALID', 'the signature does not verify', cause);
   if (error instanceof errors.JWKSNoMatchingKey || error instanceof errors.JWKSMultipleMatchingKeys) {
     return new WebhookVerificationError('ERR_KEY_NOT_FOUND', "no key of the issuer's key set matches the token's kid", cause);
   }

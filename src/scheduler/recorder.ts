@@ -40,7 +40,9 @@ export class OutcomeRecorder {
       const budget = Math.min(...group.map((p) => p.budgetMs));
       try {
         const results = await transient(() => this.store.recordAttempts(group.map((p) => p.args)), budget);
-        group.forEach((p, i) => p.resolve(results[i]!));
+        group.forEach((p, i) => {
+          p.resolve(results[i]!);
+        });
       } catch {
         // One bad item must not sink the others: record them one by one, each failing alone.
         for (const p of group) {

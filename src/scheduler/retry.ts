@@ -34,7 +34,10 @@ export class RetryPolicy {
   readonly schedule: readonly number[];
   readonly jitter: number;
 
-  constructor(options: RetryOptions = {}, private readonly random: () => number = Math.random) {
+  constructor(
+    options: RetryOptions = {},
+    private readonly random: () => number = Math.random,
+  ) {
     const schedule = options.schedule ?? DEFAULT_RETRY_SCHEDULE;
     if (!Array.isArray(schedule) || schedule.some((d) => !Number.isFinite(d) || d < 0)) {
       throw new TypeError('retry.schedule must be an array of non-negative millisecond delays');

@@ -76,10 +76,12 @@ export class Scheduler {
     // the poll interval stays the safety net.
     const { store, onError } = this.deps;
     this.#unsubscribe =
-      store.subscribe?.(() => this.wake()).catch((error: unknown) => {
-        onError('could not listen for wake-ups; polling only', error);
-        return null;
-      }) ?? null;
+      store
+        .subscribe?.(() => this.wake())
+        .catch((error: unknown) => {
+          onError('could not listen for wake-ups; polling only', error);
+          return null;
+        }) ?? null;
     void this.#kick();
   }
 
@@ -173,7 +175,9 @@ export class Scheduler {
   async #claim(limit: number): Promise<number> {
     const { store, clock, options } = this.deps;
     // Webhooks at their bound, or with claimed deliveries already waiting here, get nothing more.
-    const saturated = [...this.#perWebhook].filter(([id, n]) => n >= options.perEndpointConcurrency || this.#waiting.has(id)).map(([id]) => id);
+    const saturated = [...this.#perWebhook]
+      .filter(([id, n]) => n >= options.perEndpointConcurrency || this.#waiting.has(id))
+      .map(([id]) => id);
     const now = clock.now();
     const claimed = await transient(() =>
       store.claimDue({ now, limit, workerId: options.workerId, leaseMs: options.leaseMs, excludeWebhookIds: saturated }),

@@ -21,11 +21,24 @@ export function transient<T>(fn: () => Promise<T>, budgetMs = 2_000): Promise<T>
 }
 
 const TRANSIENT_CODES = new Set([
-  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ENOTFOUND',
-  'SQLITE_BUSY', 'SQLITE_BUSY_SNAPSHOT', 'SQLITE_BUSY_RECOVERY', 'SQLITE_LOCKED',
-  '57P01', '57P02', '57P03', // admin / crash shutdown, cannot connect now
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'ENOTFOUND',
+  'SQLITE_BUSY',
+  'SQLITE_BUSY_SNAPSHOT',
+  'SQLITE_BUSY_RECOVERY',
+  'SQLITE_LOCKED',
+  '57P01',
+  '57P02',
+  '57P03', // admin / crash shutdown, cannot connect now
   '53300', // too many connections
-  '40001', '40P01', // serialisation failure, deadlock
+  '40001',
+  '40P01', // serialisation failure, deadlock
 ]);
 
 /** True for errors a retry can cure: connection loss, busy locks, serialisation conflicts. */
@@ -34,5 +47,7 @@ export function isTransient(error: unknown): boolean {
   const code = typeof e?.code === 'string' ? e.code : '';
   if (TRANSIENT_CODES.has(code) || code.startsWith('08')) return true; // class 08: connection exception
   const message = typeof e?.message === 'string' ? e.message : '';
-  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|not currently accepting connections|the database system is (starting up|shutting down|in recovery)|database is locked/i.test(message);
+  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|not currently accepting connections|the database system is (starting up|shutting down|in recovery)|database is locked/i.test(
+    message,
+  );
 }

@@ -54,7 +54,8 @@ export function assertSigningKey(key: unknown, where: string): asserts key is Si
   if (e < 3n || e % 2n === 0n) throw new TypeError(`${where}: RSA public exponent "e" must be odd and at least 3`);
   const bits = modulusBits(k.n);
   if (bits < MIN_BITS) throw new TypeError(`${where}: RSA key of ${bits} bits is too short; RS256 needs ${MIN_BITS} bits or more`);
-  if (typeof k.kid !== 'string' || k.kid.length === 0 || k.kid.length > 200) throw new TypeError(`${where}: needs a "kid" (1-200 characters)`);
+  if (typeof k.kid !== 'string' || k.kid.length === 0 || k.kid.length > 200)
+    throw new TypeError(`${where}: needs a "kid" (1-200 characters)`);
   if (k.alg !== undefined && k.alg !== 'RS256') throw new TypeError(`${where}: alg must be RS256, got ${JSON.stringify(k.alg)}`);
 }
 

@@ -66,7 +66,7 @@ export class KeySet {
 
   constructor(keys: readonly SigningKey[], options: { now?: () => number } = {}) {
     if (!Array.isArray(keys) || keys.length === 0) throw new TypeError('createWebhooks: keys must be a non-empty array of private JWKs');
-    keys.forEach((k, i) => assertSigningKey(k, `keys[${i}]`));
+    for (const [i, k] of keys.entries()) assertSigningKey(k, `keys[${i}]`);
     const kids = new Set(keys.map((k) => k.kid));
     if (kids.size !== keys.length) throw new TypeError('createWebhooks: every key needs a distinct kid');
     this.#now = options.now ?? (() => systemClock.now());
@@ -105,9 +105,11 @@ export class KeySet {
     const key = await importSigningKey(newKey).then((k) => checkKeyPair(k, jwk, 'rotate: newKey'));
     // Checked after the await: another rotate may have landed meanwhile.
     const last = this.#chain.at(-1)!;
-    if (last.signsFrom > now) throw new TypeError(`rotate: a rotation to ${last.jwk.kid} is pending until ${new Date(last.signsFrom).toISOString()}`);
+    if (last.signsFrom > now)
+      throw new TypeError(`rotate: a rotation to ${last.jwk.kid} is pending until ${new Date(last.signsFrom).toISOString()}`);
     if (signsFrom < last.signsFrom) throw new TypeError('rotate: signsFrom is before the current key started signing');
-    if ([...this.#chain.map((e) => e.jwk), ...this.#extra].some((k) => k.kid === jwk.kid)) throw new TypeError(`rotate: kid ${JSON.stringify(jwk.kid)} is already in the key set`);
+    if ([...this.#chain.map((e) => e.jwk), ...this.#extra].some((k) => k.kid === jwk.kid))
+      throw new TypeError(`rotate: kid ${JSON.stringify(jwk.kid)} is already in the key set`);
     const entry: Entry = { jwk, key: Promise.resolve(key), signsFrom, retireAfterMs };
     this.#chain.push(entry);
     return this.#info(entry, this.#chain.length - 1, now);
@@ -117,7 +119,17 @@ export class KeySet {
   list(now = this.#now()): KeyInfo[] {
     const chain = this.#published(now);
     const infos = chain.map((e) => this.#info(e, this.#chain.indexOf(e), now));
-    const extras = this.#extra.map((jwk): KeyInfo => ({ kid: jwk.kid, alg: 'RS256', status: 'published', signsFrom: null, signsUntil: null, unpublishAt: null, publicKey: { ...jwk } }));
+    const extras = this.#extra.map(
+      (jwk): KeyInfo => ({
+        kid: jwk.kid,
+        alg: 'RS256',
+        status: 'published',
+        signsFrom: null,
+        signsUntil: null,
+        unpublishAt: null,
+        publicKey: { ...jwk },
+      }),
+    );
     return [...infos, ...extras];
   }
 
@@ -144,7 +156,7 @@ export class KeySet {
 
   /** Chain keys still published at `now`; drops the ones whose tokens are all stale. */
   #published(now: number): Entry[] {
-    const live = this.#chain.filter((e, i) => {
+    const live = this.#chain.filter((_e, i) => {
       const next = this.#chain[i + 1];
       return !next || now < next.signsFrom + next.retireAfterMs;
     });

@@ -12,7 +12,10 @@ export interface ReceivedRequest {
   at: number;
 }
 
-export type Responder = (req: ReceivedRequest, index: number) => number | { status: number; body?: string; delayMs?: number; headers?: Record<string, string> };
+export type Responder = (
+  req: ReceivedRequest,
+  index: number,
+) => number | { status: number; body?: string; delayMs?: number; headers?: Record<string, string> };
 
 /** A real HTTP receiver on 127.0.0.1 that records every request and answers as told (default 200). */
 export async function startReceiver(respond: Responder = () => 200) {
@@ -22,7 +25,13 @@ export async function startReceiver(respond: Responder = () => 200) {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const rec: ReceivedRequest = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() };
+      const rec: ReceivedRequest = {
+        method: req.method ?? '',
+        path: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+        at: Date.now(),
+      };
       requests.push(rec);
       const answer = respond(rec, requests.length - 1);
       const a = typeof answer === 'number' ? { status: answer } : answer;
@@ -33,10 +42,11 @@ export async function startReceiver(respond: Responder = () => 200) {
       };
       if (a.delayMs) setTimeout(send, a.delayMs);
       else send();
-      for (const w of [...waiters]) if (requests.length >= w.n) {
-        waiters.splice(waiters.indexOf(w), 1);
-        w.resolve();
-      }
+      for (const w of [...waiters])
+        if (requests.length >= w.n) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.resolve();
+        }
     });
   });
   server.keepAliveTimeout = 1000;

@@ -109,7 +109,11 @@ export interface Outage {
  */
 export async function disruptDatabase(server: TestPostgres, url: string, outageMs: number): Promise<Outage> {
   const leasedNow = async (client: pg.Client) =>
-    new Set((await client.query("select id from iw_deliveries where locked_by is not null and status = 'pending'")).rows.map((r) => r.id as string));
+    new Set(
+      (await client.query("select id from iw_deliveries where locked_by is not null and status = 'pending'")).rows.map(
+        (r) => r.id as string,
+      ),
+    );
   const startedAt = performance.now();
   if (server.restart) {
     await server.restart();
@@ -167,7 +171,9 @@ async function findServer(): Promise<Server> {
     try {
       await adminQuery(adminUrl, 'select 1');
     } catch (error) {
-      throw new Error(`a server listens on 127.0.0.1:${port} but refused us (${(error as Error).message}); set TEST_DATABASE_URL`, { cause: error });
+      throw new Error(`a server listens on 127.0.0.1:${port} but refused us (${(error as Error).message}); set TEST_DATABASE_URL`, {
+        cause: error,
+      });
     }
     return { adminUrl, describe: `local server at 127.0.0.1:${port}`, stop: async () => {} };
   }
@@ -196,7 +202,9 @@ async function startEmbedded(probedPort: number): Promise<Server> {
     await server.initialise();
     await server.start();
   } catch (error) {
-    throw new Error(`no PostgreSQL on 127.0.0.1:${probedPort} and the embedded one failed to start:\n${log.join('').slice(-2000)}`, { cause: error });
+    throw new Error(`no PostgreSQL on 127.0.0.1:${probedPort} and the embedded one failed to start:\n${log.join('').slice(-2000)}`, {
+      cause: error,
+    });
   }
   return {
     adminUrl: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
