@@ -60,3 +60,12 @@ export function storeError(cause: unknown, doing: string): Error {
   if (cause instanceof WebhooksError || cause instanceof TypeError) return cause;
   return new WebhooksError('ERR_STORE', `store failed while ${doing}`, { cause });
 }
+
+/** An error as one line for a log: its name, message and cause, never a stack or payload. */
+export function describeError(error: unknown): string {
+  if (error instanceof Error) {
+    const cause = error.cause instanceof Error ? ` (cause: ${error.cause.message})` : '';
+    return `${error.name}: ${error.message}${cause}`;
+  }
+  return String(error);
+}

@@ -1,14 +1,18 @@
 export { createWebhooks } from './engine.js';
 export type {
   WebhooksOptions,
+  DeliveryOptions,
   Webhooks,
+  Management,
+  HttpApi,
+  EnvironmentOption,
   AuthorizeResult,
   Notifier,
   WebhookDisabledInfo,
   Logger,
   EmitInput,
   EmittedEvent,
-} from './engine.js';
+} from './types.js';
 export { generateSigningKey } from './signing/keys.js';
 export type { SigningKey, PublicJwk } from './signing/keys.js';
 export type { WebhookClaims } from './signing/token.js';
@@ -18,18 +22,27 @@ export { WebhooksError, ValidationError, NotFoundError, LimitReachedError } from
 export type { WebhooksErrorCode } from './errors.js';
 export { httpTransport, TransportError } from './delivery/transport.js';
 export type { Transport, TransportRequest, TransportResponse, HttpTransportOptions } from './delivery/transport.js';
-export { checkEndpoint } from './delivery/endpoint-check.js';
-export type { CheckedEndpoint } from './delivery/endpoint-check.js';
-export { networkPolicy, systemResolver } from './delivery/network-policy.js';
-export type { NetworkPolicy, NetworkPolicyOptions, Resolver, ResolvedAddress } from './delivery/network-policy.js';
-export { classifyAddress } from './delivery/address-policy.js';
-export type { AddressCategory, AddressClass } from './delivery/address-policy.js';
+export { checkEndpoint } from './delivery/guard/check.js';
+export type { CheckedEndpoint } from './delivery/guard/check.js';
+export { createGuard, systemResolver } from './delivery/guard/guard.js';
+export type { Guard, GuardOptions, Resolver, ResolvedAddress } from './delivery/guard/guard.js';
+export { classifyAddress } from './delivery/guard/address.js';
+export type { AddressCategory, AddressClass } from './delivery/guard/address.js';
 export type { KeyInfo, RotateOptions } from './signing/keyset.js';
-export { DEFAULT_RETRY_SCHEDULE } from './scheduler/retry.js';
-export type { RetryOptions } from './scheduler/retry.js';
+export { DEFAULT_BACKOFF_SCHEDULE } from './scheduler/backoff.js';
+export type { BackoffOptions } from './scheduler/backoff.js';
 export { BUILTIN_EVENT_TYPES } from './catalog/builtins.js';
 export type { EventTypeDefinition } from './catalog/builtins.js';
 export type { CatalogEntry } from './catalog/catalog.js';
 export type { JsonSchema } from './catalog/schema.js';
 export type { Store, WebhookPatch, DeliveryFilter, ClaimArgs, RecordAttemptArgs } from './store.js';
+export type { WebhookInput } from './validate.js';
 export type * from './model.js';
+
+// Old names, kept so existing hosts compile; each says what replaced it.
+/** @deprecated Renamed {@link createGuard} (the SSRF guard has one name). */
+export { createGuard as networkPolicy } from './delivery/guard/guard.js';
+/** @deprecated Renamed {@link Guard}. */
+export type { Guard as NetworkPolicy, GuardOptions as NetworkPolicyOptions } from './delivery/guard/guard.js';
+export { DEFAULT_RETRY_SCHEDULE } from './scheduler/backoff.js';
+export type { RetryOptions } from './scheduler/backoff.js';

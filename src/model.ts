@@ -1,21 +1,7 @@
 /**
- * Records of the engine, and the words we use for them.
- *
- * - **environment**: the tenant boundary (a host's customer environment). Every record carries one;
- *   records of one environment are invisible to another.
- * - **webhook**: a customer's subscription: an endpoint URL and the event types it wants.
- *   Id `webhook_…`.
- * - **event**: something that happened in the identity server (`user.created`), written once by
- *   `emit` and never changed. Id `event_…`.
- * - **delivery**: one event owed to one webhook. Its id is the `webhook-id` header value, the same
- *   on every attempt, so receivers can deduplicate. Id `msg_…`.
- * - **attempt**: one HTTP try of a delivery, with its outcome.
- * - **lease**: a claim on a due delivery by one scheduler (`locked_by`) until `locked_until`. While
- *   leased, `next_attempt_at` holds the lease expiry, so a delivery whose process died becomes due
- *   again by itself.
- * - **key**: an RS256 private key; the first signs, all are published in the JWKS.
- *
- * All times are milliseconds since the Unix epoch, taken from the injected Clock.
+ * The records the engine stores. The words (webhook, event, delivery, attempt, lease, …) are
+ * defined in the glossary at the top of `types.ts`. All times are milliseconds since the Unix
+ * epoch, taken from the injected Clock.
  */
 
 export type WebhookStatus = 'enabled' | 'disabled';

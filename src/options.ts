@@ -2,9 +2,10 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { Catalog } from './catalog/catalog.js';
 import { systemClock } from './clock.js';
-import type { WebhooksOptions } from './engine.js';
+import type { WebhooksOptions } from './types.js';
 import { KeySet } from './signing/keyset.js';
-import { networkPolicy } from './delivery/network-policy.js';
+import { Backoff } from './scheduler/backoff.js';
+import { createGuard } from './delivery/guard/guard.js';
 
 /**
  * Checks every option of createWebhooks() at once and freezes what the engine keeps, so misuse is
@@ -24,7 +25,7 @@ export function snapshotOptions(options: WebhooksOptions) {
   const keys = new KeySet(options.keys, { now: () => clock.now() });
   const d = options.delivery ?? {};
   const timeoutMs = positiveInt(d.timeoutMs ?? 15_000, 'delivery.timeoutMs');
-  const scheduler = {
+  const delivery = {
     timeoutMs,
     workerId: options.workerId ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`,
     concurrency: positiveInt(d.concurrency ?? 64, 'delivery.concurrency'),
@@ -33,7 +34,7 @@ export function snapshotOptions(options: WebhooksOptions) {
     leaseMs: positiveInt(d.leaseMs ?? timeoutMs + 30_000, 'delivery.leaseMs'),
     pollIntervalMs: positiveInt(d.pollIntervalMs ?? 1000, 'delivery.pollIntervalMs'),
   };
-  if (scheduler.leaseMs <= timeoutMs) throw new TypeError('createWebhooks: delivery.leaseMs must be longer than delivery.timeoutMs');
+  if (delivery.leaseMs <= timeoutMs) throw new TypeError('createWebhooks: delivery.leaseMs must be longer than delivery.timeoutMs');
   const max = options.limits?.maxWebhooks;
   if (max !== undefined && typeof max !== 'function') positiveInt(max, 'limits.maxWebhooks');
   const maxWebhooks = (environment: string): number | null => {
@@ -55,15 +56,20 @@ export function snapshotOptions(options: WebhooksOptions) {
     issuer,
     clock,
     catalog: new Catalog(options.eventTypes ?? []),
-    scheduler: Object.freeze(scheduler),
+    delivery: Object.freeze(delivery),
     maxWebhooks,
     maxPayloadBytes: positiveInt(options.limits?.maxPayloadBytes ?? 256 * 1024, 'limits.maxPayloadBytes'),
     disableAfterMs: positiveInt(options.disableAfterMs ?? 72 * 3600_000, 'disableAfterMs'),
     notifier,
     logger,
-    allowPrivateNetworks: options.allowPrivateNetworks === true,
+    // The durable back-off (`retry` is its old name).
+    backoff: new Backoff(
+      options.backoff ?? options.retry,
+      Math.random,
+      options.backoff === undefined && options.retry !== undefined ? 'retry' : 'backoff',
+    ),
     // The SSRF guard, applied at webhook creation/update and again on every delivery attempt.
-    network: networkPolicy({
+    guard: createGuard({
       allowPrivateNetworks: options.allowPrivateNetworks === true,
       allowHosts: options.allowHosts ?? [],
       resolver: options.resolver,

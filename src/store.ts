@@ -1,20 +1,25 @@
 import type { AttemptRecord, ClaimedDelivery, DeliveryRecord, DeliveryStatus, EventRecord, WebhookRecord } from './model.js';
 
 /**
- * The contract every storage adapter implements (SQLite, PostgreSQL). The engine talks only to
+ * The contract every storage adapter implements (SQLite, PostgreSQL). `Tx` is the type of a host
+ * transaction `emit` can join (for the Kysely adapters, a Kysely transaction), so passing anything
+ * else is a compile error. The engine talks only to
  * this interface; adapters live in `adapters/` and are proven by one conformance suite
  * (`test/store-conformance.ts`). Every method that reads or writes time takes it as an argument:
  * no adapter reads a clock of its own.
  *
  * Methods scoped to an environment never return or change another environment's rows.
  */
-export interface Store {
-  /** Short name for logs and errors (`sqlite`, `postgres`). */
-  readonly dialect: string;
+export interface Store<Tx = unknown> {
   /** Creates or upgrades the tables. Idempotent; safe when several processes call it at once. */
   migrate(now: number): Promise<void>;
   /** Releases what the store opened itself (not a pool or database the host passed in). */
   close(): Promise<void>;
+  /**
+   * True for an error a transient retry can cure: a lost or refused connection, a busy lock, a
+   * serialisation conflict. Only the adapter knows its driver's codes; the engine asks here.
+   */
+  isTransient(error: unknown): boolean;
 
   /** Inserts a webhook unless the environment already has `maxWebhooks` (atomically). */
   createWebhook(record: WebhookRecord, options: { maxWebhooks: number | null }): Promise<void>;
@@ -38,7 +43,7 @@ export interface Store {
    * enabled webhook of its environment subscribed to its type. With `transaction` (the host's own
    * Kysely transaction on the same database) the rows join it and commit or roll back with it.
    */
-  insertEvent(event: EventRecord, options: { newDeliveryId: () => string; transaction?: unknown }): Promise<DeliveryRecord[]>;
+  insertEvent(event: EventRecord, options: { newDeliveryId: () => string; transaction?: Tx }): Promise<DeliveryRecord[]>;
   getEvent(environment: string, id: string): Promise<EventRecord | null>;
 
   /** Newest first. */

@@ -2,8 +2,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import fc from 'fast-check';
 import { sql } from 'kysely';
 import { BUILTIN_EVENT_TYPES, createWebhooks, WebhooksError, type Webhooks, type WebhookRecord } from '../src/index.js';
-import { checkEndpoint } from '../src/delivery/endpoint-check.js';
-import { networkPolicy, type Resolver } from '../src/delivery/network-policy.js';
+import { checkEndpoint } from '../src/delivery/guard/check.js';
+import { createGuard, type Resolver } from '../src/delivery/guard/guard.js';
 import { TransportError } from '../src/delivery/transport-error.js';
 import { Catalog } from '../src/catalog/catalog.js';
 import * as v from '../src/validate.js';
@@ -229,7 +229,7 @@ async function expectEndpointAllowed(endpoint: string) {
   );
   if (error !== null) expect(error).toBeInstanceOf(TransportError);
 }
-const policy = networkPolicy({ resolver });
+const policy = createGuard({ resolver });
 
 const created: WebhookRecord[] = [];
 const knownIds = () => created.map((w) => w.id);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import fc from 'fast-check';
-import { classifyAddress } from '../src/delivery/address-policy.js';
-import type { Resolver } from '../src/delivery/network-policy.js';
+import { classifyAddress } from '../src/delivery/guard/address.js';
+import type { Resolver } from '../src/delivery/guard/guard.js';
 import { client, createBody, makeEngine, type TestEngine } from './http-setup.js';
 
 // Issue 6, point 5, over HTTP with the network guard ON (http-fuzz.test.ts runs with it off):

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from 'vitest';
 import Database from 'better-sqlite3';
 import { WebhooksError, type WebhooksErrorCode } from '../src/index.js';
 import { HttpError, toErrorResponse } from '../src/http/errors.js';
-import { checkResponse } from '../src/http/openapi-check.js';
+import { checkResponse } from './helpers/openapi-check.js';
 import { openApiDocument } from '../src/http/openapi.js';
 import { serveHandler } from './helpers/http.js';
 import { client, createBody, makeEngine } from './http-setup.js';

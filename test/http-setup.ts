@@ -1,7 +1,7 @@
 import { afterAll, expect } from 'vitest';
 import { createWebhooks, type Webhooks, type WebhooksOptions } from '../src/index.js';
 import { sqliteStore } from '../adapters/sqlite/index.js';
-import { checkResponse, type CheckResult } from '../src/http/openapi-check.js';
+import { checkResponse, type CheckResult } from './helpers/openapi-check.js';
 import { openApiDocument } from '../src/http/openapi.js';
 import { testKey } from './helpers/fixtures.js';
 import { serveHandler, tempDir } from './helpers/http.js';

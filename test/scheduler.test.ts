@@ -125,34 +125,46 @@ describe('scheduler', () => {
   });
 });
 
-describe('in-process retries of store calls', () => {
-  test('connection loss, refusals, busy locks and serialisation failures are transient; bugs are not', async () => {
-    const { isTransient } = await import('../src/scheduler/transient.js');
-    const transient = [
+describe('transient retries of store calls', () => {
+  test('each adapter classifies its own database: connection loss, refusals, busy locks and serialisation failures are transient; bugs are not', async () => {
+    const postgres = (await import('../adapters/postgres/transient.js')).isTransient;
+    const sqlite = (await import('../adapters/sqlite/transient.js')).isTransient;
+    const pgTransient = [
       { code: 'ECONNREFUSED' },
       { code: '57P01', message: 'terminating connection due to administrator command' },
       { code: '55000', message: 'database "x" is not currently accepting connections' },
       { code: '08006' },
       { code: '40001' },
-      { code: 'SQLITE_BUSY' },
       new Error('Connection terminated unexpectedly'),
     ];
-    for (const e of transient) expect(isTransient(e), JSON.stringify(e)).toBe(true);
-    for (const e of [{ code: '23505', message: 'duplicate key' }, new TypeError('x is undefined'), { code: '42P01' }, null]) {
-      expect(isTransient(e), JSON.stringify(e)).toBe(false);
+    for (const e of pgTransient) expect(postgres(e), JSON.stringify(e)).toBe(true);
+    for (const e of [{ code: 'SQLITE_BUSY' }, { code: 'ECONNRESET' }, new Error('database is locked')])
+      expect(sqlite(e), JSON.stringify(e)).toBe(true);
+    // Each knows only its own database: SQLite's busy code means nothing to PostgreSQL, and back.
+    expect(postgres({ code: 'SQLITE_BUSY' })).toBe(false);
+    expect(sqlite({ code: '57P01' })).toBe(false);
+    for (const isTransient of [postgres, sqlite]) {
+      for (const e of [{ code: '23505', message: 'duplicate key' }, new TypeError('x is undefined'), { code: '42P01' }, null]) {
+        expect(isTransient(e), JSON.stringify(e)).toBe(false);
+      }
     }
   });
 
   test('a transient failure is retried until it clears; a bug gives up after 5 tries', async () => {
-    const { transient } = await import('../src/scheduler/transient.js');
+    const { transient } = await import('../src/transient.js');
+    const refused = (e: unknown) => (e as { code?: string }).code === 'ECONNREFUSED';
     let calls = 0;
-    const value = await transient(async () => {
-      if (++calls < 8) throw Object.assign(new Error('refused'), { code: 'ECONNREFUSED' });
-      return 'ok';
-    }, 10_000);
+    const value = await transient(
+      refused,
+      async () => {
+        if (++calls < 8) throw Object.assign(new Error('refused'), { code: 'ECONNREFUSED' });
+        return 'ok';
+      },
+      10_000,
+    );
     expect([value, calls]).toEqual(['ok', 8]);
     calls = 0;
-    await expect(transient(async () => (calls++, Promise.reject(new Error('bug'))), 10_000)).rejects.toThrow('bug');
+    await expect(transient(refused, async () => (calls++, Promise.reject(new Error('bug'))), 10_000)).rejects.toThrow('bug');
     expect(calls).toBe(6);
   });
 });

@@ -1,9 +1,9 @@
 import { BlockList } from 'node:net';
 import { describe, expect, test } from 'vitest';
 import fc from 'fast-check';
-import { classifyAddress } from '../src/delivery/address-policy.js';
-import { formatIp, inCidr, parseCidr, parseIp } from '../src/delivery/ip.js';
-import { networkPolicy } from '../src/delivery/network-policy.js';
+import { classifyAddress } from '../src/delivery/guard/address.js';
+import { formatIp, inCidr, parseCidr, parseIp } from '../src/delivery/guard/ip.js';
+import { createGuard } from '../src/delivery/guard/guard.js';
 
 // Issue 6, point 1: which addresses the guard refuses. Pure functions; the socket-level proofs
 // are in security-ssrf.test.ts.
@@ -153,13 +153,13 @@ describe('address classification', () => {
 
 describe('policy options', () => {
   test('allowHosts takes host names, addresses and CIDR blocks; anything else is a TypeError at startup', () => {
-    const p = networkPolicy({ allowHosts: ['Hooks.Internal.Example.', '10.1.2.3', '10.20.0.0/16', 'fd00::/8'] });
+    const p = createGuard({ allowHosts: ['Hooks.Internal.Example.', '10.1.2.3', '10.20.0.0/16', 'fd00::/8'] });
     expect([...p.allowedNames]).toEqual(['hooks.internal.example']);
     expect(p.allowedBlocks).toHaveLength(3);
     for (const bad of ['http://x.example', 'x.example:8080', 'x.example/path', 'user@x.example', '', 'a b', 42]) {
-      expect(() => networkPolicy({ allowHosts: [bad as string] })).toThrow(TypeError);
+      expect(() => createGuard({ allowHosts: [bad as string] })).toThrow(TypeError);
     }
-    expect(() => networkPolicy({ allowPrivateNetworks: 'yes' as unknown as boolean })).toThrow(TypeError);
-    expect(() => networkPolicy({ resolver: 'dns' as never })).toThrow(TypeError);
+    expect(() => createGuard({ allowPrivateNetworks: 'yes' as unknown as boolean })).toThrow(TypeError);
+    expect(() => createGuard({ resolver: 'dns' as never })).toThrow(TypeError);
   });
 });

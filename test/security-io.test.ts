@@ -64,7 +64,7 @@ async function kindOf(p: Promise<unknown>): Promise<string> {
     (e: unknown) => e,
   );
   expect(error).toBeInstanceOf(TransportError);
-  return (error as TransportError).kind;
+  return (error as TransportError).code;
 }
 
 describe('response bodies', () => {

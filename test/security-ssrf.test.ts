@@ -8,8 +8,8 @@ import type { AddressInfo, LookupFunction } from 'node:net';
 import { afterEach, describe, expect, test } from 'vitest';
 import { Agent, request } from 'undici';
 import { httpTransport, TransportError, WebhooksError, type Webhooks } from '../src/index.js';
-import { checkEndpoint } from '../src/delivery/endpoint-check.js';
-import { networkPolicy, type ResolvedAddress, type Resolver } from '../src/delivery/network-policy.js';
+import { checkEndpoint } from '../src/delivery/guard/check.js';
+import { createGuard, type ResolvedAddress, type Resolver } from '../src/delivery/guard/guard.js';
 import { makeEngine } from './helpers/engine.js';
 import { userData } from './helpers/fixtures.js';
 
@@ -176,7 +176,7 @@ describe('at creation', () => {
     ]) {
       expect((await refusal(create(hooks, endpoint))).field).toBe('endpoint');
     }
-    await expect(checkEndpoint('file:///etc/passwd', networkPolicy({ allowPrivateNetworks: true }))).rejects.toMatchObject({
+    await expect(checkEndpoint('file:///etc/passwd', createGuard({ allowPrivateNetworks: true }))).rejects.toMatchObject({
       code: 'ERR_ENDPOINT_NOT_ALLOWED',
     });
   });
@@ -277,7 +277,7 @@ describe('at delivery (real sockets)', () => {
     // And once DNS says 127.0.0.2 at check time, the attempt is refused before any connection.
     await expect(
       transport.send({ url: `http://pin.test:${receiver.port}/late`, headers: {}, body: 'x', timeoutMs: 5000 }),
-    ).rejects.toMatchObject({ kind: 'blocked' });
+    ).rejects.toMatchObject({ code: 'blocked' });
     expect(internal.hits).toHaveLength(0);
   });
 
@@ -285,7 +285,7 @@ describe('at delivery (real sockets)', () => {
     const receiver = await listen('127.0.0.1', 0);
     const internal = await listen('127.0.0.2', receiver.port);
     const dns = rebindingResolver('127.0.0.1', '127.0.0.2');
-    const policy = networkPolicy({ resolver: dns.resolver, allowHosts: ['127.0.0.1'] });
+    const policy = createGuard({ resolver: dns.resolver, allowHosts: ['127.0.0.1'] });
     await checkEndpoint(`http://pin.test:${receiver.port}/`, policy); // the check passes...
     const naiveLookup: LookupFunction = (host, _opts, cb) =>
       void dns.resolver(host).then((a) =>
@@ -335,7 +335,7 @@ describe('at delivery (real sockets)', () => {
     for (const url of [`${receiver.url}/x`, `http://[::ffff:127.0.0.1]:${receiver.port}/x`, 'file:///etc/passwd']) {
       const error = await transport.send({ url, headers: {}, body: 'x', timeoutMs: 2000 }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(TransportError);
-      expect((error as TransportError).kind).toBe('blocked');
+      expect((error as TransportError).code).toBe('blocked');
     }
     expect(receiver.hits).toHaveLength(0);
   });
@@ -397,7 +397,7 @@ describe('at delivery (real sockets)', () => {
     // The TCP connection went to 127.0.0.1, but TLS spoke to "pin.test" and, not trusting this
     // self-signed certificate, refused it: verification is on and uses the name, not the address.
     expect(sni).toEqual(['pin.test']);
-    expect(error).toMatchObject({ kind: 'network' });
+    expect(error).toMatchObject({ code: 'network' });
     expect(String((error as Error).message)).toMatch(/self[- ]signed/i);
     expect(hits).toEqual([]);
   });

@@ -32,14 +32,20 @@ export interface SqlFlavor {
   subscribe?(onWake: () => void): Promise<() => Promise<void>>;
   /** Releases what the adapter opened. */
   close(): Promise<void>;
+  /** Classifies this database's errors for transient retries (see {@link Store.isTransient}). */
+  isTransient(error: unknown): boolean;
 }
+
+/**
+ * A host transaction `emit` can join: the host's own Kysely (or a transaction of it) on the same
+ * database. Its table types are the host's, hence `any`.
+ */
+export type HostTransaction = Kysely<any> | Transaction<any>;
 
 const PENDING = sql.lit('pending');
 
 /** The store contract implemented once over Kysely, for every SQL flavor. */
-export class KyselyStore implements Store {
-  readonly dialect: string;
-
+export class KyselyStore implements Store<HostTransaction> {
   /**
    * The store's own Kysely instance. Hosts without a Kysely of their own on this database can use
    * it for transactional emit: `store.kysely.transaction().execute(trx => hooks.emit(ev, { transaction: trx }))`.
@@ -54,7 +60,6 @@ export class KyselyStore implements Store {
     private readonly flavor: SqlFlavor,
   ) {
     this.kysely = db;
-    this.dialect = flavor.dialect;
     if (flavor.subscribe) this.subscribe = flavor.subscribe.bind(flavor);
   }
 
@@ -64,6 +69,10 @@ export class KyselyStore implements Store {
 
   async close(): Promise<void> {
     await this.flavor.close();
+  }
+
+  isTransient(error: unknown): boolean {
+    return this.flavor.isTransient(error);
   }
 
   async createWebhook(record: WebhookRecord, { maxWebhooks }: { maxWebhooks: number | null }): Promise<void> {
@@ -177,7 +186,10 @@ export class KyselyStore implements Store {
     });
   }
 
-  async insertEvent(event: EventRecord, options: { newDeliveryId: () => string; transaction?: unknown }): Promise<DeliveryRecord[]> {
+  async insertEvent(
+    event: EventRecord,
+    options: { newDeliveryId: () => string; transaction?: HostTransaction },
+  ): Promise<DeliveryRecord[]> {
     const write = async (db: Db): Promise<DeliveryRecord[]> => {
       await db
         .insertInto('iw_events')

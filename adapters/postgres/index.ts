@@ -4,6 +4,7 @@ import { Kysely, PostgresDialect } from 'kysely';
 import { KyselyStore, type SqlFlavor } from '../kysely/store.js';
 import type { EngineTables } from '../kysely/schema.js';
 import { claimDue } from './claim.js';
+import { isTransient } from './transient.js';
 import { systemClock } from '../../src/clock.js';
 import { lockEnvironment, withMigrationLock } from './locks.js';
 import { assertMigrated, migrateUnderLock } from './migrate.js';
@@ -91,6 +92,7 @@ export function postgresStore(options: PostgresStoreOptions): KyselyStore {
     dialect: 'postgres',
     rowLocks: true,
     claim: claimDue,
+    isTransient,
     lockEnvironment,
     async migrate(db, run) {
       // The runner migrates through the one connection that holds the migrations lock.

@@ -2,7 +2,8 @@ import Database from 'better-sqlite3';
 import { Kysely } from 'kysely';
 import { KyselyStore, type SqlFlavor } from '../kysely/store.js';
 import type { EngineTables } from '../kysely/schema.js';
-import { dueIds } from '../kysely/due.js';
+import { claimDue } from './claim.js';
+import { isTransient } from './transient.js';
 import { SqliteEngineDialect, type SqliteDatabase } from './driver.js';
 
 export type { SqliteDatabase } from './driver.js';
@@ -59,15 +60,8 @@ export function sqliteStore(options: SqliteStoreOptions): KyselyStore {
   const flavor: SqlFlavor = {
     dialect: 'sqlite',
     rowLocks: false,
-    // One UPDATE ... RETURNING: atomic, and SQLite has a single writer, so no two claims overlap.
-    async claim(k, { now, limit, workerId, leaseMs, excludeWebhookIds }) {
-      return k
-        .updateTable('iw_deliveries')
-        .set({ locked_by: workerId, locked_until: now + leaseMs, next_attempt_at: now + leaseMs, updated_at: now })
-        .where('id', 'in', dueIds(k, { now, limit, excludeWebhookIds }))
-        .returningAll()
-        .execute();
-    },
+    claim: claimDue,
+    isTransient,
     async lockEnvironment() {
       // BEGIN IMMEDIATE already holds the database's single write lock.
     },

@@ -53,10 +53,6 @@ export class Catalog {
     return this.#types.has(code);
   }
 
-  get(code: string): CatalogEntry | undefined {
-    return this.#types.get(code);
-  }
-
   list(): CatalogEntry[] {
     return [...this.#types.values()];
   }

@@ -1,10 +1,13 @@
 import type { Clock } from '../clock.js';
 import type { AttemptRecord, ClaimedDelivery } from '../model.js';
 import { newId } from '../ids.js';
-import type { NetworkPolicy } from './network-policy.js';
+import type { Guard } from './guard/guard.js';
 import { TransportError, type Transport } from './transport.js';
 
-export const USER_AGENT = 'identity-webhooks/0.1';
+import { VERSION } from '../version.js';
+
+/** Names us to receivers; the version comes from package.json at build time (scripts/version.mjs). */
+export const USER_AGENT = `identity-webhooks/${VERSION}`;
 
 /**
  * One HTTP try of one delivery: POST the token with `webhook-id`, classify the outcome. Only an
@@ -15,7 +18,7 @@ export const USER_AGENT = 'identity-webhooks/0.1';
 export async function runAttempt(
   claimed: ClaimedDelivery,
   token: Promise<string>,
-  deps: { transport: Transport; clock: Clock; timeoutMs: number; policy?: NetworkPolicy },
+  deps: { transport: Transport; clock: Clock; timeoutMs: number; guard?: Guard },
 ): Promise<AttemptRecord> {
   const startedAt = deps.clock.now();
   const t0 = performance.now();
@@ -33,7 +36,7 @@ export async function runAttempt(
       headers: { 'content-type': 'application/jwt', 'webhook-id': claimed.delivery.id, 'user-agent': USER_AGENT },
       body,
       timeoutMs: deps.timeoutMs,
-      ...(deps.policy ? { policy: deps.policy } : {}),
+      ...(deps.guard ? { guard: deps.guard, policy: deps.guard } : {}),
     });
     const success = res.status === 200;
     return {
@@ -51,7 +54,7 @@ export async function runAttempt(
       ...base,
       durationMs: performance.now() - t0,
       statusCode: null,
-      errorKind: known ? error.kind : 'internal',
+      errorKind: known ? error.code : 'internal',
       errorMessage: (error instanceof Error ? error.message : String(error)).slice(0, 500),
       responseExcerpt: null,
       success: false,

@@ -7,11 +7,16 @@ import type { AttemptErrorKind } from '../model.js';
  */
 export class TransportError extends Error {
   constructor(
-    readonly kind: AttemptErrorKind,
+    readonly code: AttemptErrorKind,
     message: string,
     options?: { cause?: unknown },
   ) {
     super(message, options);
     this.name = 'TransportError';
+  }
+
+  /** @deprecated Old name of `code` (every error of ours exposes `.code`). */
+  get kind(): AttemptErrorKind {
+    return this.code;
   }
 }

@@ -1,8 +1,9 @@
 import { Agent, request, errors as undiciErrors } from 'undici';
+import { readBounded } from '../bounded-read.js';
 import { WebhooksError } from '../errors.js';
-import { checkEndpoint } from './endpoint-check.js';
-import { DEFAULT_POLICY, networkPolicy, type NetworkPolicy, type NetworkPolicyOptions } from './network-policy.js';
-import { AddressPins } from './pinned-lookup.js';
+import { checkEndpoint } from './guard/check.js';
+import { DEFAULT_GUARD, createGuard, type Guard, type GuardOptions } from './guard/guard.js';
+import { AddressPins } from './guard/pins.js';
 import { TransportError } from './transport-error.js';
 
 export { TransportError } from './transport-error.js';
@@ -15,10 +16,12 @@ export interface TransportRequest {
   /** Total deadline for the whole exchange: DNS, connect, headers and body. */
   timeoutMs: number;
   /**
-   * The network guard for this request; the engine passes the one built from its options, so a
-   * wrapper that forwards the request unchanged keeps it. Absent: the transport's own policy.
+   * The SSRF guard for this request; the engine passes the one built from its options, so a
+   * wrapper that forwards the request unchanged keeps it. Absent: the transport's own guard.
    */
-  policy?: NetworkPolicy;
+  guard?: Guard;
+  /** @deprecated The same value as `guard`, under its old name; read `guard`. */
+  policy?: Guard;
 }
 
 /** Any HTTP answer, whatever its status (only 200 counts as delivered; the engine decides). */
@@ -32,7 +35,7 @@ export interface TransportResponse {
  * Sends webhook requests. The default is {@link httpTransport}; tests and hosts may pass their
  * own. A transport resolves with any HTTP response and rejects with a {@link TransportError} for
  * everything else (timeout, refused connection, DNS failure, blocked address). A transport of
- * your own must apply `request.policy` itself (see `checkEndpoint`), or it has no SSRF guard.
+ * your own must apply `request.guard` itself (see `checkEndpoint`), or it has no SSRF guard.
  */
 export interface Transport {
   send(request: TransportRequest): Promise<TransportResponse>;
@@ -44,8 +47,10 @@ export interface HttpTransportOptions {
   maxResponseBytes?: number;
   /** Connections kept per origin. Default 8. */
   connectionsPerOrigin?: number;
-  /** Guard for requests that carry no `policy`. Default: public addresses only, system DNS. */
-  network?: NetworkPolicyOptions;
+  /** The guard for requests that carry none. Default: public addresses only, system DNS. */
+  guard?: GuardOptions;
+  /** @deprecated Old name of `guard`. */
+  network?: GuardOptions;
 }
 
 /**
@@ -60,7 +65,8 @@ export interface HttpTransportOptions {
  */
 export function httpTransport(options: HttpTransportOptions = {}): Transport {
   const maxBytes = options.maxResponseBytes ?? 4096;
-  const fallback = options.network === undefined ? DEFAULT_POLICY : networkPolicy(options.network, 'httpTransport');
+  const guardOptions = options.guard ?? options.network;
+  const fallback = guardOptions === undefined ? DEFAULT_GUARD : createGuard(guardOptions, 'httpTransport');
   const pins = new AddressPins(fallback);
   const agent = new Agent({
     connections: options.connectionsPerOrigin ?? 8,
@@ -73,7 +79,7 @@ export function httpTransport(options: HttpTransportOptions = {}): Transport {
       // One deadline covers the guard's DNS lookup too: a slow resolver is a timeout, not a hang.
       const signal = AbortSignal.timeout(req.timeoutMs);
       try {
-        const target = await checkEndpoint(req.url, req.policy ?? fallback, signal);
+        const target = await checkEndpoint(req.url, req.guard ?? req.policy ?? fallback, signal);
         if (!target.literal) pins.set(target.host, target.addresses);
         const res = await request(target.url, {
           method: 'POST',
@@ -86,7 +92,7 @@ export function httpTransport(options: HttpTransportOptions = {}): Transport {
           // No redirect interceptor is composed on this agent: a 3xx comes back as is, never
           // followed (a redirect to 127.0.0.1 would otherwise bypass the guard).
         });
-        const excerpt = await readBounded(res.body, maxBytes);
+        const excerpt = await excerptOf(res.body, maxBytes);
         return { status: res.statusCode, excerpt };
       } catch (error) {
         throw classify(error, signal, req.timeoutMs);
@@ -98,22 +104,13 @@ export function httpTransport(options: HttpTransportOptions = {}): Transport {
   };
 }
 
-/** Keeps the first `maxBytes` and then hangs up: a huge or endless body costs at most that. */
-async function readBounded(body: AsyncIterable<Buffer> & { destroy(): void }, maxBytes: number): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    chunks.push(chunk);
-    size += chunk.length;
-    if (size >= maxBytes) {
-      body.destroy();
-      break;
-    }
-  }
+/** The start of the body for the attempt log; the rest is never read (a huge or endless body costs `maxBytes`). */
+async function excerptOf(body: AsyncIterable<Buffer>, maxBytes: number): Promise<string> {
+  const { bytes } = await readBounded(body, maxBytes);
   // NUL has no place in a PostgreSQL text column: a receiver answering with one would make the
   // attempt unrecordable (and the delivery retried on every lease expiry). Invalid UTF-8 already
   // decodes to U+FFFD.
-  return Buffer.concat(chunks).subarray(0, maxBytes).toString('utf8').replaceAll('\u0000', '\ufffd');
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8').replaceAll('\u0000', '\ufffd');
 }
 
 function classify(error: unknown, signal: AbortSignal, timeoutMs: number): TransportError {

@@ -1,4 +1,4 @@
-import type { AuthorizeResult } from '../engine.js';
+import type { AuthorizeResult } from '../types.js';
 import { environmentOf } from '../validate.js';
 import { HttpError } from './errors.js';
 

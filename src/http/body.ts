@@ -1,3 +1,4 @@
+import { readBounded } from '../bounded-read.js';
 import { HttpError } from './errors.js';
 
 /**
@@ -17,7 +18,7 @@ const TOO_LARGE = () => new HttpError(413, 'PAYLOAD_TOO_LARGE', `request body mu
 export async function readJsonObject(request: Request, { required }: { required: boolean }): Promise<Record<string, unknown>> {
   const declared = request.headers.get('content-length');
   if (declared !== null && Number(declared) > MAX_BODY_BYTES) throw TOO_LARGE();
-  const bytes = await readBounded(request);
+  const bytes = await readBody(request);
   const type = request.headers.get('content-type');
   // An empty optional body is "no options", whatever type a client library labels it with.
   if (bytes.length === 0 && !required) return {};
@@ -48,27 +49,10 @@ function unsupported(type: string | null): HttpError {
 }
 
 /** Reads at most MAX_BODY_BYTES; a chunked body that runs over is refused without buffering it. */
-async function readBounded(request: Request): Promise<Uint8Array> {
+async function readBody(request: Request): Promise<Uint8Array> {
   if (request.body === null) return new Uint8Array(0);
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  const reader = request.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > MAX_BODY_BYTES) {
-      // The Node glue drains what is left before answering; see node.ts.
-      await reader.cancel().catch(() => {});
-      throw TOO_LARGE();
-    }
-    chunks.push(value);
-  }
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.byteLength;
-  }
-  return out;
+  // On overflow the stream is cancelled; the Node glue drains what is left before answering (node.ts).
+  const { bytes, overflow } = await readBounded(request.body, MAX_BODY_BYTES);
+  if (overflow) throw TOO_LARGE();
+  return bytes;
 }

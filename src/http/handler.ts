@@ -1,4 +1,4 @@
-import type { Webhooks } from '../engine.js';
+import type { HttpApi } from '../types.js';
 import { authorizeRequest, type Authorize } from './auth.js';
 import { toErrorResponse, type Resource } from './errors.js';
 import { JWKS_PATHS, jwksResponse } from './jwks.js';
@@ -7,11 +7,9 @@ import { errorResponse, jsonResponse } from './responses.js';
 import { matchRoute, splitApiPath } from './router.js';
 import { ROUTES } from './routes.js';
 
-export { errorResponse } from './responses.js';
-
 export interface HandlerDeps {
-  /** The engine: management functions, event types, JWKS. */
-  hooks: Webhooks;
+  /** What the routes run on: the management functions and the key set (never the engine itself). */
+  api: HttpApi;
   /** The host's authorization hook (undefined = every management route answers 403). */
   authorize: Authorize | undefined;
   onError(message: string, error: unknown): void;
@@ -38,7 +36,7 @@ export function createHandler(deps: HandlerDeps): (request: Request) => Promise<
       const path = url.pathname.replace(/\/+$/, '');
       if (JWKS_PATHS.some((p) => path.endsWith(p))) {
         if (request.method !== 'GET' && request.method !== 'HEAD') return methodNotAllowed(request.method, ['GET', 'HEAD']);
-        return jwksResponse(deps.hooks.jwks(), request.method);
+        return jwksResponse(deps.api.jwks(), request.method);
       }
       const api = splitApiPath(path);
       if (!api) return notFound();
@@ -52,7 +50,7 @@ export function createHandler(deps: HandlerDeps): (request: Request) => Promise<
       if (match.kind === 'method') return methodNotAllowed(request.method, match.allow);
       resource = match.route.resource;
       const environment = await authorizeRequest(deps.authorize, request, deps.onError);
-      return await match.route.run({ hooks: deps.hooks, request, environment, params: match.params });
+      return await match.route.run({ api: deps.api, request, environment, params: match.params });
     } catch (error) {
       return toErrorResponse(error, resource, deps.onError);
     }

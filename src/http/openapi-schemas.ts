@@ -1,5 +1,5 @@
 import { LIMITS } from '../validate.js';
-import type { SUCCESS } from './management.js';
+import type { SUCCESS } from './operations.js';
 
 /**
  * Component schemas of the OpenAPI document. JSON Schema 2020-12 as OpenAPI 3.1 allows, kept to

@@ -1,4 +1,4 @@
-import * as m from './management.js';
+import * as m from './operations.js';
 import type { Resource } from './errors.js';
 
 /** The management API lives under this path (after whatever prefix the host mounts it at). */
@@ -13,7 +13,7 @@ export interface Route {
   extension: boolean;
   /** What a 404 from this route is about. */
   resource?: Resource;
-  run(ctx: m.ManagementContext): Promise<Response>;
+  run(ctx: m.OperationContext): Promise<Response>;
 }
 
 /**

@@ -1,9 +1,8 @@
 import type { Clock, TimerHandle } from '../clock.js';
-import type { AttemptRecord, ClaimedDelivery, WebhookRecord } from '../model.js';
+import type { Dispatch } from '../delivery/dispatch.js';
+import type { ClaimedDelivery } from '../model.js';
 import type { Store } from '../store.js';
-import type { RetryPolicy } from './retry.js';
-import { transient } from './transient.js';
-import { OutcomeRecorder } from './recorder.js';
+import { transient } from '../transient.js';
 
 export interface SchedulerOptions {
   workerId: string;
@@ -23,27 +22,27 @@ export interface SchedulerOptions {
   timeoutMs?: number;
   /** Longest sleep between looks at the store (the safety net behind wake-ups). */
   pollIntervalMs: number;
-  disableAfterMs: number;
 }
 
 export interface SchedulerDeps {
   store: Store;
   clock: Clock;
-  retry: RetryPolicy;
   options: SchedulerOptions;
-  /** Signs one token for the deliveries of one event dispatched together. */
-  sign(claimed: ClaimedDelivery, now: number): Promise<string>;
-  attempt(claimed: ClaimedDelivery, token: Promise<string>): Promise<AttemptRecord>;
-  onDisabled(webhook: WebhookRecord, attempt: AttemptRecord): void;
+  /** What running a claimed delivery means (see `delivery/dispatch.ts`). */
+  dispatcher: {
+    prepare(claimed: readonly ClaimedDelivery[], now: number): Dispatch[];
+    deliver(dispatch: Dispatch): Promise<void>;
+  };
   onError(message: string, error: unknown): void;
 }
 
 /**
- * The delivery loop. One timer, armed for the earliest due delivery (or the poll interval, if
- * sooner); `wake()` runs the loop at once. A pass claims due work under a lease, keeps at most
- * `concurrency` attempts in flight (and `perEndpointConcurrency` per webhook), records each
- * outcome as it lands, and claims more as slots free up. When nothing is due and nothing is in
- * flight, it re-arms the timer and stops.
+ * The delivery loop: it owns time and slots, nothing else. One timer, armed for the earliest due
+ * delivery (or the poll interval, if sooner); `wake()` runs the loop at once. A pass claims due
+ * work under a lease, keeps at most `concurrency` deliveries in dispatch (and
+ * `perEndpointConcurrency` per webhook), and claims more as slots free up. What a dispatch does
+ * (token, attempt, outcome, notice) is `delivery/dispatch.ts`. When nothing is due and nothing is
+ * in flight, it re-arms the timer and stops.
  *
  * The promise of a pass settles only when the pass is idle, so a `ManualClock` that awaits its
  * timers sees every attempt of a due time finish before time moves on.
@@ -58,15 +57,14 @@ export class Scheduler {
   #perWebhook = new Map<string, number>();
   #notify: (() => void) | null = null;
   /** Claimed deliveries waiting for a slot of their webhook (at most perEndpointConcurrency each). */
-  #waiting = new Map<string, Array<{ claimed: ClaimedDelivery; token: Promise<string> }>>();
+  #waiting = new Map<string, Dispatch[]>();
   /** Set when a claim came back short: nothing more is due for the webhooks we may claim for. */
   #starved = false;
   #unsubscribe: Promise<(() => Promise<void>) | null> | null = null;
-
-  #recorder: OutcomeRecorder;
+  readonly #isTransient: (error: unknown) => boolean;
 
   constructor(private readonly deps: SchedulerDeps) {
-    this.#recorder = new OutcomeRecorder(deps.store);
+    this.#isTransient = (error) => deps.store.isTransient(error);
   }
 
   start(): void {
@@ -109,14 +107,10 @@ export class Scheduler {
     const held = [...this.#waiting.values()].flat().map((w) => w.claimed.delivery.id);
     this.#waiting.clear();
     if (held.length > 0) {
-      await transient(() => this.deps.store.release(held, this.deps.options.workerId, this.deps.clock.now())).catch((error: unknown) =>
-        this.deps.onError('could not give back held deliveries; their leases will expire', error),
+      await transient(this.#isTransient, () => this.deps.store.release(held, this.deps.options.workerId, this.deps.clock.now())).catch(
+        (error: unknown) => this.deps.onError('could not give back held deliveries; their leases will expire', error),
       );
     }
-  }
-
-  get inflight(): number {
-    return this.#inflight.size;
   }
 
   #kick(): Promise<void> {
@@ -179,50 +173,40 @@ export class Scheduler {
       .filter(([id, n]) => n >= options.perEndpointConcurrency || this.#waiting.has(id))
       .map(([id]) => id);
     const now = clock.now();
-    const claimed = await transient(() =>
+    const claimed = await transient(this.#isTransient, () =>
       store.claimDue({ now, limit, workerId: options.workerId, leaseMs: options.leaseMs, excludeWebhookIds: saturated }),
     );
     const surplus: string[] = [];
-    const tokens = new Map<string, Promise<string>>();
     // A held delivery starts within one attempt's deadline (its webhook's running attempts all
     // end by then) and must be recorded before its lease ends: hold only when the lease allows.
     const canHold = options.timeoutMs !== undefined && options.leaseMs >= 2 * options.timeoutMs + HOLD_MARGIN_MS;
-    // Every delivery of one event dispatched together carries the same claims: sign once.
-    const tokenFor = (c: ClaimedDelivery) => {
-      let token = tokens.get(c.event.id);
-      if (!token) {
-        token = this.deps.sign(c, now);
-        token.catch(() => {}); // each attempt observes it
-        tokens.set(c.event.id, token);
-      }
-      return token;
-    };
-    for (const c of claimed) {
-      const running = this.#perWebhook.get(c.webhook.id) ?? 0;
+    for (const d of this.deps.dispatcher.prepare(claimed, now)) {
+      const webhookId = d.claimed.webhook.id;
+      const running = this.#perWebhook.get(webhookId) ?? 0;
       if (running >= options.perEndpointConcurrency) {
-        const queue = this.#waiting.get(c.webhook.id) ?? [];
+        const queue = this.#waiting.get(webhookId) ?? [];
         if (canHold && queue.length < options.perEndpointConcurrency) {
-          queue.push({ claimed: c, token: tokenFor(c) });
-          this.#waiting.set(c.webhook.id, queue);
-        } else surplus.push(c.delivery.id);
+          queue.push(d);
+          this.#waiting.set(webhookId, queue);
+        } else surplus.push(d.claimed.delivery.id);
         continue;
       }
-      this.#perWebhook.set(c.webhook.id, running + 1);
-      this.#track(c, tokenFor(c));
+      this.#perWebhook.set(webhookId, running + 1);
+      this.#track(d);
     }
-    if (surplus.length > 0) await transient(() => store.release(surplus, options.workerId, clock.now()));
+    if (surplus.length > 0) await transient(this.#isTransient, () => store.release(surplus, options.workerId, clock.now()));
     return claimed.length;
   }
 
-  #track(c: ClaimedDelivery, token: Promise<string>): void {
-    const task = this.#attempt(c, token).finally(() => {
+  #track(d: Dispatch): void {
+    const task = this.deps.dispatcher.deliver(d).finally(() => {
       this.#inflight.delete(task);
-      const id = c.webhook.id;
+      const id = d.claimed.webhook.id;
       // The freed slot goes to a delivery of the same webhook already claimed and waiting.
       const next = this.#closed ? undefined : this.#waiting.get(id)?.shift();
       if (next) {
         if (this.#waiting.get(id)!.length === 0) this.#waiting.delete(id);
-        this.#track(next.claimed, next.token);
+        this.#track(next);
       } else {
         const n = (this.#perWebhook.get(id) ?? 1) - 1;
         if (n <= 0) this.#perWebhook.delete(id);
@@ -234,31 +218,12 @@ export class Scheduler {
     this.#inflight.add(task);
   }
 
-  async #attempt(c: ClaimedDelivery, token: Promise<string>): Promise<void> {
-    const { clock, retry, options } = this.deps;
-    const attempt = await this.deps.attempt(c, token);
-    const now = clock.now();
-    const retryAt = attempt.success ? null : retry.nextAttemptAt(c.delivery.attemptCount + 1, now);
-    try {
-      // Until our lease ends nobody else sends this delivery, so keep trying that long.
-      const leaseLeft = (c.delivery.lockedUntil ?? now) - clock.now();
-      const { disabled } = await this.#recorder.record(
-        { attempt, workerId: options.workerId, now, retryAt, disableAfterMs: options.disableAfterMs },
-        leaseLeft,
-      );
-      if (disabled) this.deps.onDisabled(disabled, attempt);
-    } catch (error) {
-      // Not recorded: the lease runs out and the delivery is attempted again (same webhook-id).
-      this.deps.onError(`could not record attempt of delivery ${c.delivery.id}`, error);
-    }
-  }
-
   async #arm(maxDelay = this.deps.options.pollIntervalMs): Promise<void> {
     if (this.#closed) return;
     const { store, clock } = this.deps;
     let delay = maxDelay;
     try {
-      const due = await transient(() => store.nextDueAt());
+      const due = await transient(this.#isTransient, () => store.nextDueAt());
       if (due !== null) delay = Math.min(delay, Math.max(0, due - clock.now()));
       if (due !== null && due <= clock.now()) this.#dirty = true; // became due while we finished: go again
     } catch (error) {

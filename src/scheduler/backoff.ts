@@ -6,7 +6,7 @@
  * The default keeps trying for about 3.6 days, past the 72-hour auto-disable, so an endpoint dead
  * from its first event is disabled even if only one event was ever emitted.
  */
-export const DEFAULT_RETRY_SCHEDULE: readonly number[] = [
+export const DEFAULT_BACKOFF_SCHEDULE: readonly number[] = [
   5_000, // 5 s
   60_000, // 1 min
   5 * 60_000,
@@ -23,27 +23,28 @@ export const DEFAULT_RETRY_SCHEDULE: readonly number[] = [
   12 * 3600_000,
 ];
 
-export interface RetryOptions {
+export interface BackoffOptions {
   /** Delays in ms after the 1st, 2nd, ... failed attempt. */
   schedule?: readonly number[];
   /** Fraction of each delay added or removed at random (0.1 = ±10%). Default 0.1. */
   jitter?: number;
 }
 
-export class RetryPolicy {
+export class Backoff {
   readonly schedule: readonly number[];
   readonly jitter: number;
 
   constructor(
-    options: RetryOptions = {},
+    options: BackoffOptions = {},
     private readonly random: () => number = Math.random,
+    name = 'backoff',
   ) {
-    const schedule = options.schedule ?? DEFAULT_RETRY_SCHEDULE;
+    const schedule = options.schedule ?? DEFAULT_BACKOFF_SCHEDULE;
     if (!Array.isArray(schedule) || schedule.some((d) => !Number.isFinite(d) || d < 0)) {
-      throw new TypeError('retry.schedule must be an array of non-negative millisecond delays');
+      throw new TypeError(`createWebhooks: ${name}.schedule must be an array of non-negative millisecond delays`);
     }
     const jitter = options.jitter ?? 0.1;
-    if (!(jitter >= 0 && jitter < 1)) throw new TypeError('retry.jitter must be in [0, 1)');
+    if (!(jitter >= 0 && jitter < 1)) throw new TypeError(`createWebhooks: ${name}.jitter must be in [0, 1)`);
     this.schedule = Object.freeze([...schedule]);
     this.jitter = jitter;
   }
@@ -56,3 +57,8 @@ export class RetryPolicy {
     return now + Math.max(0, Math.round(base + spread));
   }
 }
+
+/** @deprecated Old name of {@link DEFAULT_BACKOFF_SCHEDULE}. */
+export const DEFAULT_RETRY_SCHEDULE = DEFAULT_BACKOFF_SCHEDULE;
+/** @deprecated Old name of {@link BackoffOptions}. */
+export type RetryOptions = BackoffOptions;

@@ -33,7 +33,7 @@ export const systemResolver: Resolver = async (hostname) => {
 };
 
 /** How the engine decides where it may connect. See SECURITY.md. */
-export interface NetworkPolicyOptions {
+export interface GuardOptions {
   /**
    * Deliver to loopback, private, link-local and other non-public addresses too. Development and
    * tests only: with it, a customer can make your server POST to anything on your network.
@@ -51,8 +51,8 @@ export interface NetworkPolicyOptions {
   resolveTimeoutMs?: number;
 }
 
-/** Validated, frozen {@link NetworkPolicyOptions}. Build with {@link networkPolicy}. */
-export interface NetworkPolicy {
+/** Validated, frozen {@link GuardOptions}. Build with {@link createGuard}. */
+export interface Guard {
   readonly allowPrivateNetworks: boolean;
   readonly allowedNames: ReadonlySet<string>;
   readonly allowedBlocks: readonly Cidr[];
@@ -61,14 +61,14 @@ export interface NetworkPolicy {
 }
 
 /**
- * Checks and snapshots policy options; throws a TypeError naming the bad entry.
+ * Checks and snapshots guard options; throws a TypeError naming the bad entry.
  *
  * @example
  * ```ts
- * const policy = networkPolicy({ allowHosts: ['hooks.internal.example', '10.20.0.0/16'] });
+ * const guard = createGuard({ allowHosts: ['hooks.internal.example', '10.20.0.0/16'] });
  * ```
  */
-export function networkPolicy(options: NetworkPolicyOptions = {}, where = 'createWebhooks'): NetworkPolicy {
+export function createGuard(options: GuardOptions = {}, where = 'createWebhooks'): Guard {
   const { allowPrivateNetworks = false, allowHosts = [], resolver = systemResolver, resolveTimeoutMs = 5000 } = options;
   if (typeof allowPrivateNetworks !== 'boolean') throw new TypeError(`${where}: allowPrivateNetworks must be a boolean`);
   if (!Array.isArray(allowHosts)) throw new TypeError(`${where}: allowHosts must be an array of host names, IP addresses or CIDR blocks`);
@@ -93,8 +93,8 @@ export function networkPolicy(options: NetworkPolicyOptions = {}, where = 'creat
   return Object.freeze({ allowPrivateNetworks, allowedNames, allowedBlocks: Object.freeze(allowedBlocks), resolver, resolveTimeoutMs });
 }
 
-/** The policy every default transport starts from: public addresses only, system DNS. */
-export const DEFAULT_POLICY: NetworkPolicy = networkPolicy({}, 'httpTransport');
+/** The guard every default transport starts from: public addresses only, system DNS. */
+export const DEFAULT_GUARD: Guard = createGuard({}, 'httpTransport');
 
 /** A host name as we compare it: lowercase, without brackets or a trailing dot. */
 export function hostKey(hostname: string): string {

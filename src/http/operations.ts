@@ -1,12 +1,12 @@
-import type { Webhooks } from '../engine.js';
+import type { HttpApi } from '../types.js';
 import { readJsonObject } from './body.js';
 import { createInput, disableInput, enableInput, patchInput } from './input.js';
 import { jsonResponse } from './responses.js';
 import { wireEvent, wireEventType, wireWebhook } from './wire.js';
 
-/** What a management route runs with: the engine, the caller's environment and the path ids. */
-export interface ManagementContext {
-  hooks: Webhooks;
+/** What a route operation runs with: the management functions, the caller's environment and the path ids. */
+export interface OperationContext {
+  api: HttpApi;
   request: Request;
   environment: string;
   params: Record<string, string>;
@@ -27,53 +27,53 @@ export const SUCCESS = {
 
 const ok = (code: keyof typeof SUCCESS, rest: Record<string, unknown> = {}) => jsonResponse(200, { code, message: SUCCESS[code], ...rest });
 
-export async function listWebhooks({ hooks, environment }: ManagementContext): Promise<Response> {
-  const webhooks = await hooks.webhooks.list({ environment });
+export async function listWebhooks({ api, environment }: OperationContext): Promise<Response> {
+  const webhooks = await api.webhooks.list({ environment });
   return ok('OK', { webhooks: webhooks.map(wireWebhook) });
 }
 
-export async function createWebhook({ hooks, request, environment }: ManagementContext): Promise<Response> {
+export async function createWebhook({ api, request, environment }: OperationContext): Promise<Response> {
   const body = await readJsonObject(request, { required: true });
-  const created = await hooks.webhooks.create(createInput(body, environment));
+  const created = await api.webhooks.create(createInput(body, environment));
   return ok('WEBHOOK_CREATED', { webhook: { id: created.id, endpoint: created.endpoint } });
 }
 
 /** Extension: one webhook, with its status. */
-export async function getWebhook({ hooks, environment, params }: ManagementContext): Promise<Response> {
-  const webhook = await hooks.webhooks.get(params.webhook_id!, { environment });
+export async function getWebhook({ api, environment, params }: OperationContext): Promise<Response> {
+  const webhook = await api.webhooks.get(params.webhook_id!, { environment });
   return ok('OK', { webhook: wireWebhook(webhook) });
 }
 
-export async function updateWebhook({ hooks, request, environment, params }: ManagementContext): Promise<Response> {
+export async function updateWebhook({ api, request, environment, params }: OperationContext): Promise<Response> {
   const body = await readJsonObject(request, { required: true });
-  const updated = await hooks.webhooks.update(params.webhook_id!, patchInput(body), { environment });
+  const updated = await api.webhooks.update(params.webhook_id!, patchInput(body), { environment });
   return ok('WEBHOOK_UPDATED', { webhook: { id: updated.id } });
 }
 
-export async function deleteWebhook({ hooks, environment, params }: ManagementContext): Promise<Response> {
-  await hooks.webhooks.delete(params.webhook_id!, { environment });
+export async function deleteWebhook({ api, environment, params }: OperationContext): Promise<Response> {
+  await api.webhooks.delete(params.webhook_id!, { environment });
   return ok('WEBHOOK_DELETED');
 }
 
 /** Extension: re-enable, resuming held deliveries unless `{ "resume_held": false }`. */
-export async function enableWebhook({ hooks, request, environment, params }: ManagementContext): Promise<Response> {
+export async function enableWebhook({ api, request, environment, params }: OperationContext): Promise<Response> {
   const { resumeHeld } = enableInput(await readJsonObject(request, { required: false }));
-  const webhook = await hooks.webhooks.enable(params.webhook_id!, { environment, resumeHeld });
+  const webhook = await api.webhooks.enable(params.webhook_id!, { environment, resumeHeld });
   return ok('WEBHOOK_ENABLED', { webhook: wireWebhook(webhook) });
 }
 
 /** Extension: disable by hand (reason `manual`); pending deliveries are held until re-enabled. */
-export async function disableWebhook({ hooks, request, environment, params }: ManagementContext): Promise<Response> {
+export async function disableWebhook({ api, request, environment, params }: OperationContext): Promise<Response> {
   disableInput(await readJsonObject(request, { required: false }));
-  const webhook = await hooks.webhooks.disable(params.webhook_id!, { environment });
+  const webhook = await api.webhooks.disable(params.webhook_id!, { environment });
   return ok('WEBHOOK_DISABLED', { webhook: wireWebhook(webhook) });
 }
 
-export async function getEvent({ hooks, environment, params }: ManagementContext): Promise<Response> {
-  const event = await hooks.events.get(params.event_id!, { environment });
+export async function getEvent({ api, environment, params }: OperationContext): Promise<Response> {
+  const event = await api.events.get(params.event_id!, { environment });
   return ok('OK', { event: wireEvent(event) });
 }
 
-export async function listEventTypes({ hooks }: ManagementContext): Promise<Response> {
-  return ok('OK', { event_types: hooks.eventTypes.list().map(wireEventType) });
+export async function listEventTypes({ api }: OperationContext): Promise<Response> {
+  return ok('OK', { event_types: api.eventTypes.list().map(wireEventType) });
 }

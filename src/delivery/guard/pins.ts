@@ -1,6 +1,6 @@
 import type { LookupFunction } from 'node:net';
-import { checkEndpoint } from './endpoint-check.js';
-import { hostKey, type NetworkPolicy, type ResolvedAddress } from './network-policy.js';
+import { checkEndpoint } from './check.js';
+import { hostKey, type Guard, type ResolvedAddress } from './guard.js';
 
 /**
  * The addresses each host name was last checked to, handed to the socket layer as its `lookup`.
@@ -11,13 +11,13 @@ import { hostKey, type NetworkPolicy, type ResolvedAddress } from './network-pol
  * and the connection's lookup returns exactly that, never asking DNS itself.
  *
  * A name with no pin (an entry pushed out of this bounded map by many other hosts between check
- * and connect) is resolved and checked again under the fallback policy: fail closed, not open.
+ * and connect) is resolved and checked again under the fallback guard: fail closed, not open.
  */
 export class AddressPins {
   readonly #pins = new Map<string, ResolvedAddress[]>();
 
   constructor(
-    private readonly fallback: NetworkPolicy,
+    private readonly fallback: Guard,
     private readonly max = 1024,
   ) {}
 

@@ -1,8 +1,8 @@
-import { assertSupportedSchema, validate, type JsonSchema } from '../catalog/schema.js';
-import { WebhooksError } from '../errors.js';
-import { JWKS_PATHS } from './jwks.js';
-import type { openApiDocument } from './openapi.js';
-import { splitApiPath } from './router.js';
+import { assertSupportedSchema, validate, type JsonSchema } from '../../src/catalog/schema.js';
+import { WebhooksError } from '../../src/errors.js';
+import { JWKS_PATHS } from '../../src/http/jwks.js';
+import type { openApiDocument } from '../../src/http/openapi.js';
+import { splitApiPath } from '../../src/http/router.js';
 
 type Doc = ReturnType<typeof openApiDocument>;
 

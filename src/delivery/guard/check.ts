@@ -1,8 +1,8 @@
-import { WebhooksError } from '../errors.js';
-import { classifyBytes, describeCategory } from './address-policy.js';
+import { WebhooksError } from '../../errors.js';
+import { classifyBytes, describeCategory } from './address.js';
 import { formatIp, inCidr, ipv4At, parseCidr, parseIp, type IpBytes } from './ip.js';
-import { hostKey, type NetworkPolicy, type ResolvedAddress } from './network-policy.js';
-import { TransportError } from './transport-error.js';
+import { hostKey, type Guard, type ResolvedAddress } from './guard.js';
+import { TransportError } from '../transport-error.js';
 
 /** An endpoint that passed the guard, and the addresses a connection to it may use. */
 export interface CheckedEndpoint {
@@ -11,7 +11,7 @@ export interface CheckedEndpoint {
   host: string;
   /** The URL names an IP address itself (nothing was resolved). */
   literal: boolean;
-  /** Every address the connection may go to; each one passed the policy. Never empty. */
+  /** Every address the connection may go to; each one passed the guard. Never empty. */
   addresses: ResolvedAddress[];
 }
 
@@ -19,7 +19,7 @@ const MAPPED = parseCidr('::ffff:0:0/96')!;
 
 /**
  * The network guard: refuses an endpoint whose scheme is not http(s) or whose host is, or
- * resolves to, a non-public address (see `classifyAddress`), unless the policy makes an
+ * resolves to, a non-public address (see `classifyAddress`), unless the guard makes an
  * exception. A name is resolved once, here; the transport then connects only to the returned
  * addresses, so a DNS answer that changes after the check cannot redirect the connection.
  *
@@ -28,29 +28,29 @@ const MAPPED = parseCidr('::ffff:0:0/96')!;
  *
  * @example
  * ```ts
- * await checkEndpoint('http://169.254.169.254/latest/meta-data', networkPolicy());
+ * await checkEndpoint('http://169.254.169.254/latest/meta-data', createGuard());
  * // throws ERR_ENDPOINT_NOT_ALLOWED: "... is the cloud metadata address ..."
  * ```
  */
-export async function checkEndpoint(endpoint: string | URL, policy: NetworkPolicy, signal?: AbortSignal): Promise<CheckedEndpoint> {
+export async function checkEndpoint(endpoint: string | URL, guard: Guard, signal?: AbortSignal): Promise<CheckedEndpoint> {
   const url = parseUrl(endpoint);
   const host = hostKey(url.hostname);
   const ip = parseIp(host);
   if (ip) {
-    if (!allowed(ip, policy, host))
+    if (!allowed(ip, guard, host))
       throw refused(`endpoint address ${formatIp(ip)} is ${describeCategory(classifyBytes(ip))}${PUBLIC_ONLY}`);
     return { url, host, literal: true, addresses: [pinOf(ip)] };
   }
   // RFC 6761: these names are loopback whatever a resolver says; no need to ask.
-  if ((host === 'localhost' || host.endsWith('.localhost')) && !policy.allowPrivateNetworks && !policy.allowedNames.has(host)) {
+  if ((host === 'localhost' || host.endsWith('.localhost')) && !guard.allowPrivateNetworks && !guard.allowedNames.has(host)) {
     throw refused(`endpoint host ${host.slice(0, 253)} is a loopback name${PUBLIC_ONLY}`);
   }
-  const answers = await resolve(host, policy, signal);
+  const answers = await resolve(host, guard, signal);
   const addresses: ResolvedAddress[] = [];
   for (const a of answers) {
     const parsed = typeof a?.address === 'string' ? parseIp(a.address) : null;
     // A non-address answer cannot be connected to; refusing it beats guessing what it means.
-    if (!parsed || !allowed(parsed, policy, host)) {
+    if (!parsed || !allowed(parsed, guard, host)) {
       const verdict = parsed ? describeCategory(classifyBytes(parsed)) : 'something that is not an IP address';
       // The category, not the address: the message reaches the customer, and the address may
       // be an internal one the customer's DNS (or a CNAME into ours) pointed at.
@@ -67,11 +67,11 @@ export async function checkEndpoint(endpoint: string | URL, policy: NetworkPolic
  * name that does not resolve (yet) is accepted: DNS is often set up after the webhook, and every
  * delivery checks again anyway. With `allowPrivateNetworks` nothing is resolved at all.
  */
-export async function assertEndpointAllowed(endpoint: string, policy: NetworkPolicy): Promise<void> {
+export async function assertEndpointAllowed(endpoint: string, guard: Guard): Promise<void> {
   const url = parseUrl(endpoint);
-  if (policy.allowPrivateNetworks || policy.allowedNames.has(hostKey(url.hostname))) return;
+  if (guard.allowPrivateNetworks || guard.allowedNames.has(hostKey(url.hostname))) return;
   try {
-    await checkEndpoint(url, policy, AbortSignal.timeout(policy.resolveTimeoutMs));
+    await checkEndpoint(url, guard, AbortSignal.timeout(guard.resolveTimeoutMs));
   } catch (error) {
     if (error instanceof TransportError) return;
     throw error;
@@ -90,18 +90,18 @@ function parseUrl(endpoint: string | URL): URL {
   return url;
 }
 
-function allowed(ip: IpBytes, policy: NetworkPolicy, host: string): boolean {
-  if (policy.allowPrivateNetworks || policy.allowedNames.has(host)) return true;
+function allowed(ip: IpBytes, guard: Guard, host: string): boolean {
+  if (guard.allowPrivateNetworks || guard.allowedNames.has(host)) return true;
   const v4 = inCidr(ip, MAPPED) ? ipv4At(ip, 12) : null;
-  if (policy.allowedBlocks.some((b) => inCidr(ip, b) || (v4 !== null && inCidr(v4, b)))) return true;
+  if (guard.allowedBlocks.some((b) => inCidr(ip, b) || (v4 !== null && inCidr(v4, b)))) return true;
   return classifyBytes(ip).category === 'public';
 }
 
-async function resolve(host: string, policy: NetworkPolicy, signal: AbortSignal | undefined): Promise<ResolvedAddress[]> {
+async function resolve(host: string, guard: Guard, signal: AbortSignal | undefined): Promise<ResolvedAddress[]> {
   let answers: unknown;
   try {
     answers = await withDeadline(
-      Promise.resolve().then(() => policy.resolver(host)),
+      Promise.resolve().then(() => guard.resolver(host)),
       signal,
     );
   } catch (error) {

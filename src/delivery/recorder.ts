@@ -1,6 +1,6 @@
 import type { WebhookRecord } from '../model.js';
 import type { RecordAttemptArgs, Store } from '../store.js';
-import { transient } from './transient.js';
+import { transient } from '../transient.js';
 
 interface Pending {
   args: RecordAttemptArgs;
@@ -24,7 +24,11 @@ export class OutcomeRecorder {
   #queue: Pending[] = [];
   #writing: Promise<void> | null = null;
 
-  constructor(private readonly store: Store) {}
+  readonly #isTransient: (error: unknown) => boolean;
+
+  constructor(private readonly store: Store) {
+    this.#isTransient = (error) => store.isTransient(error);
+  }
 
   record(args: RecordAttemptArgs, budgetMs: number): Promise<{ disabled: WebhookRecord | null }> {
     return new Promise((resolve, reject) => {
@@ -39,7 +43,7 @@ export class OutcomeRecorder {
       const group = this.#queue.splice(0, MAX_GROUP);
       const budget = Math.min(...group.map((p) => p.budgetMs));
       try {
-        const results = await transient(() => this.store.recordAttempts(group.map((p) => p.args)), budget);
+        const results = await transient(this.#isTransient, () => this.store.recordAttempts(group.map((p) => p.args)), budget);
         group.forEach((p, i) => {
           p.resolve(results[i]!);
         });
@@ -47,7 +51,7 @@ export class OutcomeRecorder {
         // One bad item must not sink the others: record them one by one, each failing alone.
         for (const p of group) {
           try {
-            const [result] = await transient(() => this.store.recordAttempts([p.args]), p.budgetMs);
+            const [result] = await transient(this.#isTransient, () => this.store.recordAttempts([p.args]), p.budgetMs);
             p.resolve(result!);
           } catch (error) {
             p.reject(error);

@@ -1,0 +1,122 @@
+import pRetry from 'p-retry';
+import type { Clock } from '../clock.js';
+import { describeError } from '../errors.js';
+import type { ClaimedDelivery, WebhookRecord } from '../model.js';
+import type { Backoff } from '../scheduler/backoff.js';
+import type { KeySet } from '../signing/keyset.js';
+import { buildClaims, signClaims } from '../signing/token.js';
+import type { Store } from '../store.js';
+import type { Logger, Notifier, WebhookDisabledInfo } from '../types.js';
+import { runAttempt } from './attempt.js';
+import type { Guard } from './guard/guard.js';
+import { OutcomeRecorder } from './recorder.js';
+import type { Transport } from './transport.js';
+
+export interface DispatchDeps {
+  store: Store;
+  clock: Clock;
+  keys: KeySet;
+  issuer: (environment: string) => string;
+  transport: Transport;
+  guard: Guard;
+  backoff: Backoff;
+  notifier: Notifier | undefined;
+  logger: Logger;
+  workerId: string;
+  timeoutMs: number;
+  disableAfterMs: number;
+}
+
+/** A claimed delivery with the token it will carry (shared by every delivery of its event in one claim). */
+export interface Dispatch {
+  claimed: ClaimedDelivery;
+  token: Promise<string>;
+}
+
+/**
+ * What happens to a claimed delivery, top to bottom, in one place:
+ *
+ * 1. {@link Dispatcher.prepare}: one RS256 token per event per claim (every webhook of the event
+ *    gets the same claims, so one signature serves them all);
+ * 2. {@link Dispatcher.deliver}: the attempt (POST with `webhook-id`, only 200 counts:
+ *    `attempt.ts`), then the outcome: the next try from the back-off (or failed when it is
+ *    spent), recorded with the webhook's health by group commit (`recorder.ts`, the SQL in the
+ *    store), and when that record disabled the webhook, the notice to its account holder.
+ *
+ * The scheduler decides when a delivery runs (time, slots, leases); this decides what running it
+ * means. It never throws: a failure to record leaves the lease to expire, and the delivery is
+ * attempted again with the same `webhook-id`.
+ */
+export class Dispatcher {
+  readonly #recorder: OutcomeRecorder;
+
+  constructor(private readonly deps: DispatchDeps) {
+    this.#recorder = new OutcomeRecorder(deps.store);
+  }
+
+  /**
+   * Pairs each claimed delivery with its event's token, signing once per event and only when a
+   * delivery of that event is first attempted (claims given back unattempted cost no signature).
+   */
+  prepare(claimed: readonly ClaimedDelivery[], now: number): Dispatch[] {
+    const tokens = new Map<string, Promise<string>>();
+    const tokenFor = (c: ClaimedDelivery) => {
+      let token = tokens.get(c.event.id);
+      if (!token) {
+        token = this.#sign(c, now);
+        token.catch(() => {}); // each attempt observes it
+        tokens.set(c.event.id, token);
+      }
+      return token;
+    };
+    return claimed.map((c) => ({
+      claimed: c,
+      get token() {
+        return tokenFor(c);
+      },
+    }));
+  }
+
+  /** Attempts one delivery and records the outcome; resolves when it is recorded (or given up). */
+  async deliver({ claimed, token }: Dispatch): Promise<void> {
+    const { clock, backoff, workerId, disableAfterMs } = this.deps;
+    const attempt = await runAttempt(claimed, token, this.deps);
+    const now = clock.now();
+    const retryAt = attempt.success ? null : backoff.nextAttemptAt(claimed.delivery.attemptCount + 1, now);
+    try {
+      // Until our lease ends nobody else sends this delivery, so keep trying that long.
+      const leaseLeft = (claimed.delivery.lockedUntil ?? now) - clock.now();
+      const { disabled } = await this.#recorder.record({ attempt, workerId, now, retryAt, disableAfterMs }, leaseLeft);
+      if (disabled) this.#notice(disabled);
+    } catch (error) {
+      // Not recorded: the lease runs out and the delivery is attempted again (same webhook-id).
+      this.deps.logger.error('could not record an attempt; its lease will expire and it will be attempted again', {
+        deliveryId: claimed.delivery.id,
+        webhookId: claimed.webhook.id,
+        error: describeError(error),
+      });
+    }
+  }
+
+  async #sign(c: ClaimedDelivery, now: number): Promise<string> {
+    const claims = buildClaims(c.event, this.deps.issuer(c.event.environment), now);
+    return signClaims(claims, await this.deps.keys.signingKey(now));
+  }
+
+  /** Tells the account holder, once per automatic disable. */
+  #notice(webhook: WebhookRecord): void {
+    const { notifier, clock, logger } = this.deps;
+    if (!notifier) return;
+    const info: WebhookDisabledInfo = {
+      webhook,
+      environment: webhook.environment,
+      reason: 'failing',
+      failingSince: webhook.failingSince ?? webhook.disabledAt ?? clock.now(),
+      disabledAt: webhook.disabledAt ?? clock.now(),
+      lastError: webhook.lastError,
+    };
+    void pRetry(async () => notifier.webhookDisabled(info), { retries: 3, minTimeout: 200 }).catch((error) =>
+      logger.error('the notifier failed for a disabled webhook', { webhookId: webhook.id, error: describeError(error) }),
+    );
+  }
+}

@@ -1,0 +1,194 @@
+/**
+ * The public types of the engine, and the words we use for everything in it. One word per
+ * concept, used in code, comments, docs and errors alike:
+ *
+ * - **environment**: the tenant boundary (a host's customer environment). Every record carries
+ *   one; records of one environment are invisible to another.
+ * - **webhook**: a customer's subscription: an endpoint URL and the event types it wants.
+ *   Id `webhook_…`.
+ * - **event**: something that happened in the identity server (`user.created`), written once by
+ *   `emit` and never changed. Id `event_…`.
+ * - **delivery**: one event owed to one webhook. Its id is the `webhook-id` header value, the same
+ *   on every attempt, so receivers can deduplicate. Id `msg_…`.
+ * - **attempt**: one HTTP try of a delivery, with its outcome.
+ * - **claim**: a scheduler taking due deliveries for itself, in one statement.
+ * - **lease**: a claim's lifetime: `locked_by` holds the delivery until `locked_until`. While
+ *   leased, `next_attempt_at` holds the lease expiry, so a delivery whose process died becomes due
+ *   again by itself.
+ * - **dispatch**: what happens to one claimed delivery: token, attempt, outcome, notice.
+ * - **outcome**: the recorded consequence of an attempt (delivered, next try, failed, disable).
+ * - **back-off**: the durable schedule of attempts after failures, stored per delivery
+ *   (`next_attempt_at`); survives restarts. Never called "retry".
+ * - **transient retry**: an in-process retry of a database call that failed for a passing reason
+ *   (connection lost, lock busy). Classified by each store adapter (`Store.isTransient`).
+ * - **guard**: the SSRF rules: which addresses an endpoint may reach, checked at creation and on
+ *   every attempt, with the checked addresses pinned for the connection.
+ * - **notice**: a message to a webhook's account holder (today: "your webhook was disabled").
+ * - **key**: an RS256 private key; the first signs, all are published in the key set (JWKS).
+ *
+ * All times are milliseconds since the Unix epoch, taken from the injected Clock.
+ */
+import type { CatalogEntry, EventTypeDefinition } from './catalog/catalog.js';
+import type { Clock } from './clock.js';
+import type { GuardOptions, Resolver } from './delivery/guard/guard.js';
+import type { Transport } from './delivery/transport.js';
+import type { AttemptRecord, DeliveryRecord, EventRecord, EventSource, WebhookRecord } from './model.js';
+import type { BackoffOptions } from './scheduler/backoff.js';
+import type { SigningKey } from './signing/keys.js';
+import type { KeyInfo, RotateOptions } from './signing/keyset.js';
+import type { DeliveryFilter, Store } from './store.js';
+import type { WebhookInput } from './validate.js';
+
+export interface WebhooksOptions<Tx = unknown> {
+  store: Store<Tx>;
+  /** Private RS256 JWKs (2048+ bits, each with a kid). The first signs; all are published. */
+  keys: SigningKey[];
+  /** `iss` of every token: the environment's base address (where `/.well-known/jwks` is served). */
+  issuer: string | ((environment: string) => string);
+  transport?: Transport;
+  clock?: Clock;
+  limits?: {
+    /** Most webhooks per environment (a number, or per environment, e.g. from the plan). */
+    maxWebhooks?: number | ((environment: string) => number | null | undefined);
+    /** Largest JSON-encoded event `data`, in bytes. Default 256 KiB. */
+    maxPayloadBytes?: number;
+  };
+  notifier?: Notifier;
+  /** Allow endpoints on loopback and private networks (the guard's exception). Development and tests only. */
+  allowPrivateNetworks?: GuardOptions['allowPrivateNetworks'];
+  /**
+   * Exceptions to the guard (see SECURITY.md): exact host names, IP addresses or CIDR blocks of
+   * receivers you run yourself on a private network.
+   */
+  allowHosts?: string[];
+  /** Name resolution for the guard. Default: the system resolver (dns.lookup). */
+  resolver?: Resolver;
+  /** The host's own event types, beside the built-ins. */
+  eventTypes?: EventTypeDefinition[];
+  /** The durable back-off schedule of attempts after a failure. */
+  backoff?: BackoffOptions;
+  /** @deprecated Old name of `backoff`. */
+  retry?: BackoffOptions;
+  /** A webhook failing with no success for this long is disabled. Default 72 hours. */
+  disableAfterMs?: number;
+  delivery?: DeliveryOptions;
+  logger?: Logger;
+  /**
+   * Authorizes a management API request: returns the caller's environment, or null to refuse
+   * (403). Without it every management route answers 403 (fail closed). The JWKS is public.
+   */
+  authorize?: (request: Request) => AuthorizeResult | Promise<AuthorizeResult>;
+  /** Names this process in leases. Default host:pid:random. */
+  workerId?: string;
+}
+
+/** How this process delivers: deadlines, bounds on attempts in flight, claims and leases. */
+export interface DeliveryOptions {
+  /** Per-attempt deadline. Default 15 s. */
+  timeoutMs?: number;
+  /** Attempts in flight per process. Default 64. */
+  concurrency?: number;
+  /** Attempts in flight per webhook per process. Default 8. */
+  perEndpointConcurrency?: number;
+  /** Most deliveries taken by one claim. Default 64. */
+  batchSize?: number;
+  /** How long a claim is ours. Default timeoutMs + 30 s. */
+  leaseMs?: number;
+  /** Longest sleep between looks at the store. Default 1000 ms. */
+  pollIntervalMs?: number;
+}
+
+export type AuthorizeResult = { environment: string } | null | undefined;
+
+export interface Notifier {
+  /** Called once per automatic disable; email the account holder from here. */
+  webhookDisabled(info: WebhookDisabledInfo): void | Promise<void>;
+}
+
+export interface WebhookDisabledInfo {
+  webhook: WebhookRecord;
+  environment: string;
+  reason: 'failing';
+  /** When the failures began. */
+  failingSince: number;
+  disabledAt: number;
+  lastError: string | null;
+}
+
+/** Where warnings and errors go. Default: errors to `console.error`, warnings nowhere. */
+export interface Logger {
+  warn(message: string, meta?: Record<string, unknown>): void;
+  error(message: string, meta?: Record<string, unknown>): void;
+}
+
+export interface EmitInput {
+  type: string;
+  /** Who caused the event: `admin` (a dashboard user), `api` (a management API call) or `user` (the end user). */
+  source: EventSource;
+  data: Record<string, unknown>;
+  /** When it happened (ms or Date). Default: now. */
+  eventTimestamp?: number | Date;
+  environment?: string;
+}
+
+export interface EmittedEvent extends EventRecord {
+  /** The `webhook-id` of each delivery written. */
+  deliveryIds: string[];
+}
+
+/** Every call scoped to an environment takes it here; default `'default'`. */
+export type EnvironmentOption = { environment?: string };
+
+/** The in-process management functions: webhooks, events, deliveries, event types. */
+export interface Management {
+  webhooks: {
+    create(input: WebhookInput): Promise<WebhookRecord>;
+    get(id: string, options?: EnvironmentOption): Promise<WebhookRecord>;
+    list(options?: EnvironmentOption): Promise<WebhookRecord[]>;
+    update(id: string, patch: Partial<Omit<WebhookInput, 'environment'>>, options?: EnvironmentOption): Promise<WebhookRecord>;
+    /** Deletes the webhook with its deliveries and attempts (its delivery history). Events stay. */
+    delete(id: string, options?: EnvironmentOption): Promise<void>;
+    disable(id: string, options?: EnvironmentOption): Promise<WebhookRecord>;
+    /** Resumes held deliveries unless `resumeHeld: false` (then they fail as dropped). */
+    enable(id: string, options?: EnvironmentOption & { resumeHeld?: boolean }): Promise<WebhookRecord>;
+  };
+  events: { get(id: string, options?: EnvironmentOption): Promise<EventRecord> };
+  deliveries: {
+    list(filter?: DeliveryFilter & EnvironmentOption): Promise<DeliveryRecord[]>;
+    get(id: string, options?: EnvironmentOption): Promise<DeliveryRecord>;
+    attempts(id: string, options?: EnvironmentOption): Promise<AttemptRecord[]>;
+  };
+  eventTypes: { list(): CatalogEntry[] };
+}
+
+/** What the HTTP layer needs of the engine: the management functions and the public key set. */
+export interface HttpApi extends Management {
+  /** The public key set document. */
+  jwks(): { keys: unknown[] };
+}
+
+/** The engine a host embeds. See `createWebhooks`. */
+export interface Webhooks<Tx = unknown> extends HttpApi, AsyncDisposable {
+  start(): Promise<void>;
+  /**
+   * Stores the event and a delivery per subscribed enabled webhook, in one transaction (the
+   * host's own when `transaction` is given: the rows commit or roll back with the host's change).
+   */
+  emit(event: EmitInput, options?: { transaction?: Tx }): Promise<EmittedEvent>;
+  /**
+   * `(Request) => Promise<Response>`: the management API under `/api/v1` (behind `authorize`), its
+   * OpenAPI document at `/api/v1/openapi.json`, and the JWKS at `/.well-known/jwks(.json)`.
+   */
+  handler: (request: Request) => Promise<Response>;
+  /** Signing keys: rotation and what is published (public facts only). See SECURITY.md. */
+  keys: {
+    /** Publishes `newKey` now, signs with it after the overlap, unpublishes the old key once its tokens are stale. */
+    rotate(newKey: SigningKey, options?: RotateOptions): Promise<KeyInfo>;
+    list(): KeyInfo[];
+  };
+  /** Looks for due work now (e.g. after committing a transaction that emitted). */
+  wake(): void;
+  /** Resolves when nothing is in flight and nothing is due (tests, graceful shutdown). */
+  drain(): Promise<void>;
+  close(): Promise<void>;
+}
