@@ -2,7 +2,7 @@
  * Renders `src/receiver/event-types.generated.ts` from the catalog: one `data` type and one
  * envelope type per built-in event, the map by code and the discriminated union. The receiver's
  * types are derived from the same schemas `emit` validates against, so they cannot drift:
- * test/receiver-types.test.ts renders in memory and compares with the committed file, and
+ * test/receiver/types.test.ts renders in memory and compares with the committed file, and
  * `npm run gen:event-types` (that test with GEN_EVENT_TYPES=1) rewrites it.
  */
 import type { EventTypeDefinition } from '../src/catalog/builtins.js';
@@ -13,7 +13,7 @@ export const GENERATED_PATH = 'src/receiver/event-types.generated.ts';
 export function renderEventTypes(defs: readonly EventTypeDefinition[]): string {
   const out: string[] = [
     '// Generated from BUILTIN_EVENT_TYPES (src/catalog/builtins.ts) by scripts/event-types.ts.',
-    '// Do not edit: run `npm run gen:event-types`. test/receiver-types.test.ts fails when this drifts.',
+    '// Do not edit: run `npm run gen:event-types`. test/receiver/types.test.ts fails when this drifts.',
     "import type { WebhookEnvelope } from './envelope.js';",
     '',
   ];

@@ -1,5 +1,5 @@
 // Generated from BUILTIN_EVENT_TYPES (src/catalog/builtins.ts) by scripts/event-types.ts.
-// Do not edit: run `npm run gen:event-types`. test/receiver-types.test.ts fails when this drifts.
+// Do not edit: run `npm run gen:event-types`. test/receiver/types.test.ts fails when this drifts.
 import type { WebhookEnvelope } from './envelope.js';
 
 /** `data` of `user.created` (User created). */

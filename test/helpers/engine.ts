@@ -1,16 +1,19 @@
 import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
-import { createWebhooks, ManualClock, type Webhooks, type WebhooksOptions, type WebhookDisabledInfo } from '../../src/index.js';
+import { createWebhooks, ManualClock, type Webhooks, type WebhookDisabledInfo, type WebhooksOptions } from '../../src/index.js';
 import { sqliteStore } from '../../adapters/sqlite/index.js';
 import { serveHandler, tempDir } from './http.js';
 import { testKey } from './fixtures.js';
 
 /**
- * An engine on a real SQLite file with a ManualClock, its handler served over real HTTP so the
- * issuer's `/.well-known/jwks` is reachable, and a notifier that records its calls.
+ * The one test engine: a real SQLite file, a ManualClock (unless the test passes a clock), its
+ * handler served over real HTTP so the issuer's `/.well-known/jwks` is reachable, a notifier that
+ * records its calls, and a logger that records what was logged as errors.
  */
 export async function makeEngine(overrides: Partial<WebhooksOptions> & { filename?: string } = {}) {
   const dir = tempDir();
-  const clock = overrides.clock instanceof ManualClock ? overrides.clock : new ManualClock(Date.parse('2026-01-01T00:00:00.000Z'));
+  // Typed as ManualClock: only tests on the default clock advance it; others pass their own.
+  const clock = (overrides.clock ?? new ManualClock(Date.parse('2026-01-01T00:00:00.000Z'))) as ManualClock;
+  const logged: string[] = [];
   let current: Webhooks | undefined;
   const site = await serveHandler((req) => current!.handler(req));
   const notified: WebhookDisabledInfo[] = [];
@@ -23,6 +26,7 @@ export async function makeEngine(overrides: Partial<WebhooksOptions> & { filenam
       clock,
       allowPrivateNetworks: true,
       notifier: { webhookDisabled: (info) => void notified.push(info) },
+      logger: { warn: () => {}, error: (message, meta) => logged.push(`${message} ${JSON.stringify(meta ?? {})}`) },
       delivery: { timeoutMs: 2000, pollIntervalMs: 3600_000 },
       ...overrides,
       ...extra,
@@ -39,6 +43,7 @@ export async function makeEngine(overrides: Partial<WebhooksOptions> & { filenam
     filename,
     issuer: site.url,
     notified,
+    logged,
     /** Closes this engine and opens another on the same file (a process restart). */
     async restart(extra: Partial<WebhooksOptions> = {}) {
       await current!.close();

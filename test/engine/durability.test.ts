@@ -1,0 +1,234 @@
+import { describe, expect, test } from 'vitest';
+import Database from 'better-sqlite3';
+import { Kysely, sql } from 'kysely';
+import { startReceiver, tempDir } from '../helpers/http.js';
+import { makeEngine } from '../helpers/engine.js';
+import { userData } from '../helpers/fixtures.js';
+import { sqliteStore } from '../../adapters/sqlite/index.js';
+import { SqliteEngineDialect } from '../../adapters/sqlite/driver.js';
+import type { Transport } from '../../src/index.js';
+import { useCleanups } from '../helpers/cleanup.js';
+
+const cleanups = useCleanups();
+
+describe('durability on one SQLite file', () => {
+  test('a restarted process resumes every pending delivery with its webhook-id', async () => {
+    let healthy = false;
+    const receiver = await startReceiver(() => (healthy ? 200 : 500));
+    const env = await makeEngine();
+    cleanups.push(
+      () => receiver.close(),
+      () => env.close(),
+    );
+    await env.hooks.start();
+    await env.hooks.webhooks.create({ name: 'w', endpoint: `${receiver.url}/w`, eventTypes: ['user.created', 'user.deleted'] });
+    const events = [];
+    for (let i = 0; i < 5; i++) events.push(await env.hooks.emit({ type: 'user.created', source: 'admin', data: userData() }));
+    await env.hooks.drain();
+    expect(receiver.requests).toHaveLength(5);
+
+    // "Crash": a new engine on the same file; the old one is closed without any handover.
+    healthy = true;
+    const again = await env.restart();
+    await again.start();
+    await env.clock.advance(10_000);
+    await again.drain();
+    const ids = events.map((e) => e.deliveryIds[0]);
+    const delivered = receiver.requests.slice(5).map((r) => r.headers['webhook-id']);
+    expect(new Set(delivered)).toEqual(new Set(ids));
+    for (const id of ids) expect(await again.deliveries.get(id!)).toMatchObject({ status: 'delivered', attemptCount: 2 });
+  });
+
+  test('a delivery leased by a process that died is attempted again after the lease, same webhook-id', async () => {
+    const receiver = await startReceiver();
+    const env = await makeEngine({ delivery: { timeoutMs: 1000, leaseMs: 60_000, pollIntervalMs: 3600_000 } });
+    cleanups.push(
+      () => receiver.close(),
+      () => env.close(),
+    );
+    await env.hooks.webhooks.create({ name: 'w', endpoint: `${receiver.url}/w`, eventTypes: ['user.created'] });
+    const ev = await env.hooks.emit({ type: 'user.created', source: 'admin', data: userData() });
+    // Another process claims it and dies before recording anything.
+    const ghost = sqliteStore({ filename: env.filename });
+    const claimed = await ghost.claimDue({ now: env.clock.now(), limit: 10, workerId: 'ghost', leaseMs: 60_000 });
+    await ghost.close();
+    expect(claimed.map((c) => c.delivery.id)).toEqual(ev.deliveryIds);
+
+    await env.hooks.start();
+    await env.hooks.drain();
+    expect(receiver.requests).toHaveLength(0); // still leased
+    await env.clock.advance(59_000);
+    expect(receiver.requests).toHaveLength(0);
+    await env.clock.advance(2_000);
+    expect(receiver.requests).toHaveLength(1);
+    expect(receiver.requests[0]!.headers['webhook-id']).toBe(ev.deliveryIds[0]);
+  });
+
+  test('emit returns at once: the HTTP request happens after it, asynchronously', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let started = 0;
+    const transport: Transport = {
+      async send() {
+        started++;
+        await gate;
+        return { status: 200, excerpt: '' };
+      },
+    };
+    const env = await makeEngine({ transport });
+    cleanups.push(() => env.close());
+    await env.hooks.start();
+    await env.hooks.webhooks.create({ name: 'w', endpoint: 'https://example.com/w', eventTypes: ['user.created'] });
+    const ev = await env.hooks.emit({ type: 'user.created', source: 'admin', data: userData() });
+    expect(await env.hooks.deliveries.get(ev.deliveryIds[0]!)).toMatchObject({ attemptCount: 0 });
+    for (let i = 0; i < 400 && started === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(started).toBe(1);
+    expect(await env.hooks.deliveries.get(ev.deliveryIds[0]!)).toMatchObject({ status: 'pending', attemptCount: 0 });
+    release();
+    await env.hooks.drain();
+    expect(await env.hooks.deliveries.get(ev.deliveryIds[0]!)).toMatchObject({ status: 'delivered' });
+  });
+});
+
+describe('transactional emit (host Kysely transaction on the same SQLite file)', () => {
+  async function hostDb(filename: string) {
+    const raw = new Database(filename);
+    raw.pragma('busy_timeout = 5000');
+    const db = new Kysely<any>({ dialect: new SqliteEngineDialect(raw, true) });
+    await db.schema
+      .createTable('users')
+      .ifNotExists()
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .execute();
+    cleanups.push(() => db.destroy());
+    return db;
+  }
+
+  test('rollback leaves no event and no delivery; commit delivers', async () => {
+    const receiver = await startReceiver();
+    const env = await makeEngine();
+    cleanups.push(
+      () => receiver.close(),
+      () => env.close(),
+    );
+    await env.hooks.start();
+    await env.hooks.webhooks.create({ name: 'w', endpoint: `${receiver.url}/w`, eventTypes: ['user.created'] });
+    const db = await hostDb(env.filename);
+
+    let rolledBack: string | undefined;
+    await expect(
+      db.transaction().execute(async (trx) => {
+        await trx.insertInto('users').values({ id: 'kp_1' }).execute();
+        rolledBack = (await env.hooks.emit({ type: 'user.created', source: 'admin', data: userData({ id: 'kp_1' }) }, { transaction: trx }))
+          .id;
+        throw new Error('host changed its mind');
+      }),
+    ).rejects.toThrow('host changed its mind');
+    await expect(env.hooks.events.get(rolledBack!)).rejects.toMatchObject({ code: 'ERR_NOT_FOUND' });
+    expect(await env.hooks.deliveries.list()).toHaveLength(0);
+    expect((await sql`select count(*) as n from users`.execute(db)).rows[0]).toEqual({ n: 0 });
+
+    const committed = await db.transaction().execute(async (trx) => {
+      await trx.insertInto('users').values({ id: 'kp_2' }).execute();
+      return env.hooks.emit({ type: 'user.created', source: 'admin', data: userData({ id: 'kp_2' }) }, { transaction: trx });
+    });
+    env.hooks.wake(); // after commit, instead of waiting for the poll
+    await env.hooks.drain();
+    expect(receiver.requests).toHaveLength(1);
+    expect(receiver.requests[0]!.headers['webhook-id']).toBe(committed.deliveryIds[0]);
+  });
+
+  test('the store exposes its own Kysely for hosts without one', async () => {
+    const env = await makeEngine();
+    cleanups.push(() => env.close());
+    await env.hooks.start();
+    await env.hooks.webhooks.create({ name: 'w', endpoint: 'https://example.com/w', eventTypes: ['user.created'] });
+    const store = sqliteStore({ filename: env.filename });
+    cleanups.push(() => store.close());
+    await expect(
+      store.kysely.transaction().execute(async (trx) => {
+        await env.hooks.emit({ type: 'user.created', source: 'admin', data: userData() }, { transaction: trx });
+        throw new Error('rollback');
+      }),
+    ).rejects.toThrow('rollback');
+    expect(await env.hooks.deliveries.list()).toHaveLength(0);
+  });
+
+  test('a transaction that is not a Kysely transaction is refused with a TypeError', async () => {
+    const env = await makeEngine();
+    cleanups.push(() => env.close());
+    await expect(env.hooks.emit({ type: 'user.created', source: 'admin', data: userData() }, { transaction: {} })).rejects.toThrow(
+      TypeError,
+    );
+  });
+});
+
+describe('two stores on one better-sqlite3 handle', () => {
+  test('their transactions queue instead of beginning inside each other', async () => {
+    const { file, cleanup } = tempDir();
+    const db = new Database(file('shared.db'));
+    const a = sqliteStore({ database: db });
+    const b = sqliteStore({ database: db });
+    cleanups.push(async () => (await a.close(), await b.close(), db.close(), cleanup()));
+    await a.migrate(0);
+    await b.migrate(0);
+    const webhook = (id: string) => ({
+      id,
+      environment: 'default',
+      name: id,
+      description: null,
+      endpoint: 'https://example.com/',
+      eventTypes: ['user.created'],
+      status: 'enabled' as const,
+      disabledReason: null,
+      disabledAt: null,
+      failingSince: null,
+      lastError: null,
+      createdAt: 0,
+      updatedAt: 0,
+    });
+    await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).createWebhook(webhook(`webhook_${i}`), { maxWebhooks: 100 })));
+    expect(await a.listWebhooks('default')).toHaveLength(40);
+    expect(db.inTransaction).toBe(false);
+  });
+});
+
+describe('WAL checkpoints off the request path', () => {
+  test('a store that opened its own file checkpoints from a timer, not inside commits; a host handle is left alone', async () => {
+    const { statSync } = await import('node:fs');
+    const { file, cleanup } = tempDir();
+    const own = sqliteStore({ filename: file('own.db'), checkpointIntervalMs: 20 });
+    const hostDb = new Database(file('host.db'));
+    const lent = sqliteStore({ database: hostDb });
+    cleanups.push(async () => (await own.close(), await lent.close(), hostDb.close(), cleanup()));
+    expect(hostDb.pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
+    const ownAuto = await sql<{ wal_autocheckpoint: number }>`pragma wal_autocheckpoint`.execute(own.kysely);
+    expect(ownAuto.rows[0]!.wal_autocheckpoint).toBe(0);
+
+    await own.migrate(0);
+    // With automatic checkpoints off, pages reach the main file only through our timer.
+    const before = statSync(file('own.db')).size;
+    for (let i = 0; i < 200; i++) {
+      await own.createWebhook(
+        {
+          id: `webhook_${i}`,
+          environment: 'default',
+          name: 'x'.repeat(200),
+          description: null,
+          endpoint: 'https://example.com/',
+          eventTypes: ['user.created'],
+          status: 'enabled',
+          disabledReason: null,
+          disabledAt: null,
+          failingSince: null,
+          lastError: null,
+          createdAt: 0,
+          updatedAt: 0,
+        },
+        { maxWebhooks: null },
+      );
+    }
+    for (let i = 0; i < 100 && statSync(file('own.db')).size <= before; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(statSync(file('own.db')).size).toBeGreaterThan(before);
+  });
+});

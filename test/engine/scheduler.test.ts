@@ -1,0 +1,164 @@
+import { describe, expect, test } from 'vitest';
+import { makeEngine } from '../helpers/engine.js';
+import { userData } from '../helpers/fixtures.js';
+import type { Transport } from '../../src/index.js';
+import { until, useCleanups } from '../helpers/cleanup.js';
+
+const cleanups = useCleanups();
+
+/** A transport that holds every request until released, and tracks how many are in flight. */
+function gatedTransport() {
+  let inflight = 0;
+  const perHost = new Map<string, number>();
+  const stats = { max: 0, maxPerHost: new Map<string, number>(), sent: 0 };
+  let open: (() => void) | null = null;
+  let gate = new Promise<void>((r) => (open = r));
+  const transport: Transport = {
+    async send(req) {
+      const host = new URL(req.url).pathname;
+      inflight++;
+      perHost.set(host, (perHost.get(host) ?? 0) + 1);
+      stats.max = Math.max(stats.max, inflight);
+      stats.maxPerHost.set(host, Math.max(stats.maxPerHost.get(host) ?? 0, perHost.get(host)!));
+      await gate;
+      inflight--;
+      perHost.set(host, perHost.get(host)! - 1);
+      stats.sent++;
+      return { status: 200, excerpt: '' };
+    },
+  };
+  return {
+    transport,
+    stats,
+    release() {
+      open!();
+      gate = new Promise<void>((r) => (open = r));
+    },
+    releaseAll() {
+      gate = Promise.resolve();
+      open!();
+    },
+    get inflight() {
+      return inflight;
+    },
+  };
+}
+
+describe('scheduler', () => {
+  test('global and per-endpoint concurrency are bounded', async () => {
+    const gated = gatedTransport();
+    const env = await makeEngine({
+      transport: gated.transport,
+      delivery: { concurrency: 6, perEndpointConcurrency: 2, batchSize: 4, pollIntervalMs: 3600_000 },
+    });
+    cleanups.push(() => env.close());
+    const { hooks } = env;
+    await hooks.start();
+    for (const name of ['a', 'b', 'c', 'd'])
+      await hooks.webhooks.create({ name, endpoint: `https://example.com/${name}`, eventTypes: ['user.created'] });
+    for (let i = 0; i < 10; i++) await hooks.emit({ type: 'user.created', source: 'admin', data: userData() });
+    await until('six attempts in flight', () => gated.inflight >= 6);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(gated.inflight).toBe(6);
+    gated.releaseAll();
+    await hooks.drain();
+    expect(gated.stats.sent).toBe(40);
+    expect(gated.stats.max).toBe(6);
+    for (const [, n] of gated.stats.maxPerHost) expect(n).toBeLessThanOrEqual(2);
+    expect((await hooks.deliveries.list({ status: 'delivered', limit: 1000 })).length).toBe(40);
+  });
+
+  test('one timer, however many deliveries wait at different times', async () => {
+    const env = await makeEngine({ transport: { send: async () => ({ status: 500, excerpt: '' }) } });
+    cleanups.push(() => env.close());
+    const { hooks, clock } = env;
+    await hooks.start();
+    await hooks.webhooks.create({ name: 'w', endpoint: 'https://example.com/w', eventTypes: ['user.created'] });
+    for (let i = 0; i < 30; i++) {
+      await hooks.emit({ type: 'user.created', source: 'admin', data: userData() });
+      await clock.advance(1_000);
+      expect(clock.pendingTimers).toBeLessThanOrEqual(1);
+    }
+    await hooks.drain();
+    expect(clock.pendingTimers).toBe(1);
+    const pending = await hooks.deliveries.list({ status: 'pending' });
+    expect(new Set(pending.map((d) => d.nextAttemptAt)).size).toBeGreaterThan(1);
+  });
+
+  test('the timer is armed for the earliest due delivery, not the poll interval', async () => {
+    const attempts: number[] = [];
+    const env = await makeEngine({
+      transport: { send: async () => (attempts.push(env.clock.now()), { status: 500, excerpt: '' }) },
+      retry: { schedule: [7_000], jitter: 0 },
+    });
+    cleanups.push(() => env.close());
+    const { hooks, clock } = env;
+    await hooks.start();
+    await hooks.webhooks.create({ name: 'w', endpoint: 'https://example.com/w', eventTypes: ['user.created'] });
+    const t0 = clock.now();
+    await hooks.emit({ type: 'user.created', source: 'admin', data: userData() });
+    await hooks.drain();
+    await clock.advance(60_000);
+    expect(attempts.map((t) => t - t0)).toEqual([0, 7_000]);
+  });
+
+  test('close() waits for attempts in flight and records them', async () => {
+    const gated = gatedTransport();
+    const env = await makeEngine({ transport: gated.transport });
+    const { hooks } = env;
+    await hooks.start();
+    await hooks.webhooks.create({ name: 'w', endpoint: 'https://example.com/w', eventTypes: ['user.created'] });
+    const ev = await hooks.emit({ type: 'user.created', source: 'admin', data: userData() });
+    await until('one attempt in flight', () => gated.inflight === 1);
+    const closing = hooks.close();
+    gated.releaseAll();
+    await closing;
+    const again = await env.restart();
+    expect(await again.deliveries.get(ev.deliveryIds[0]!)).toMatchObject({ status: 'delivered' });
+    await env.close();
+  });
+});
+
+describe('transient retries of store calls', () => {
+  test('each adapter classifies its own database: connection loss, refusals, busy locks and serialisation failures are transient; bugs are not', async () => {
+    const postgres = (await import('../../adapters/postgres/transient.js')).isTransient;
+    const sqlite = (await import('../../adapters/sqlite/transient.js')).isTransient;
+    const pgTransient = [
+      { code: 'ECONNREFUSED' },
+      { code: '57P01', message: 'terminating connection due to administrator command' },
+      { code: '55000', message: 'database "x" is not currently accepting connections' },
+      { code: '08006' },
+      { code: '40001' },
+      new Error('Connection terminated unexpectedly'),
+    ];
+    for (const e of pgTransient) expect(postgres(e), JSON.stringify(e)).toBe(true);
+    for (const e of [{ code: 'SQLITE_BUSY' }, { code: 'ECONNRESET' }, new Error('database is locked')])
+      expect(sqlite(e), JSON.stringify(e)).toBe(true);
+    // Each knows only its own database: SQLite's busy code means nothing to PostgreSQL, and back.
+    expect(postgres({ code: 'SQLITE_BUSY' })).toBe(false);
+    expect(sqlite({ code: '57P01' })).toBe(false);
+    for (const isTransient of [postgres, sqlite]) {
+      for (const e of [{ code: '23505', message: 'duplicate key' }, new TypeError('x is undefined'), { code: '42P01' }, null]) {
+        expect(isTransient(e), JSON.stringify(e)).toBe(false);
+      }
+    }
+  });
+
+  test('a transient failure is retried until it clears; a bug gives up after 5 tries', async () => {
+    const { transient } = await import('../../src/transient.js');
+    const refused = (e: unknown) => (e as { code?: string }).code === 'ECONNREFUSED';
+    let calls = 0;
+    const value = await transient(
+      refused,
+      async () => {
+        if (++calls < 8) throw Object.assign(new Error('refused'), { code: 'ECONNREFUSED' });
+        return 'ok';
+      },
+      10_000,
+    );
+    expect([value, calls]).toEqual(['ok', 8]);
+    calls = 0;
+    await expect(transient(refused, async () => (calls++, Promise.reject(new Error('bug'))), 10_000)).rejects.toThrow('bug');
+    expect(calls).toBe(6);
+  });
+});

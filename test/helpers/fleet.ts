@@ -1,0 +1,154 @@
+import { execFile, fork, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import type { SigningKey } from '../../src/index.js';
+
+export { until } from './cleanup.js';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const OUT = join(ROOT, 'node_modules/.cache/identity-webhooks-test/dist');
+
+/**
+ * Compiles src/ and adapters/ for the child processes (plain node cannot run our TypeScript),
+ * into a cache of its own so `npm run build` and other tests never see it half-written.
+ * Skipped when nothing changed since the last build.
+ */
+export async function buildForChildren(): Promise<string> {
+  const stamp = join(OUT, '.built');
+  const newest = Math.max(...['src', 'adapters'].flatMap((d) => mtimes(join(ROOT, d))));
+  if (existsSync(stamp) && statSync(stamp).mtimeMs >= newest) return OUT;
+  mkdirSync(OUT, { recursive: true });
+  const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
+  try {
+    await promisify(execFile)(process.execPath, [tsc, '-p', join(ROOT, 'tsconfig.build.json'), '--outDir', OUT], { cwd: ROOT });
+  } catch (error) {
+    // Type errors elsewhere (work in progress) still emit JavaScript; a missing entry point is fatal.
+    if (!existsSync(join(OUT, 'adapters/postgres/index.js'))) throw error;
+    console.warn(
+      '[fleet] tsc reported errors; using the emitted JavaScript:',
+      String((error as { stdout?: string }).stdout ?? error).slice(0, 500),
+    );
+  }
+  writeFileSync(stamp, '');
+  return OUT;
+}
+
+function mtimes(dir: string): number[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? mtimes(join(dir, e.name)) : e.name.endsWith('.ts') ? [statSync(join(dir, e.name)).mtimeMs] : [],
+  );
+}
+
+export interface Worker {
+  id: string;
+  child: ChildProcess;
+  /** Set when the process ended; `undefined` while it runs. */
+  exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  stderr: string[];
+  /** Graceful: the engine closes (in-flight attempts recorded), reports its logged errors. */
+  stop(): Promise<{ errors: number }>;
+  /** SIGKILL, resolved once the process is gone. */
+  kill(): Promise<void>;
+}
+
+export interface WorkerOptions {
+  delivery?: Record<string, number>;
+  maxConnections?: number;
+}
+
+/** Starts one host process on `url`; resolves when its engine has started. */
+export async function spawnWorker(dist: string, url: string, id: string, key: SigningKey, options: WorkerOptions = {}): Promise<Worker> {
+  const u = new URL(url);
+  u.searchParams.set('application_name', id); // lets the crash test see when its backends are gone
+  const child = fork(join(ROOT, 'test/helpers/postgres-worker.mjs'), [], {
+    env: {
+      ...process.env,
+      IW_DIST: dist,
+      DATABASE_URL: u.toString(),
+      WORKER_ID: id,
+      IW_KEY: JSON.stringify(key),
+      IW_OPTIONS: JSON.stringify(options),
+    },
+    stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
+    execArgv: [], // plain node, not vitest's loader flags
+  });
+  const w: Worker = {
+    id,
+    child,
+    exit: undefined,
+    stderr: [],
+    stop: () =>
+      new Promise((resolveStop, reject) => {
+        if (w.exit) return reject(new Error(`${id} had already exited: ${JSON.stringify(w.exit)}\n${w.stderr.join('')}`));
+        const timer = setTimeout(() => reject(new Error(`${id} did not stop within 20 s`)), 20_000);
+        child.on('message', (m: { type?: string; errors?: number }) => {
+          if (m?.type === 'stopped') clearTimeout(timer), resolveStop({ errors: m.errors ?? 0 });
+        });
+        child.send({ type: 'stop' });
+      }),
+    kill: () =>
+      new Promise((resolveKill) => {
+        if (w.exit) return resolveKill();
+        child.once('exit', () => resolveKill());
+        child.kill('SIGKILL');
+      }),
+  };
+  child.stderr!.on('data', (d: Buffer) => {
+    const line = d.toString();
+    w.stderr.push(line);
+    process.stderr.write(line);
+  });
+  child.on('exit', (code, signal) => (w.exit = { code, signal }));
+  await new Promise<void>((ready, fail) => {
+    const timer = setTimeout(() => fail(new Error(`${id} not ready within 30 s\n${w.stderr.join('')}`)), 30_000);
+    child.on('message', (m: { type?: string }) => m?.type === 'ready' && (clearTimeout(timer), ready()));
+    child.once('exit', (code) => (clearTimeout(timer), fail(new Error(`${id} exited (${code}) before ready\n${w.stderr.join('')}`))));
+  });
+  return w;
+}
+
+export interface Arrival {
+  webhookId: string;
+  worker: string;
+  path: string;
+  /** performance.timeOrigin-based ms, comparable with the parent's `performance.now()`. */
+  at: number;
+}
+
+/** A receiver on 127.0.0.1 that answers 200 (after `delayMs`) and keeps the ledger of arrivals. */
+export async function startLedger(delayMs = 0) {
+  const arrivals: Arrival[] = [];
+  const server = http.createServer((req, res) => {
+    const at = performance.now();
+    req.resume();
+    req.on('end', () => {
+      arrivals.push({ webhookId: String(req.headers['webhook-id']), worker: String(req.headers['x-worker']), path: req.url ?? '', at });
+      const answer = () => res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+      if (delayMs > 0) setTimeout(answer, delayMs);
+      else answer();
+    });
+  });
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', 511, r));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    arrivals,
+    /** How many times each webhook-id arrived. */
+    counts(): Map<string, number> {
+      const m = new Map<string, number>();
+      for (const a of arrivals) m.set(a.webhookId, (m.get(a.webhookId) ?? 0) + 1);
+      return m;
+    },
+    close: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))),
+  };
+}
+
+/** Percentile of a sample (nearest rank). */
+export function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? NaN;
+}

@@ -1,0 +1,278 @@
+import { afterAll, describe, expect, test } from 'vitest';
+import { ROUTES } from '../../src/http/routes.js';
+import { ManualClock } from '../../src/index.js';
+import { startReceiver } from '../helpers/http.js';
+import { checked, createBody, engineAndClient, makeEngine, type TestEngine } from './setup.js';
+import { useCleanups } from '../helpers/cleanup.js';
+
+// This file alone answers every documented operation successfully at least once.
+afterAll(() => {
+  const seen = new Set(checked.map((c) => c.key));
+  const wanted = [...ROUTES.map((r) => `${r.method} ${r.path} 200`), 'GET /.well-known/jwks 200', 'GET /api/v1/openapi.json 200'];
+  expect(wanted.filter((k) => !seen.has(k))).toEqual([]);
+});
+
+/**
+ * The management API route by route, each test run twice: with `Request` objects handed to the
+ * handler, and over real HTTP on 127.0.0.1. Every response is checked against the OpenAPI
+ * document (see http-setup.ts).
+ */
+
+const cleanups = useCleanups();
+
+const setup = (mode: 'direct' | 'http', options: Parameters<typeof makeEngine>[0] = {}) => engineAndClient(mode, cleanups, options);
+
+const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
+describe.each(['direct', 'http'] as const)('management routes (%s)', (mode) => {
+  test('create, list, get, update, delete: Kinde shapes and codes', async () => {
+    const { api } = await setup(mode);
+    const created = await api('POST', '/api/v1/webhooks', {
+      body: createBody({ description: 'to the CRM', endpoint: 'https://CRM.example.com/hooks' }),
+    });
+    expect(created.status).toBe(200);
+    expect(created.json).toEqual({
+      code: 'WEBHOOK_CREATED',
+      message: 'Webhook created',
+      webhook: { id: expect.stringMatching(/^webhook_/), endpoint: 'https://crm.example.com/hooks' },
+    });
+    const id = created.json.webhook.id as string;
+
+    const list = await api('GET', '/api/v1/webhooks');
+    expect(list.status).toBe(200);
+    expect(list.json.code).toBe('OK');
+    expect(list.json.webhooks).toEqual([
+      {
+        id,
+        name: 'CRM sync',
+        endpoint: 'https://crm.example.com/hooks',
+        description: 'to the CRM',
+        event_types: ['user.created'],
+        created_on: expect.stringMatching(ISO),
+        status: 'enabled',
+        disabled_reason: null,
+        disabled_on: null,
+        failing_since: null,
+        last_error: null,
+        updated_on: expect.stringMatching(ISO),
+      },
+    ]);
+
+    const patched = await api('PATCH', `/api/v1/webhooks/${id}`, {
+      body: { name: 'Renamed', event_types: ['user.updated', 'user.deleted'], description: null },
+    });
+    expect(patched.status).toBe(200);
+    expect(patched.json).toEqual({ code: 'WEBHOOK_UPDATED', message: 'Webhook updated', webhook: { id } });
+    // Extension: the endpoint may move.
+    expect((await api('PATCH', `/api/v1/webhooks/${id}`, { body: { endpoint: 'https://new.example.com/in' } })).status).toBe(200);
+
+    const got = await api('GET', `/api/v1/webhooks/${id}`);
+    expect(got.status).toBe(200);
+    expect(got.json.webhook).toMatchObject({
+      id,
+      name: 'Renamed',
+      description: null,
+      event_types: ['user.updated', 'user.deleted'],
+      endpoint: 'https://new.example.com/in',
+    });
+
+    const deleted = await api('DELETE', `/api/v1/webhooks/${id}`);
+    expect(deleted.json).toEqual({ code: 'WEBHOOK_DELETED', message: 'Webhook deleted' });
+    for (const [method, path] of [
+      ['GET', `/api/v1/webhooks/${id}`],
+      ['DELETE', `/api/v1/webhooks/${id}`],
+      ['PATCH', `/api/v1/webhooks/${id}`],
+    ] as const) {
+      const gone = await api(method, path, method === 'PATCH' ? { body: { name: 'x' } } : {});
+      expect(gone.status).toBe(404);
+      expect(gone.json.errors[0].code).toBe('WEBHOOK_NOT_FOUND');
+    }
+    expect((await api('GET', '/api/v1/webhooks')).json.webhooks).toEqual([]);
+  });
+
+  test('disable and re-enable (extension): status and reason are shown', async () => {
+    const { api } = await setup(mode);
+    const id = (await api('POST', '/api/v1/webhooks', { body: createBody() })).json.webhook.id;
+    const disabled = await api('POST', `/api/v1/webhooks/${id}/disable`);
+    expect(disabled.status).toBe(200);
+    expect(disabled.json).toMatchObject({
+      code: 'WEBHOOK_DISABLED',
+      webhook: { id, status: 'disabled', disabled_reason: 'manual', disabled_on: expect.stringMatching(ISO) },
+    });
+    expect((await api('GET', '/api/v1/webhooks')).json.webhooks[0]).toMatchObject({ status: 'disabled', disabled_reason: 'manual' });
+
+    const enabled = await api('POST', `/api/v1/webhooks/${id}/enable`, { body: { resume_held: false } });
+    expect(enabled.json).toMatchObject({
+      code: 'WEBHOOK_ENABLED',
+      webhook: { id, status: 'enabled', disabled_reason: null, disabled_on: null },
+    });
+    // No body at all is fine for these action routes.
+    expect((await api('POST', `/api/v1/webhooks/${id}/disable`, { raw: '' })).status).toBe(200);
+    expect((await api('POST', `/api/v1/webhooks/${id}/enable`)).json.webhook.status).toBe('enabled');
+    const bad = await api('POST', `/api/v1/webhooks/${id}/enable`, { body: { resume_held: 'yes' } });
+    expect(bad.status).toBe(400);
+    expect(bad.json.errors[0]).toEqual({ code: 'INVALID_RESUME_HELD', message: 'resume_held must be a boolean' });
+    expect((await api('POST', `/api/v1/webhooks/${id}/disable`, { body: { reason: 'x' } })).json.errors[0].code).toBe('UNKNOWN_FIELD');
+    expect((await api('POST', '/api/v1/webhooks/webhook_nope/enable')).status).toBe(404);
+  });
+
+  test('GET /api/v1/events/{event_id}: type, source, event_id, timestamp (the event time), data', async () => {
+    const { engine, api } = await setup(mode);
+    const data = { user: { id: 'kp_1' } };
+    const event = await engine.hooks.emit({
+      type: 'user.deleted',
+      source: 'admin',
+      data,
+      eventTimestamp: Date.UTC(2024, 0, 2, 3, 4, 5, 6),
+      environment: 'env-a',
+    });
+    const res = await api('GET', `/api/v1/events/${event.id}`);
+    expect(res.status).toBe(200);
+    expect(res.json).toEqual({
+      code: 'OK',
+      message: 'Success',
+      event: { type: 'user.deleted', source: 'admin', event_id: event.id, timestamp: '2024-01-02T03:04:05.006Z', data },
+    });
+    const missing = await api('GET', '/api/v1/events/event_0000');
+    expect(missing.status).toBe(404);
+    expect(missing.json.errors[0].code).toBe('EVENT_NOT_FOUND');
+  });
+
+  test('GET /api/v1/event_types: id, code, name, origin, schema', async () => {
+    const { engine, api } = await setup(mode);
+    const res = await api('GET', '/api/v1/event_types');
+    expect(res.status).toBe(200);
+    expect(res.json.event_types).toHaveLength(engine.hooks.eventTypes.list().length);
+    expect(res.json.event_types.find((t: { code: string }) => t.code === 'user.created')).toEqual({
+      id: 'evtype_user_created',
+      code: 'user.created',
+      name: expect.any(String),
+      origin: 'kinde',
+      schema: expect.objectContaining({ type: 'object' }),
+    });
+  });
+
+  test('routing: prefixes and trailing slashes work; unknown routes 404; wrong methods 405 with Allow', async () => {
+    const { api } = await setup(mode);
+    expect((await api('GET', '/auth/api/v1/webhooks')).status).toBe(200);
+    expect((await api('GET', '/a/b/api/v1/event_types/')).status).toBe(200);
+    expect((await api('GET', '/api/v1/api/v1/webhooks')).status).toBe(200); // a prefix may itself contain /api/v1
+    for (const path of [
+      '/',
+      '/api/v1',
+      '/api/v1/nope',
+      '/api/v2/webhooks',
+      '/api/v1/webhooks/a/b',
+      '/api/v1/events',
+      '/api/v1/webhooks/x/enable/y',
+    ]) {
+      const res = await api('GET', path);
+      expect([path, res.status, res.json.errors[0].code]).toEqual([path, 404, 'ROUTE_NOT_FOUND']);
+    }
+    const cases = [
+      ['PUT', '/api/v1/webhooks', 'GET, POST'],
+      ['POST', '/api/v1/event_types', 'GET'],
+      ['GET', '/api/v1/webhooks/w/enable', 'POST'],
+      ['POST', '/api/v1/webhooks/w', 'GET, PATCH, DELETE'],
+      ['DELETE', '/.well-known/jwks', 'GET, HEAD'],
+      ['POST', '/api/v1/openapi.json', 'GET'],
+    ] as const;
+    for (const [method, path, allow] of cases) {
+      const res = await api(method, path);
+      expect([method, path, res.status, res.headers.get('allow'), res.json.errors[0].code]).toEqual([
+        method,
+        path,
+        405,
+        allow,
+        'METHOD_NOT_ALLOWED',
+      ]);
+    }
+  });
+
+  test('the JWKS is still served, publicly', async () => {
+    const { api } = await setup(mode);
+    const res = await api('GET', '/auth/.well-known/jwks', { env: null });
+    expect(res.status).toBe(200);
+    expect(res.json.keys[0]).toMatchObject({ kty: 'RSA', alg: 'RS256', use: 'sig' });
+  });
+
+  test('plan cap: creating past limits.maxWebhooks is refused with WEBHOOK_LIMIT_REACHED; other environments unaffected', async () => {
+    const { api } = await setup(mode, { limits: { maxWebhooks: (env) => (env === 'env-a' ? 2 : 5) } });
+    const ids = [];
+    for (let i = 0; i < 2; i++) ids.push((await api('POST', '/api/v1/webhooks', { body: createBody() })).json.webhook.id);
+    const refused = await api('POST', '/api/v1/webhooks', { body: createBody() });
+    expect(refused.status).toBe(400);
+    expect(refused.json.errors).toEqual([{ code: 'WEBHOOK_LIMIT_REACHED', message: expect.stringContaining('maximum of 2 webhooks') }]);
+    expect((await api('GET', '/api/v1/webhooks')).json.webhooks).toHaveLength(2);
+    expect((await api('POST', '/api/v1/webhooks', { env: 'env-b', body: createBody() })).status).toBe(200);
+    await api('DELETE', `/api/v1/webhooks/${ids[0]}`);
+    expect((await api('POST', '/api/v1/webhooks', { body: createBody() })).status).toBe(200);
+  });
+});
+
+test('an auto-disabled webhook shows status, reason, failing_since and last_error over HTTP, and re-enabling over HTTP resumes it', async () => {
+  let healthy = false;
+  const receiver = await startReceiver(() => (healthy ? 200 : 500));
+  cleanups.push(() => receiver.close());
+  const clock = new ManualClock(Date.UTC(2024, 0, 1));
+  // Polling hourly: the clock jumps 101 hours, and a 1 s poll would mean 363,600 wake-ups.
+  const { engine, api } = await setup('http', { clock, delivery: { timeoutMs: 2000, pollIntervalMs: 3600_000 } });
+  await engine.hooks.start();
+  const id = (
+    await api('POST', '/api/v1/webhooks', { body: createBody({ endpoint: `${receiver.url}/dead`, event_types: ['user.deleted'] }) })
+  ).json.webhook.id;
+  await engine.hooks.emit({ type: 'user.deleted', source: 'admin', data: { user: { id: 'kp_1' } }, environment: 'env-a' });
+  await engine.hooks.drain();
+  expect((await api('GET', `/api/v1/webhooks/${id}`)).json.webhook).toMatchObject({
+    status: 'enabled',
+    failing_since: '2024-01-01T00:00:00.000Z',
+    last_error: expect.stringContaining('500'),
+  });
+
+  await clock.advance(101 * 3600_000);
+  const [listed] = (await api('GET', '/api/v1/webhooks')).json.webhooks;
+  expect(listed).toMatchObject({
+    id,
+    status: 'disabled',
+    disabled_reason: 'failing',
+    disabled_on: expect.stringMatching(ISO),
+    failing_since: '2024-01-01T00:00:00.000Z',
+  });
+
+  healthy = true;
+  const sent = receiver.requests.length; // before enabling: the resumed delivery may arrive before the answer does
+  const enabled = await api('POST', `/api/v1/webhooks/${id}/enable`);
+  expect(enabled.json.webhook).toMatchObject({ status: 'enabled', disabled_reason: null, failing_since: null });
+  await engine.hooks.drain();
+  expect(receiver.requests.length).toBe(sent + 1); // the held delivery went out
+});
+
+test('OpenAPI document: served publicly at /api/v1/openapi.json, servers follow the mount prefix', async () => {
+  const engine: TestEngine = await makeEngine({ authorize: undefined });
+  cleanups.push(() => engine.close());
+  const res = await engine.handler(new Request('https://auth.example.com/tenant/api/v1/openapi.json'));
+  expect(res.status).toBe(200);
+  const doc = (await res.json()) as any;
+  expect(doc.openapi).toBe('3.1.0');
+  expect(doc.servers).toEqual([{ url: 'https://auth.example.com/tenant' }]);
+  expect(Object.keys(doc.paths).sort()).toEqual([
+    '/.well-known/jwks',
+    '/.well-known/jwks.json',
+    '/api/v1/event_types',
+    '/api/v1/events/{event_id}',
+    '/api/v1/openapi.json',
+    '/api/v1/webhooks',
+    '/api/v1/webhooks/{webhook_id}',
+    '/api/v1/webhooks/{webhook_id}/disable',
+    '/api/v1/webhooks/{webhook_id}/enable',
+  ]);
+  // Every $ref resolves.
+  const refs = [...JSON.stringify(doc).matchAll(/"\$ref":"#\/([^"]+)"/g)].map((m) => m[1]!);
+  for (const ref of refs)
+    expect(
+      ref.split('/').reduce((at: any, k) => at?.[k], doc),
+      ref,
+    ).toBeDefined();
+  expect(doc.paths['/api/v1/webhooks/{webhook_id}/enable'].post['x-extension']).toBe(true);
+  expect(doc.paths['/api/v1/webhooks'].post['x-extension']).toBeUndefined();
+});

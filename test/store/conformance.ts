@@ -1,0 +1,510 @@
+import { afterEach, beforeEach, describe, expect, test } from 'vitest';
+import type { Kysely } from 'kysely';
+import { LimitReachedError } from '../../src/errors.js';
+import type { AttemptRecord, EventRecord, WebhookRecord } from '../../src/model.js';
+import type { RecordAttemptArgs, Store } from '../../src/store.js';
+
+/**
+ * One conformance suite for every store: each adapter's test file calls
+ * `describeStore(name, make)` and is done when this passes on it. `make` opens a fresh, empty,
+ * unmigrated database per test; `sibling()` opens another store on that same database, as another
+ * process would, for the races (claims, caps, migrations).
+ */
+export interface StoreUnderTest {
+  store: TestableStore;
+  sibling(): Promise<TestableStore>;
+  close(): Promise<void>;
+}
+
+/** SQL stores expose their Kysely, which hosts use for transactional emit. */
+export type TestableStore = Store & { kysely?: Kysely<any> };
+
+const T0 = Date.parse('2026-03-01T12:00:00.000Z');
+const LEASE = 60_000;
+const DAY = 24 * 3600_000;
+let seq = 0;
+const id = (prefix: string) =>
+  `${prefix}_${(++seq).toString(16).padStart(12, '0')}${Math.random().toString(16).slice(2, 12).padEnd(10, '0')}`;
+
+export function webhook(environment: string, overrides: Partial<WebhookRecord> = {}): WebhookRecord {
+  const at = overrides.createdAt ?? T0 + seq;
+  return {
+    id: id('webhook'),
+    environment,
+    name: 'CRM',
+    description: null,
+    endpoint: 'https://example.com/hooks',
+    eventTypes: ['user.created'],
+    status: 'enabled',
+    disabledReason: null,
+    disabledAt: null,
+    failingSince: null,
+    lastError: null,
+    createdAt: at,
+    updatedAt: at,
+    ...overrides,
+  };
+}
+
+export function event(environment: string, overrides: Partial<EventRecord> = {}): EventRecord {
+  return {
+    id: id('event'),
+    environment,
+    type: 'user.created',
+    source: 'admin',
+    data: { user: { id: 'kp_1', email: 'ada@example.com', tags: ['a', 'ü'] } },
+    eventTimestamp: T0 - 5,
+    createdAt: T0,
+    ...overrides,
+  };
+}
+
+function attempt(deliveryId: string, webhookId: string, environment: string, success: boolean, startedAt: number): AttemptRecord {
+  return {
+    id: id('attempt'),
+    deliveryId,
+    webhookId,
+    environment,
+    startedAt,
+    durationMs: 12.6,
+    statusCode: success ? 200 : 500,
+    errorKind: success ? null : 'status',
+    errorMessage: success ? null : 'HTTP 500',
+    responseExcerpt: success ? 'ok' : 'boom',
+    success,
+  };
+}
+
+/** One outcome through the batch API. */
+async function recordOne(s: Store, args: RecordAttemptArgs) {
+  const [result] = await s.recordAttempts([args]);
+  return result!;
+}
+
+export function describeStore(name: string, make: () => Promise<StoreUnderTest>): void {
+  describe(`store contract: ${name}`, () => {
+    let t: StoreUnderTest;
+    let s: TestableStore;
+    beforeEach(async () => {
+      t = await make();
+      s = t.store;
+    });
+    afterEach(async () => {
+      await t?.close();
+    });
+
+    const ready = async () => {
+      await s.migrate(T0);
+      return s;
+    };
+    /** A webhook subscribed to user.created and one event fanned out to it. */
+    const oneDelivery = async (environment = 'env_a', createdAt = T0) => {
+      const hook = webhook(environment);
+      await s.createWebhook(hook, { maxWebhooks: null });
+      const ev = event(environment, { createdAt });
+      const [delivery] = await s.insertEvent(ev, { newDeliveryId: () => id('msg') });
+      return { hook, ev, delivery: delivery! };
+    };
+
+    test('migrate is idempotent and safe when several processes migrate at once', async () => {
+      const others = await Promise.all([t.sibling(), t.sibling(), t.sibling()]);
+      await Promise.all([s, ...others].map((x) => x.migrate(T0)));
+      await Promise.all([s, ...others].map((x) => x.migrate(T0 + 1)));
+      await s.createWebhook(webhook('env_a'), { maxWebhooks: null });
+      expect(await others[2]!.listWebhooks('env_a')).toHaveLength(1);
+    });
+
+    describe('webhooks', () => {
+      beforeEach(ready);
+
+      test('round-trips every field, lists oldest first, and keeps environments apart', async () => {
+        const a = webhook('env_a', { description: 'd', eventTypes: ['user.created', 'user.deleted'], createdAt: T0 + 2 });
+        const b = webhook('env_a', { createdAt: T0 + 1, failingSince: T0 - 7, lastError: '500' });
+        const other = webhook('env_b');
+        for (const w of [a, b, other]) await s.createWebhook(w, { maxWebhooks: null });
+        expect(await s.getWebhook('env_a', a.id)).toEqual(a);
+        expect((await s.listWebhooks('env_a')).map((w) => w.id)).toEqual([b.id, a.id]);
+        expect(await s.getWebhook('env_b', a.id)).toBeNull();
+        expect((await s.listWebhooks('env_b')).map((w) => w.id)).toEqual([other.id]);
+      });
+
+      test('the cap holds when several processes create at once', async () => {
+        const others = await Promise.all([t.sibling(), t.sibling()]);
+        const tries = [s, ...others].flatMap((x) => [0, 1, 2].map(() => x.createWebhook(webhook('env_cap'), { maxWebhooks: 3 })));
+        const results = await Promise.allSettled(tries);
+        expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(3);
+        for (const r of results) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(LimitReachedError);
+        expect(await s.listWebhooks('env_cap')).toHaveLength(3);
+        await s.createWebhook(webhook('env_other'), { maxWebhooks: 3 }); // per environment
+      });
+
+      test('update patches fields; missing or foreign webhooks give null', async () => {
+        const w = webhook('env_a');
+        await s.createWebhook(w, { maxWebhooks: null });
+        const updated = await s.updateWebhook('env_a', w.id, { name: 'ERP', description: null, eventTypes: ['user.deleted'] }, T0 + 50);
+        expect(updated).toEqual({ ...w, name: 'ERP', description: null, eventTypes: ['user.deleted'], updatedAt: T0 + 50 });
+        expect(await s.updateWebhook('env_b', w.id, { name: 'x' }, T0)).toBeNull();
+        expect(await s.updateWebhook('env_a', 'webhook_missing', { name: 'x' }, T0)).toBeNull();
+      });
+
+      test('delete takes deliveries and attempts with it; events stay', async () => {
+        const { hook, ev, delivery } = await oneDelivery();
+        await s.claimDue({ now: T0, limit: 1, workerId: 'w1', leaseMs: LEASE });
+        await recordOne(s, {
+          attempt: attempt(delivery.id, hook.id, 'env_a', false, T0),
+          workerId: 'w1',
+          now: T0,
+          retryAt: T0 + 1000,
+          disableAfterMs: DAY,
+        });
+        expect(await s.deleteWebhook('env_b', hook.id)).toBe(false);
+        expect(await s.deleteWebhook('env_a', hook.id)).toBe(true);
+        expect(await s.deleteWebhook('env_a', hook.id)).toBe(false);
+        expect(await s.getDelivery('env_a', delivery.id)).toBeNull();
+        expect(await s.listAttempts('env_a', delivery.id)).toEqual([]);
+        expect(await s.getEvent('env_a', ev.id)).toEqual(ev);
+        expect(await s.nextDueAt()).toBeNull();
+      });
+
+      test('disable holds pending deliveries; enable resumes them, or drops them', async () => {
+        const { hook, delivery } = await oneDelivery();
+        const disabled = await s.disableWebhook('env_a', hook.id, 'manual', T0 + 10);
+        expect(disabled).toMatchObject({ status: 'disabled', disabledReason: 'manual', disabledAt: T0 + 10 });
+        expect(await s.disableWebhook('env_a', hook.id, 'other', T0 + 20)).toEqual(disabled); // already disabled: unchanged
+        expect(await s.getDelivery('env_a', delivery.id)).toMatchObject({ status: 'held', nextAttemptAt: null });
+        expect(await s.nextDueAt()).toBeNull();
+        expect(await s.claimDue({ now: T0 + DAY, limit: 10, workerId: 'w1', leaseMs: LEASE })).toEqual([]);
+
+        const enabled = await s.enableWebhook('env_a', hook.id, T0 + 30, true);
+        expect(enabled).toMatchObject({ status: 'enabled', disabledReason: null, disabledAt: null, failingSince: null });
+        expect(await s.getDelivery('env_a', delivery.id)).toMatchObject({ status: 'pending', nextAttemptAt: T0 + 30 });
+
+        await s.disableWebhook('env_a', hook.id, 'manual', T0 + 40);
+        await s.enableWebhook('env_a', hook.id, T0 + 50, false);
+        expect(await s.getDelivery('env_a', delivery.id)).toMatchObject({ status: 'failed', lastResult: 'dropped', nextAttemptAt: null });
+        expect(await s.disableWebhook('env_b', hook.id, 'manual', T0)).toBeNull();
+        expect(await s.enableWebhook('env_b', hook.id, T0, true)).toBeNull();
+      });
+    });
+
+    describe('events and deliveries', () => {
+      beforeEach(ready);
+
+      test('insertEvent fans out to the enabled, subscribed webhooks of its environment only', async () => {
+        const yes = [webhook('env_a'), webhook('env_a', { eventTypes: ['user.deleted', 'user.created'] })];
+        const no = [webhook('env_a', { eventTypes: ['user.deleted'] }), webhook('env_b'), webhook('env_a')];
+        for (const w of [...yes, ...no]) await s.createWebhook(w, { maxWebhooks: null });
+        await s.disableWebhook('env_a', no[2]!.id, 'manual', T0);
+        const ev = event('env_a');
+        const deliveries = await s.insertEvent(ev, { newDeliveryId: () => id('msg') });
+        expect(deliveries.map((d) => d.webhookId).sort()).toEqual(yes.map((w) => w.id).sort());
+        for (const d of deliveries) {
+          expect(await s.getDelivery('env_a', d.id)).toEqual(d);
+          expect(d).toMatchObject({ eventId: ev.id, status: 'pending', attemptCount: 0, nextAttemptAt: T0, lockedBy: null });
+        }
+        expect(await s.getEvent('env_a', ev.id)).toEqual(ev);
+        expect(await s.getEvent('env_b', ev.id)).toBeNull();
+        expect(await s.insertEvent(event('env_c'), { newDeliveryId: () => id('msg') })).toEqual([]);
+      });
+
+      test('insertEvent joins the host transaction: rollback leaves nothing, commit keeps both', async () => {
+        if (!s.kysely) return expect(s.kysely).toBeUndefined(); // a non-SQL store has no host transaction
+        await s.createWebhook(webhook('env_a'), { maxWebhooks: null });
+        const lost = event('env_a');
+        await expect(
+          s.kysely.transaction().execute(async (trx) => {
+            await s.insertEvent(lost, { newDeliveryId: () => id('msg'), transaction: trx });
+            throw new Error('host rolls back');
+          }),
+        ).rejects.toThrow('host rolls back');
+        expect(await s.getEvent('env_a', lost.id)).toBeNull();
+        expect(await s.listDeliveries('env_a', {})).toEqual([]);
+
+        const kept = event('env_a');
+        const [d] = await s.kysely
+          .transaction()
+          .execute((trx) => s.insertEvent(kept, { newDeliveryId: () => id('msg'), transaction: trx }));
+        expect(await s.getEvent('env_a', kept.id)).toEqual(kept);
+        expect(await s.getDelivery('env_a', d!.id)).toMatchObject({ status: 'pending' });
+        await expect(s.insertEvent(event('env_a'), { newDeliveryId: () => id('msg'), transaction: {} })).rejects.toThrow(TypeError);
+      });
+
+      test('listDeliveries: newest first, filtered, limited, scoped', async () => {
+        const a = webhook('env_a', { eventTypes: ['user.created', 'user.deleted'] });
+        const b = webhook('env_a');
+        for (const w of [a, b]) await s.createWebhook(w, { maxWebhooks: null });
+        const e1 = event('env_a', { createdAt: T0 });
+        const e2 = event('env_a', { createdAt: T0 + 1000, type: 'user.deleted' });
+        await s.insertEvent(e1, { newDeliveryId: () => id('msg') });
+        await s.insertEvent(e2, { newDeliveryId: () => id('msg') });
+        const all = await s.listDeliveries('env_a', {});
+        expect(all.map((d) => d.eventId)).toEqual([e2.id, e1.id, e1.id]);
+        expect(await s.listDeliveries('env_a', { webhookId: b.id })).toHaveLength(1);
+        expect(await s.listDeliveries('env_a', { eventId: e1.id })).toHaveLength(2);
+        expect(await s.listDeliveries('env_a', { limit: 1 })).toHaveLength(1);
+        expect(await s.listDeliveries('env_a', { status: 'delivered' })).toEqual([]);
+        expect(await s.listDeliveries('env_b', {})).toEqual([]);
+        expect(await s.getDelivery('env_b', all[0]!.id)).toBeNull();
+      });
+    });
+
+    describe('claims and leases', () => {
+      beforeEach(ready);
+
+      test('claims only due work, oldest first, under a lease that moves next_attempt_at', async () => {
+        const hook = webhook('env_a');
+        await s.createWebhook(hook, { maxWebhooks: null });
+        const due = [T0 + 300, T0 + 100, T0 + 200, T0 + 5000];
+        const ids = [];
+        for (const at of due) ids.push((await s.insertEvent(event('env_a', { createdAt: at }), { newDeliveryId: () => id('msg') }))[0]!.id);
+        expect(await s.nextDueAt()).toBe(T0 + 100);
+
+        const now = T0 + 1000;
+        const claimed = await s.claimDue({ now, limit: 2, workerId: 'w1', leaseMs: LEASE });
+        expect(claimed.map((c) => c.delivery.id)).toEqual([ids[1], ids[2]]);
+        expect(claimed[0]!.webhook).toEqual(hook);
+        expect(claimed[0]!.event.createdAt).toBe(T0 + 100);
+        expect(claimed[0]!.delivery).toMatchObject({
+          lockedBy: 'w1',
+          lockedUntil: now + LEASE,
+          nextAttemptAt: now + LEASE,
+          status: 'pending',
+        });
+
+        const rest = await s.claimDue({ now, limit: 10, workerId: 'w2', leaseMs: LEASE });
+        expect(rest.map((c) => c.delivery.id)).toEqual([ids[0]]); // the future one is not due
+        expect(await s.claimDue({ now, limit: 10, workerId: 'w2', leaseMs: LEASE })).toEqual([]);
+        expect(await s.nextDueAt()).toBe(T0 + 5000);
+
+        // The lease runs out with nothing recorded: someone else claims it, same webhook-id.
+        const again = await s.claimDue({ now: now + LEASE, limit: 10, workerId: 'w3', leaseMs: LEASE });
+        expect(again.map((c) => c.delivery.id).sort()).toEqual([ids[0], ids[1], ids[2], ids[3]].sort());
+      });
+
+      test('excludeWebhookIds leaves a saturated webhook to others', async () => {
+        const busy = webhook('env_a');
+        const idle = webhook('env_a');
+        for (const w of [busy, idle]) await s.createWebhook(w, { maxWebhooks: null });
+        await s.insertEvent(event('env_a'), { newDeliveryId: () => id('msg') });
+        const claimed = await s.claimDue({ now: T0, limit: 10, workerId: 'w1', leaseMs: LEASE, excludeWebhookIds: [busy.id] });
+        expect(claimed.map((c) => c.webhook.id)).toEqual([idle.id]);
+      });
+
+      test('concurrent claimers from several processes never get the same delivery', async () => {
+        const hook = webhook('env_a');
+        await s.createWebhook(hook, { maxWebhooks: null });
+        const total = 240;
+        const expected = new Set<string>();
+        for (let i = 0; i < total; i += 40) {
+          await Promise.all(
+            Array.from({ length: 40 }, async (_, k) => {
+              const [d] = await s.insertEvent(event('env_a', { createdAt: T0 + i + k }), { newDeliveryId: () => id('msg') });
+              expected.add(d!.id);
+            }),
+          );
+        }
+        const workers = [s, ...(await Promise.all([t.sibling(), t.sibling(), t.sibling()]))];
+        const got: string[][] = workers.map(() => []);
+        await Promise.all(
+          workers.map(async (w, i) => {
+            for (let round = 0; round < total; round++) {
+              const batch = await w.claimDue({ now: T0 + total, limit: 7, workerId: `w${i}`, leaseMs: LEASE });
+              if (batch.length === 0) break;
+              got[i]!.push(...batch.map((c) => c.delivery.id));
+            }
+          }),
+        );
+        const all = got.flat();
+        expect(all).toHaveLength(total);
+        expect(new Set(all)).toEqual(expected);
+      });
+
+      test("release gives back only this worker's pending claims, due now", async () => {
+        const { delivery } = await oneDelivery();
+        await s.claimDue({ now: T0, limit: 1, workerId: 'w1', leaseMs: LEASE });
+        await s.release([delivery.id], 'w2', T0 + 5);
+        expect(await s.getDelivery('env_a', delivery.id)).toMatchObject({ lockedBy: 'w1' });
+        await s.release([delivery.id], 'w1', T0 + 5);
+        expect(await s.getDelivery('env_a', delivery.id)).toMatchObject({
+          lockedBy: null,
+          lockedUntil: null,
+          nextAttemptAt: T0 + 5,
+          status: 'pending',
+        });
+        expect((await s.claimDue({ now: T0 + 5, limit: 1, workerId: 'w2', leaseMs: LEASE }))[0]?.delivery.id).toBe(delivery.id);
+        await s.release([], 'w2', T0);
+      });
+    });
+
+    describe('attempts', () => {
+      beforeEach(ready);
+
+      test("success delivers, clears the lease and the webhook's failing state", async () => {
+        const { hook, delivery } = await oneDelivery();
+        await s.claimDue({ now: T0, limit: 1, workerId: 'w1', leaseMs: LEASE });
+        await recordOne(s, {
+          attempt: attempt(delivery.id, hook.id, 'env_a', false, T0),
+          workerId: 'w1',
+          now: T0 + 1,
+          retryAt: T0 + 1000,
+          disableAfterMs: DAY,
+        });
+        expect(await s.getWebhook('env_a', hook.id)).toMatchObject({ failingSince: T0, lastError: '500: HTTP 500' });
+        await s.claimDue({ now: T0 + 1000, limit: 1, workerId: 'w1', leaseMs: LEASE });
+        const ok = attempt(delivery.id, hook.id, 'env_a', true, T0 + 1000);
+        expect(await recordOne(s, { attempt: ok, workerId: 'w1', now: T0 + 1001, retryAt: null, disableAfterMs: DAY })).toEqual({
+          disabled: null,
+        });
+        expect(await s.getDelivery('env_a', delivery.id)).toMatchObject({
+          status: 'delivered',
+          attemptCount: 2,
+          lockedBy: null,
+          lockedUntil: null,
+          nextAttemptAt: null,
+          lastAttemptAt: T0 + 1000,
+          lastResult: '200',
+        });
+        expect(await s.getWebhook('env_a', hook.id)).toMatchObject({ failingSince: null, lastError: null });
+        const attempts = await s.listAttempts('env_a', delivery.id);
+        expect(attempts.map((a) => a.success)).toEqual([false, true]);
+        expect(attempts[1]).toEqual({ ...ok, durationMs: 13 });
+        expect(await s.listAttempts('env_b', delivery.id)).toEqual([]);
+        expect(await s.nextDueAt()).toBeNull();
+      });
+
+      test('failure schedules the next try, keeps the first failing_since, fails when retries end', async () => {
+        const { hook, delivery } = await oneDelivery();
+        for (const [i, retryAt] of [T0 + 100, T0 + 300, null].entries()) {
+          const now = T0 + i * 100;
+          expect(await s.claimDue({ now: i === 2 ? T0 + 300 : now, limit: 1, workerId: 'w1', leaseMs: LEASE })).toHaveLength(1);
+          await recordOne(s, {
+            attempt: attempt(delivery.id, hook.id, 'env_a', false, now),
+            workerId: 'w1',
+            now,
+            retryAt,
+            disableAfterMs: DAY,
+          });
+          const d = await s.getDelivery('env_a', delivery.id);
+          expect(d).toMatchObject({
+            attemptCount: i + 1,
+            nextAttemptAt: retryAt,
+            status: retryAt === null ? 'failed' : 'pending',
+            lastResult: '500',
+          });
+        }
+        expect((await s.getWebhook('env_a', hook.id))?.failingSince).toBe(T0);
+        expect(await s.nextDueAt()).toBeNull();
+      });
+
+      test('a worker that lost its lease records the attempt but does not change the delivery', async () => {
+        const { hook, delivery } = await oneDelivery();
+        await s.claimDue({ now: T0, limit: 1, workerId: 'slow', leaseMs: LEASE });
+        await s.claimDue({ now: T0 + LEASE, limit: 1, workerId: 'fast', leaseMs: LEASE });
+        await recordOne(s, {
+          attempt: attempt(delivery.id, hook.id, 'env_a', true, T0),
+          workerId: 'slow',
+          now: T0 + LEASE + 1,
+          retryAt: null,
+          disableAfterMs: DAY,
+        });
+        expect(await s.getDelivery('env_a', delivery.id)).toMatchObject({ status: 'pending', lockedBy: 'fast', attemptCount: 0 });
+        expect(await s.listAttempts('env_a', delivery.id)).toHaveLength(1);
+      });
+
+      test('recording the same attempt twice (a retried commit) counts it once', async () => {
+        const { hook, delivery } = await oneDelivery();
+        await s.claimDue({ now: T0, limit: 1, workerId: 'w1', leaseMs: LEASE });
+        const a = attempt(delivery.id, hook.id, 'env_a', false, T0);
+        await recordOne(s, { attempt: a, workerId: 'w1', now: T0, retryAt: T0 + 100, disableAfterMs: DAY });
+        await recordOne(s, { attempt: a, workerId: 'w1', now: T0, retryAt: T0 + 100, disableAfterMs: DAY });
+        expect(await s.listAttempts('env_a', delivery.id)).toHaveLength(1);
+        expect(await s.getDelivery('env_a', delivery.id)).toMatchObject({ attemptCount: 1 });
+      });
+
+      test('a failure landing disableAfterMs after failing_since disables the webhook once and holds its work', async () => {
+        const { hook, delivery } = await oneDelivery();
+        const [other] = await s.insertEvent(event('env_a', { createdAt: T0 + 4 * DAY }), { newDeliveryId: () => id('msg') });
+        await s.claimDue({ now: T0, limit: 1, workerId: 'w1', leaseMs: LEASE });
+        const first = await recordOne(s, {
+          attempt: attempt(delivery.id, hook.id, 'env_a', false, T0),
+          workerId: 'w1',
+          now: T0,
+          retryAt: T0 + 3 * DAY,
+          disableAfterMs: 3 * DAY,
+        });
+        expect(first.disabled).toBeNull();
+        await s.claimDue({ now: T0 + 3 * DAY, limit: 1, workerId: 'w1', leaseMs: LEASE });
+        const now = T0 + 3 * DAY + 5;
+        const { disabled } = await recordOne(s, {
+          attempt: attempt(delivery.id, hook.id, 'env_a', false, now),
+          workerId: 'w1',
+          now,
+          retryAt: now + DAY,
+          disableAfterMs: 3 * DAY,
+        });
+        expect(disabled).toMatchObject({ id: hook.id, status: 'disabled', disabledReason: 'failing', disabledAt: now, failingSince: T0 });
+        expect(await s.getDelivery('env_a', delivery.id)).toMatchObject({ status: 'held', nextAttemptAt: null, attemptCount: 2 });
+        expect(await s.getDelivery('env_a', other!.id)).toMatchObject({ status: 'held' });
+        const late = await recordOne(s, {
+          attempt: attempt(other!.id, hook.id, 'env_a', false, now + 1),
+          workerId: 'w1',
+          now: now + 1,
+          retryAt: null,
+          disableAfterMs: 3 * DAY,
+        });
+        expect(late.disabled).toBeNull(); // already disabled: the notifier is called once
+        // The disabling record retried (its commit's reply lost) answers the same.
+        const last = (await s.listAttempts('env_a', delivery.id)).at(-1)!;
+        const retried = await recordOne(s, { attempt: last, workerId: 'w1', now, retryAt: now + DAY, disableAfterMs: 3 * DAY });
+        expect(retried.disabled).toEqual(disabled);
+        expect(await s.listAttempts('env_a', delivery.id)).toHaveLength(2);
+      });
+
+      test('a batch is recorded in one call, each item with its own consequences, answers in order', async () => {
+        const healthy = webhook('env_a');
+        const dying = webhook('env_a', { failingSince: T0 - 4 * DAY });
+        const gone = webhook('env_a');
+        for (const h of [healthy, dying, gone]) await s.createWebhook(h, { maxWebhooks: null });
+        const deliveries = await s.insertEvent(event('env_a'), { newDeliveryId: () => id('msg') });
+        const of = (h: WebhookRecord) => deliveries.find((d) => d.webhookId === h.id)!;
+        expect(await s.claimDue({ now: T0, limit: 10, workerId: 'w1', leaseMs: LEASE })).toHaveLength(3);
+        await s.deleteWebhook('env_a', gone.id);
+        const now = T0 + 10;
+        const results = await s.recordAttempts([
+          {
+            attempt: attempt(of(dying).id, dying.id, 'env_a', false, now),
+            workerId: 'w1',
+            now,
+            retryAt: now + DAY,
+            disableAfterMs: 3 * DAY,
+          },
+          { attempt: attempt(of(gone).id, gone.id, 'env_a', true, now), workerId: 'w1', now, retryAt: null, disableAfterMs: 3 * DAY },
+          { attempt: attempt(of(healthy).id, healthy.id, 'env_a', true, now), workerId: 'w1', now, retryAt: null, disableAfterMs: 3 * DAY },
+        ]);
+        expect(results.map((r) => r.disabled?.id ?? null)).toEqual([dying.id, null, null]);
+        expect(await s.getDelivery('env_a', of(healthy).id)).toMatchObject({ status: 'delivered', attemptCount: 1 });
+        expect(await s.getDelivery('env_a', of(dying).id)).toMatchObject({ status: 'held', attemptCount: 1 });
+        expect(await s.getWebhook('env_a', dying.id)).toMatchObject({ status: 'disabled', disabledReason: 'failing' });
+        expect(await s.getDelivery('env_a', of(gone).id)).toBeNull();
+        expect(await s.recordAttempts([])).toEqual([]);
+      });
+
+      test('an attempt for a delivery deleted meanwhile is dropped quietly', async () => {
+        const { hook, delivery } = await oneDelivery();
+        await s.claimDue({ now: T0, limit: 1, workerId: 'w1', leaseMs: LEASE });
+        await s.deleteWebhook('env_a', hook.id);
+        expect(
+          await recordOne(s, {
+            attempt: attempt(delivery.id, hook.id, 'env_a', true, T0),
+            workerId: 'w1',
+            now: T0,
+            retryAt: null,
+            disableAfterMs: DAY,
+          }),
+        ).toEqual({
+          disabled: null,
+        });
+      });
+    });
+  });
+}

@@ -1,0 +1,285 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { CompiledQuery } from 'kysely';
+import pg from 'pg';
+import { migratePostgres, postgresStore } from '../../adapters/postgres/index.js';
+import { claimQuery } from '../../adapters/postgres/claim.js';
+import type { KyselyStore } from '../../adapters/kysely/store.js';
+import { percentile, until } from '../helpers/fleet.js';
+import { adminQuery, createSchema, terminateBackends, useTestPostgres, type TestPostgres } from '../helpers/postgres.js';
+import { event, webhook } from './conformance.js';
+import { useCleanups } from '../helpers/cleanup.js';
+
+/** What only PostgreSQL has: SKIP LOCKED claims, the partial index, advisory-locked migrations, LISTEN/NOTIFY, pools. */
+let server: TestPostgres;
+beforeAll(async () => {
+  server = await useTestPostgres('pgstore');
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+const T0 = Date.parse('2026-03-01T12:00:00.000Z');
+const cleanups = useCleanups();
+let n = 0;
+const msg = () => `msg_${(++n).toString().padStart(32, '0')}`;
+
+async function fresh(options: { migrate?: boolean } = {}) {
+  const schema = await createSchema(server.url);
+  cleanups.push(() => schema.drop());
+  const open = (extra: Partial<Parameters<typeof postgresStore>[0]> = {}) => {
+    const store = postgresStore({ connectionString: schema.url, maxConnections: 4, ...extra });
+    cleanups.push(() => store.close());
+    return store;
+  };
+  const store = open();
+  if (options.migrate !== false) await store.migrate(T0);
+  return { url: schema.url, store, open };
+}
+
+async function explain(store: KyselyStore, compiled: CompiledQuery, analyze = false): Promise<any> {
+  const prefix = analyze ? 'explain (analyze, buffers, format json) ' : 'explain (format json) ';
+  const { rows } = await store.kysely.executeQuery(CompiledQuery.raw(prefix + compiled.sql, [...compiled.parameters]));
+  return (rows[0] as { 'QUERY PLAN': any[] })['QUERY PLAN'][0];
+}
+
+describe('postgres: claims', () => {
+  test('one statement: FOR UPDATE SKIP LOCKED, the lease set and the rows returned, time passed in', () => {
+    const { store } = { store: postgresStore({ connectionString: 'postgres://unused@127.0.0.1:1/x' }) };
+    cleanups.push(() => store.close());
+    const { sql, parameters } = claimQuery(store.kysely, {
+      now: T0,
+      limit: 5,
+      workerId: 'w1',
+      leaseMs: 1000,
+      excludeWebhookIds: ['webhook_x'],
+    }).compile();
+    expect(sql).toMatch(
+      /^with "due" as \(select "id" from "iw_deliveries" where "status" = 'pending' and "next_attempt_at" <= \$1 and "webhook_id" not in \(\$2\) order by "next_attempt_at" limit \$3 for update skip locked\) update "iw_deliveries"/,
+    );
+    expect(sql).toMatch(/returning "iw_deliveries"\.\*$/);
+    expect(parameters).toEqual([T0, 'webhook_x', 5, 'w1', T0 + 1000, T0 + 1000, T0]);
+  });
+
+  test('no SQL of the adapters reads the database clock', () => {
+    const dirs = ['adapters/kysely', 'adapters/postgres', 'adapters/sqlite'];
+    for (const dir of dirs) {
+      for (const file of readdirSync(dir).filter((f) => f.endsWith('.ts'))) {
+        const text = readFileSync(join(dir, file), 'utf8');
+        // SQL's now() (a method call like clock.now() is fine), its timestamp functions, and the wall clock.
+        expect(text, `${dir}/${file}`).not.toMatch(
+          /(?<![.\w])now\(\)|current_timestamp|clock_timestamp|statement_timestamp|localtimestamp|Date\.now/i,
+        );
+      }
+    }
+  });
+
+  test('claimers skip rows another transaction holds instead of waiting for them', async () => {
+    const { url, store } = await fresh();
+    await store.createWebhook(webhook('env_a'), { maxWebhooks: null });
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) ids.push((await store.insertEvent(event('env_a', { createdAt: T0 + i }), { newDeliveryId: msg }))[0]!.id);
+    const holder = new pg.Client({ connectionString: url });
+    await holder.connect();
+    cleanups.push(() => holder.end());
+    await holder.query('begin');
+    await holder.query('select id from iw_deliveries where id = any($1) for update', [ids.slice(0, 2)]);
+    const claimed = await Promise.race([
+      store.claimDue({ now: T0 + 10, limit: 10, workerId: 'w1', leaseMs: 1000 }),
+      new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the claim waited on a locked row')), 5000)),
+    ]);
+    expect(claimed.map((c) => c.delivery.id)).toEqual(ids.slice(2));
+    await holder.query('rollback');
+  });
+
+  test('an idle tick stays cheap with many future retries pending: the partial index serves claim and nextDueAt', async () => {
+    const rows = Number(process.env.TEST_PG_IDLE_ROWS ?? 200_000);
+    const { store } = await fresh();
+    const t0 = performance.now();
+    await store.kysely.executeQuery(
+      CompiledQuery.raw(
+        `insert into iw_deliveries (id, environment, webhook_id, event_id, status, attempt_count, next_attempt_at, created_at, updated_at)
+         select 'msg_future_' || g, 'env_idle', 'webhook_idle', 'event_' || g, 'pending', 3, $1::bigint + 3600000 + g, $1::bigint, $1::bigint
+         from generate_series(1, $2::int) g`,
+        [T0, rows],
+      ),
+    );
+    await store.kysely.executeQuery(CompiledQuery.raw('analyze iw_deliveries'));
+    const loaded = performance.now() - t0;
+
+    const claim = claimQuery(store.kysely, { now: T0, limit: 64, workerId: 'w1', leaseMs: 45_000 }).compile();
+    const plan = await explain(store, claim, true);
+    const text = JSON.stringify(plan);
+    expect(text).toContain('"Index Name":"iw_deliveries_due"');
+    expect(text).not.toContain('"Node Type":"Seq Scan"');
+    const next = store.kysely
+      .selectFrom('iw_deliveries')
+      .select('next_attempt_at')
+      .where('status', '=', 'pending')
+      .orderBy('next_attempt_at')
+      .limit(1)
+      .compile();
+    expect(JSON.stringify(await explain(store, next))).toContain('"Index Name":"iw_deliveries_due"');
+
+    const times: number[] = [];
+    for (let i = 0; i < 30; i++) {
+      const s = performance.now();
+      expect(await store.claimDue({ now: T0, limit: 64, workerId: 'w1', leaseMs: 45_000 })).toEqual([]);
+      await store.nextDueAt();
+      times.push(performance.now() - s);
+    }
+    console.info(
+      `[pgstore] idle tick with ${rows} future retries pending (loaded in ${(loaded / 1000).toFixed(1)} s): claim + nextDueAt p50 ${percentile(times, 50).toFixed(2)} ms, ` +
+        `p99 ${percentile(times, 99).toFixed(2)} ms; claim plan reads ${plan.Plan['Shared Hit Blocks'] + (plan.Plan['Shared Read Blocks'] ?? 0)} buffers`,
+    );
+  }, 120_000);
+});
+
+describe('postgres: migrations', () => {
+  test('autoMigrate: false only checks, and points at migratePostgres, which runs them ahead of deploy', async () => {
+    const { url, open } = await fresh({ migrate: false });
+    const strict = open({ autoMigrate: false });
+    await expect(strict.migrate(T0)).rejects.toThrow(/migration\(s\) 1 \(initial\).*migratePostgres/);
+    expect(await migratePostgres({ connectionString: url })).toEqual([1]);
+    await strict.migrate(T0);
+    expect(await migratePostgres({ connectionString: url })).toEqual([]);
+  });
+
+  test('several stores migrating one empty schema at once: one applies, all succeed', async () => {
+    const { url, open } = await fresh({ migrate: false });
+    const stores = Array.from({ length: 5 }, () => open());
+    await Promise.all(stores.map((s) => s.migrate(T0)));
+    const { rows } = await adminQuery(url, 'select count(*)::int as n from iw_migrations');
+    expect(rows[0].n).toBe(1);
+  });
+});
+
+describe('postgres: wake-ups (LISTEN/NOTIFY)', () => {
+  async function listening() {
+    const { url, store, open } = await fresh();
+    const other = open();
+    const wakes: number[] = [];
+    const stop = await other.subscribe!(() => wakes.push(performance.now()));
+    cleanups.push(stop);
+    await until('the listener to connect', () => wakes.length >= 1, 10_000, 5); // it wakes once on (re)connect
+    return { url, store, other, wakes };
+  }
+
+  test('an event committed by one store wakes the other; a rolled-back one does not', async () => {
+    const { store, wakes } = await listening();
+    await store.createWebhook(webhook('env_a'), { maxWebhooks: null });
+    const samples: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      const before = wakes.length;
+      const t0 = performance.now();
+      await store.insertEvent(event('env_a'), { newDeliveryId: msg });
+      await until('the wake-up', () => wakes.length > before, 5000, 1);
+      samples.push(wakes[before]! - t0);
+    }
+    console.info(
+      `[pgstore] insertEvent -> other store woken: p50 ${percentile(samples, 50).toFixed(1)} ms, p99 ${percentile(samples, 99).toFixed(1)} ms`,
+    );
+
+    const before = wakes.length;
+    await expect(
+      store.kysely.transaction().execute(async (trx) => {
+        await store.insertEvent(event('env_a'), { newDeliveryId: msg, transaction: trx });
+        throw new Error('rollback');
+      }),
+    ).rejects.toThrow('rollback');
+    await store.insertEvent(event('env_nobody'), { newDeliveryId: msg }); // no delivery, no hint
+    await new Promise((r) => setTimeout(r, 300));
+    expect(wakes.length).toBe(before);
+  });
+
+  test('resuming held deliveries and giving back claims wake the others too', async () => {
+    const { store, wakes } = await listening();
+    const hook = webhook('env_a');
+    await store.createWebhook(hook, { maxWebhooks: null });
+    const [d] = await store.insertEvent(event('env_a'), { newDeliveryId: msg });
+    await store.disableWebhook('env_a', hook.id, 'manual', T0);
+    let before = wakes.length;
+    await store.enableWebhook('env_a', hook.id, T0 + 1, true);
+    await until('a wake-up after enable', () => wakes.length > before, 5000, 1);
+    await store.claimDue({ now: T0 + 1, limit: 1, workerId: 'w1', leaseMs: 1000 });
+    before = wakes.length;
+    await store.release([d!.id], 'w1', T0 + 2);
+    await until('a wake-up after release', () => wakes.length > before, 5000, 1);
+  });
+
+  test('the listener survives its connection being killed: it reconnects and hears again', async () => {
+    const { url, store, other, wakes } = await listening();
+    await store.createWebhook(webhook('env_a'), { maxWebhooks: null });
+    const errors: unknown[] = [];
+    const before = wakes.length;
+    expect(await terminateBackends(url)).toBeGreaterThan(0);
+    const killedAt = performance.now();
+    // Emit until one is heard: the first few may land while the listener is still reconnecting.
+    await until(
+      'a wake-up after reconnecting',
+      async () => {
+        await store.insertEvent(event('env_a'), { newDeliveryId: msg }).catch((e) => errors.push(e));
+        return wakes.length > before;
+      },
+      15_000,
+      100,
+    );
+    console.info(`[pgstore] listener heard again ${(wakes[before]! - killedAt).toFixed(0)} ms after its backend was killed`);
+    expect(await other.nextDueAt()).not.toBeNull(); // and its pool replaced the dead connections
+  });
+});
+
+describe('postgres: pools', () => {
+  test('a host pool is lent, not owned: close leaves it open and takes our listeners off it', async () => {
+    const { url } = await fresh();
+    const pool = new pg.Pool({ connectionString: url, max: 3 });
+    cleanups.push(() => pool.end());
+    const listeners = [pool.listenerCount('error'), pool.listenerCount('connect')];
+    const store = postgresStore({ pool });
+    await store.migrate(T0);
+    const stop = await store.subscribe!(() => {});
+    await stop();
+    await store.close();
+    expect((await pool.query('select 1 as one')).rows).toEqual([{ one: 1 }]);
+    expect([pool.listenerCount('error'), pool.listenerCount('connect')]).toEqual(listeners);
+    const client = await pool.connect(); // a connection opened while we were there: our guard is gone
+    expect(client.listenerCount('error')).toBe(0);
+    client.release();
+  });
+
+  test('idle connections killed under the pool do not crash the process; the next query reconnects', async () => {
+    const errors: string[] = [];
+    const { url, open } = await fresh();
+    const store = open({ onError: (m) => errors.push(m) });
+    await Promise.all([store.nextDueAt(), store.nextDueAt(), store.nextDueAt()]); // several idle connections
+    expect(await terminateBackends(url)).toBeGreaterThan(0);
+    await until('the pool to notice', () => errors.length > 0, 5000, 10);
+    expect(errors[0]).toMatch(/idle connection was lost/);
+    // A connection whose death is not yet noticed may fail one query (the scheduler's p-retry
+    // covers that); the pool then hands out fresh ones.
+    const failures: unknown[] = [];
+    await until(
+      'a query on a fresh connection',
+      () =>
+        store.nextDueAt().then(
+          () => true,
+          (e) => (failures.push(e), false),
+        ),
+      5000,
+      10,
+    );
+    expect(failures.length).toBeLessThanOrEqual(3);
+  });
+
+  test('options are checked at once', () => {
+    expect(() => postgresStore({} as never)).toThrow(TypeError);
+    expect(() => postgresStore({ connectionString: '' })).toThrow(TypeError);
+    expect(() => postgresStore({ connectionString: 'postgres://x', pool: new pg.Pool() })).toThrow(/exactly one/);
+    expect(() => postgresStore({ connectionString: 'postgres://x', maxConnections: 1 })).toThrow(/maxConnections/);
+    expect(() => postgresStore({ connectionString: 'postgres://x', notifications: 'yes' as never })).toThrow(/notifications/);
+    const quiet = postgresStore({ connectionString: 'postgres://x', notifications: false }); // behind PgBouncer: polling only
+    cleanups.push(() => quiet.close());
+    expect(quiet.subscribe).toBeUndefined();
+  });
+});
