@@ -115,8 +115,8 @@ async function excerptOf(body: AsyncIterable<Buffer>, maxBytes: number): Promise
 
 function classify(error: unknown, signal: AbortSignal, timeoutMs: number): TransportError {
   if (error instanceof TransportError) return error;
-  if (error instanceof WebhooksError && error.code === 'ERR_ENDPOINT_NOT_ALLOWED')
-    return new TransportError('blocked', error.message, { cause: error });
+  // The guard refused the endpoint: a private address, or a URL no webhook may have.
+  if (error instanceof WebhooksError) return new TransportError('blocked', error.message, { cause: error });
   const code = (error as { code?: string })?.code ?? '';
   if (
     signal.aborted ||

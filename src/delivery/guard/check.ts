@@ -1,4 +1,5 @@
 import { WebhooksError } from '../../errors.js';
+import { endpoint } from '../../validate.js';
 import { classifyBytes, describeCategory } from './address.js';
 import { formatIp, inCidr, ipv4At, parseCidr, parseIp, type IpBytes } from './ip.js';
 import { hostKey, type Guard, type ResolvedAddress } from './guard.js';
@@ -78,16 +79,14 @@ export async function assertEndpointAllowed(endpoint: string, guard: Guard): Pro
   }
 }
 
-function parseUrl(endpoint: string | URL): URL {
-  let url: URL;
-  try {
-    url = typeof endpoint === 'string' ? new URL(endpoint) : endpoint;
-  } catch {
-    throw refused('endpoint is not a valid absolute URL');
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw refused('endpoint must use http or https');
-  if (!url.hostname) throw refused('endpoint must name a host');
-  return url;
+/**
+ * The same rules, and the same error for the same mistake, as when the webhook was saved
+ * (`validate.ts`): one URL check, not two that disagree.
+ */
+function parseUrl(value: string | URL): URL {
+  if (typeof value === 'string') return new URL(endpoint(value));
+  if (value.protocol !== 'http:' && value.protocol !== 'https:') return new URL(endpoint(value.href)); // throws the same error
+  return value;
 }
 
 function allowed(ip: IpBytes, guard: Guard, host: string): boolean {
