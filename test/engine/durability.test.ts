@@ -8,6 +8,7 @@ import { sqliteStore } from '../../adapters/sqlite/index.js';
 import { SqliteEngineDialect } from '../../adapters/sqlite/driver.js';
 import type { Transport } from '../../src/index.js';
 import { useCleanups } from '../helpers/cleanup.js';
+import { webhook } from '../store/conformance.js';
 
 const cleanups = useCleanups();
 
@@ -172,22 +173,8 @@ describe('two stores on one better-sqlite3 handle', () => {
     cleanups.push(async () => (await a.close(), await b.close(), db.close(), cleanup()));
     await a.migrate(0);
     await b.migrate(0);
-    const webhook = (id: string) => ({
-      id,
-      environment: 'default',
-      name: id,
-      description: null,
-      endpoint: 'https://example.com/',
-      eventTypes: ['user.created'],
-      status: 'enabled' as const,
-      disabledReason: null,
-      disabledAt: null,
-      failingSince: null,
-      lastError: null,
-      createdAt: 0,
-      updatedAt: 0,
-    });
-    await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).createWebhook(webhook(`webhook_${i}`), { maxWebhooks: 100 })));
+    const hook = (id: string) => webhook('default', { id, name: id, endpoint: 'https://example.com/' });
+    await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).createWebhook(hook(`webhook_${i}`), { maxWebhooks: 100 })));
     expect(await a.listWebhooks('default')).toHaveLength(40);
     expect(db.inTransaction).toBe(false);
   });
@@ -209,24 +196,9 @@ describe('WAL checkpoints off the request path', () => {
     // With automatic checkpoints off, pages reach the main file only through our timer.
     const before = statSync(file('own.db')).size;
     for (let i = 0; i < 200; i++) {
-      await own.createWebhook(
-        {
-          id: `webhook_${i}`,
-          environment: 'default',
-          name: 'x'.repeat(200),
-          description: null,
-          endpoint: 'https://example.com/',
-          eventTypes: ['user.created'],
-          status: 'enabled',
-          disabledReason: null,
-          disabledAt: null,
-          failingSince: null,
-          lastError: null,
-          createdAt: 0,
-          updatedAt: 0,
-        },
-        { maxWebhooks: null },
-      );
+      await own.createWebhook(webhook('default', { id: `webhook_${i}`, name: 'x'.repeat(200), endpoint: 'https://example.com/' }), {
+        maxWebhooks: null,
+      });
     }
     for (let i = 0; i < 100 && statSync(file('own.db')).size <= before; i++) await new Promise((r) => setTimeout(r, 10));
     expect(statSync(file('own.db')).size).toBeGreaterThan(before);
