@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import { EVENT_DATA, EVENT_TYPE } from './engine.mjs';
+import { kindOf } from './stores.mjs';
 
 /**
  * Writes events and their pending deliveries straight into the engine's tables with a few
@@ -13,7 +14,7 @@ import { EVENT_DATA, EVENT_TYPE } from './engine.mjs';
  * due at `firstDueAt + i * spacingMs`, so claims take events oldest first, each event's
  * deliveries together, as after a burst of emits.
  *
- * @param {import('identity-webhooks').Store & { kysely: any, dialect: string }} store
+ * @param {import('identity-webhooks').Store & { kysely: any }} store
  * With `deferIndexes`, the secondary indexes (and on PostgreSQL the primary keys and unique
  * constraints) of iw_events and iw_deliveries are dropped first and rebuilt at the end of the
  * same transaction from the catalog's own definitions: one sort per index instead of a million
@@ -25,7 +26,7 @@ import { EVENT_DATA, EVENT_TYPE } from './engine.mjs';
  */
 export async function preload(store, { groups, events, firstDueAt, spacingMs = 1, createdAt, deferIndexes = false }) {
   const db = store.kysely;
-  const pg = store.dialect === 'postgres';
+  const pg = kindOf(store) === 'postgres';
   const G = groups.length;
   const hex = Date.now().toString(16).padStart(12, '0');
   const prefix = `event_${hex}${randomBytes(4).toString('hex')}`; // + 9-digit index = the usual 20 after the time

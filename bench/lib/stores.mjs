@@ -6,12 +6,21 @@ import { sqliteStore } from 'identity-webhooks/sqlite';
  * PostgreSQL database at `pgUrl`.
  */
 export async function openStore({ kind, dir, name = 'webhooks.db', pgUrl, maxConnections }) {
-  if (kind === 'sqlite') return sqliteStore({ filename: join(dir, name) });
-  if (kind === 'postgres') {
+  let store;
+  if (kind === 'sqlite') store = sqliteStore({ filename: join(dir, name) });
+  else if (kind === 'postgres') {
     const { postgresStore } = await import('identity-webhooks/postgres');
-    return postgresStore({ connectionString: pgUrl, ...(maxConnections ? { maxConnections } : {}) });
-  }
-  throw new TypeError(`unknown store kind ${kind}`);
+    store = postgresStore({ connectionString: pgUrl, ...(maxConnections ? { maxConnections } : {}) });
+  } else throw new TypeError(`unknown store kind ${kind}`);
+  kinds.set(store, kind);
+  return store;
+}
+
+const kinds = new WeakMap();
+
+/** 'sqlite' or 'postgres': which database a store opened by {@link openStore} is on (the bench's own SQL differs). */
+export function kindOf(store) {
+  return kinds.get(store);
 }
 
 /** Empties the engine's tables, so every run of a scenario starts from the same state. */

@@ -14,7 +14,7 @@ import { runChild } from '../lib/child.mjs';
 import { addWebhooks, makeEngine } from '../lib/engine.mjs';
 import { analyze, preload } from '../lib/preload.mjs';
 import { latency } from '../lib/stats.mjs';
-import { countByStatus, withFreshStore } from '../lib/stores.mjs';
+import { countByStatus, kindOf, withFreshStore } from '../lib/stores.mjs';
 
 const IDLE = fileURLToPath(new URL('./backlog-idle.mjs', import.meta.url));
 const HOUR = 3_600_000;
@@ -68,7 +68,7 @@ export default async function backlog(config) {
             createdAt: now,
             deferIndexes: true,
           });
-          if (store.dialect === 'postgres') await analyze(store);
+          if (kindOf(store) === 'postgres') await analyze(store);
           out.insertSeconds.push((performance.now() - t0) / 1000);
         });
         const pending = (await countByStatus(store)).pending;
