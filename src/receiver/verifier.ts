@@ -2,7 +2,7 @@ import { errors, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import type { EventMap } from './envelope.js';
 import { WebhookVerificationError } from './errors.js';
 import type { WebhookEventMap } from './event-types.generated.js';
-import { remoteKeySet, staticKeySet, type NowSource } from './keys.js';
+import { remoteKeySet, staticKeySet, type NowSource } from './remote-keyset.js';
 import { checkClaims } from './claims.js';
 
 export interface VerifierOptions {
