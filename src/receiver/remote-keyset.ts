@@ -16,7 +16,16 @@ export interface RemoteKeysOptions {
   /** Deadline of one key set fetch. */
   timeoutMs: number;
   fetch: typeof fetch;
+  /** Appended to a fetch failure's message: what the operator should check (the issuer's mount prefix, or jwksUrl). */
+  hint: string;
 }
+
+/**
+ * Largest key set read, in bytes. A key set is a few public keys (one 4096-bit RSA key is under
+ * 1 KiB of JSON), so 64 KiB leaves room for dozens during a rotation, while a hostile or broken
+ * issuer cannot make the receiver buffer and parse an endless answer.
+ */
+export const MAX_KEY_SET_BYTES = 64 * 1024;
 
 /**
  * The issuer's key set, fetched over HTTP and cached. Key selection and import are jose's
@@ -36,7 +45,6 @@ export function remoteKeySet(url: URL, options: RemoteKeysOptions): JWTVerifyGet
 
   const load = async () => {
     triedAt = clock.now();
-    let document: unknown;
     try {
       // redirect: 'manual': a key set served from elsewhere than the configured URL is refused.
       const response = await options.fetch(url, {
@@ -44,11 +52,20 @@ export function remoteKeySet(url: URL, options: RemoteKeysOptions): JWTVerifyGet
         redirect: 'manual',
         signal: AbortSignal.timeout(timeoutMs),
       });
-      if (response.status !== 200) throw new Error(`key set answered HTTP ${response.status}`);
-      document = await response.json();
-      local = createLocalJWKSet(document as JSONWebKeySet);
+      if (response.status !== 200) {
+        await response.body?.cancel().catch(() => {});
+        throw new Error(`it answered HTTP ${response.status}`);
+      }
+      local = createLocalJWKSet(parseKeySet(await readBounded(response, MAX_KEY_SET_BYTES)));
     } catch (cause) {
-      throw new WebhookVerificationError('ERR_JWKS_UNAVAILABLE', `could not load the key set from ${url.href}`, { cause });
+      // Detailed, for the receiver's operator: createReceiver logs this and tells the sender less.
+      throw new WebhookVerificationError(
+        'ERR_JWKS_UNAVAILABLE',
+        `could not load the key set from ${url.href}: ${reason(cause)}. ${options.hint}`,
+        {
+          cause,
+        },
+      );
     }
     fetchedAt = triedAt;
   };
@@ -75,4 +92,52 @@ export function staticKeySet(jwks: unknown): JWTVerifyGetKey {
   } catch (cause) {
     throw new TypeError('createVerifier: jwks must be a JSON Web Key Set ({ keys: [...] })', { cause });
   }
+}
+
+/** fetch's own message is "fetch failed"; the reason (ECONNREFUSED, bad port) is in its cause. */
+function reason(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = error.cause as { code?: unknown; message?: unknown } | undefined;
+  const detail = typeof cause?.code === 'string' ? cause.code : typeof cause?.message === 'string' ? cause.message : '';
+  return detail ? `${error.message} (${detail})` : error.message;
+}
+
+/**
+ * The body, streamed and given up as soon as it passes `maxBytes` (a declared content-length past
+ * it is refused before reading): memory stays bounded whatever the server sends or claims.
+ */
+async function readBounded(response: Response, maxBytes: number): Promise<Uint8Array> {
+  const tooBig = () => new Error(`the key set is larger than ${maxBytes} bytes`);
+  const declared = Number(response.headers.get('content-length') ?? 0);
+  if (declared > maxBytes) {
+    await response.body?.cancel().catch(() => {});
+    throw tooBig();
+  }
+  if (!response.body) return new Uint8Array(0);
+  const reader = response.body.getReader();
+  const out = new Uint8Array(maxBytes);
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return out.subarray(0, size);
+    if (size + value.byteLength > maxBytes) {
+      await reader.cancel().catch(() => {});
+      throw tooBig();
+    }
+    out.set(value, size);
+    size += value.byteLength;
+  }
+}
+
+function parseKeySet(bytes: Uint8Array): JSONWebKeySet {
+  let document: unknown;
+  try {
+    document = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+  } catch {
+    throw new Error('the answer is not JSON');
+  }
+  if (typeof document !== 'object' || document === null || !Array.isArray((document as { keys?: unknown }).keys)) {
+    throw new Error('the answer is not a key set ({ "keys": [...] })');
+  }
+  return document as JSONWebKeySet;
 }
