@@ -95,6 +95,17 @@ describe('methods a web Request cannot carry are 405 with the Allow of the path'
 });
 
 describe('the request target', () => {
+  test.each(['http://[::1/x', 'http://a:99999999/x', 'https://'])(
+    'an absolute-form target that is not a URL is 400: %s',
+    async (target) => {
+      const res = await rawRequest(port, `GET ${target} HTTP/1.1\r\nHost: auth.example.com`);
+      expect([res.status, JSON.parse(res.body)]).toEqual([
+        400,
+        { errors: [{ code: 'INVALID_REQUEST_TARGET', message: 'malformed request target' }] },
+      ]);
+    },
+  );
+
   test('an origin-form target starting with // stays a path: the Host header names the host', async () => {
     let seen = '';
     const echo = await listen(async (request) => ((seen = request.url), new Response('ok')));
