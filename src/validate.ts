@@ -57,7 +57,11 @@ export function description(value: unknown): string | null {
   return value.length === 0 ? null : value;
 }
 
-/** An absolute http(s) URL without credentials (they would show up in every listing). */
+/**
+ * An absolute http(s) URL without credentials (they would show up in every listing), returned in
+ * the WHATWG parser's normal form, at most `LIMITS.endpointLength` characters both as given (so a
+ * huge input is never parsed) and as normalised (what is stored).
+ */
 export function endpoint(value: unknown): string {
   if (typeof value !== 'string' || value.length === 0)
     throw new ValidationError('endpoint is required and must be a URL string', 'endpoint');
@@ -73,6 +77,14 @@ export function endpoint(value: unknown): string {
   if (!url.hostname) throw new ValidationError('endpoint must name a host', 'endpoint');
   if (url.username || url.password) throw new ValidationError('endpoint must not contain a user name or password', 'endpoint');
   if (url.hash) throw new ValidationError('endpoint must not contain a #fragment', 'endpoint');
+  // The bound is on what is stored and sent: normalising percent-encodes non-ASCII text (a 4-byte
+  // character becomes 12 characters), so an input within the bound can come out six times longer.
+  if (url.href.length > LIMITS.endpointLength) {
+    throw new ValidationError(
+      `endpoint must be at most ${LIMITS.endpointLength} characters once normalised (it has ${url.href.length}: non-ASCII characters are percent-encoded)`,
+      'endpoint',
+    );
+  }
   return url.href;
 }
 
