@@ -59,13 +59,8 @@ export function remoteKeySet(url: URL, options: RemoteKeysOptions): JWTVerifyGet
       local = createLocalJWKSet(parseKeySet(await readBounded(response, MAX_KEY_SET_BYTES)));
     } catch (cause) {
       // Detailed, for the receiver's operator: createReceiver logs this and tells the sender less.
-      throw new WebhookVerificationError(
-        'ERR_JWKS_UNAVAILABLE',
-        `could not load the key set from ${url.href}: ${reason(cause)}. ${options.hint}`,
-        {
-          cause,
-        },
-      );
+      const message = `could not load the key set from ${url.href}: ${reason(cause)}. ${options.hint}`;
+      throw new WebhookVerificationError('ERR_JWKS_UNAVAILABLE', message, { cause });
     }
     fetchedAt = triedAt;
   };
