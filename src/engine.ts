@@ -79,6 +79,11 @@ export interface Notifier {
 }
 
 export interface WebhookDisabledInfo {
+  /**
+   * Stable id of the notice, for deduplicating the host's own side effects: the same on every
+   * retry of the same notice. (Optional until the notice outbox sets it on every notice.)
+   */
+  noticeId?: string;
   webhook: WebhookRecord;
   environment: string;
   reason: 'failing';
