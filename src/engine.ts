@@ -80,6 +80,12 @@ export function createWebhooks<Tx = unknown>(options: WebhooksOptions<Tx>): Webh
     handler,
     emit,
     async start() {
+      if (!options.authorize) {
+        logger.warn(
+          "no authorize hook was given: every management API route answers 403 until createWebhooks({ authorize }) returns the caller's environment",
+          {},
+        );
+      }
       await access.ready();
       await keys.signingKey(); // a key that cannot sign fails start(), not every delivery
       scheduler.start();

@@ -72,7 +72,13 @@ export class WebhookDisabledError extends WebhooksError {
  */
 export function storeError(cause: unknown, doing: string): Error {
   if (cause instanceof WebhooksError || cause instanceof TypeError) return cause;
-  return new WebhooksError('ERR_STORE', `store failed while ${doing}`, { cause });
+  // The cause's own words are what tells the host what to fix ("lacks migration(s) 2 … run
+  // migratePostgres", "ECONNREFUSED 127.0.0.1:5432", "database \"x\" does not exist"). This
+  // message goes to the host's code and logs; over HTTP an ERR_STORE is a bare 500.
+  const why = cause instanceof Error ? cause.message : typeof cause === 'string' ? cause : '';
+  const code = (cause as { code?: unknown } | null)?.code;
+  const detail = why ? `: ${why.split('\n')[0]!.slice(0, 300)}${typeof code === 'string' && !why.includes(code) ? ` (${code})` : ''}` : '';
+  return new WebhooksError('ERR_STORE', `store failed while ${doing}${detail}`, { cause });
 }
 
 /** An error as one line for a log: its name, message and cause, never a stack or payload. */

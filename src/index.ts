@@ -36,7 +36,7 @@ export type { EventTypeDefinition } from './catalog/builtins.js';
 export type { CatalogEntry } from './catalog/catalog.js';
 export type { JsonSchema } from './catalog/schema.js';
 export type { Store, WebhookPatch, DeliveryFilter, ClaimArgs, RecordAttemptArgs } from './store.js';
-export type { WebhookInput } from './validate.js';
+export type { WebhookInput, EventType, EventTypes, BuiltinEventData, CustomEventTypes } from './types.js';
 export type * from './model.js';
 
 // Old names, kept so existing hosts compile; each says what replaced it.

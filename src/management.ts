@@ -8,7 +8,8 @@ import { decodeCursor, encodeCursor } from './cursor.js';
 import type { DeliveryStatus, WebhookRecord } from './model.js';
 import type { DeliveryCursor } from './store.js';
 import type { StoreAccess } from './store-access.js';
-import type { EmitInput, EmittedEvent, Management } from './types.js';
+import type { LooseEmitInput } from './emit.js';
+import type { EmittedEvent, Management } from './types.js';
 import * as v from './validate.js';
 
 export interface ManagementDeps {
@@ -20,7 +21,7 @@ export interface ManagementDeps {
   /** Tells the scheduler that work may be due now (held deliveries resumed). */
   wake(): void;
   /** Stores and sends an event to one webhook only (a test event); see emit.ts. */
-  emitTo(webhookId: string, input: EmitInput): Promise<EmittedEvent>;
+  emitTo(webhookId: string, input: LooseEmitInput): Promise<EmittedEvent>;
 }
 
 /** Rows a recover changes per transaction: bounded, so an emit never waits long behind it. */

@@ -47,7 +47,7 @@ export function snapshotOptions(options: WebhooksOptions) {
   if (notifier !== undefined && typeof notifier?.webhookDisabled !== 'function')
     throw new TypeError('createWebhooks: notifier.webhookDisabled must be a function');
   const logger = options.logger ?? {
-    warn: () => {},
+    warn: (m: string, meta?: object) => console.warn(`[identity-webhooks] ${m}`, meta ?? ''),
     error: (m: string, meta?: object) => console.error(`[identity-webhooks] ${m}`, meta ?? ''),
   };
   return Object.freeze({

@@ -46,7 +46,7 @@ import type { BackoffOptions } from './scheduler/backoff.js';
 import type { SigningKey } from './signing/keys.js';
 import type { KeyInfo, RotateOptions } from './signing/keyset.js';
 import type { Store } from './store.js';
-import type { WebhookInput } from './validate.js';
+import type { WebhookEventMap } from './receiver/event-types.generated.js';
 
 export interface WebhooksOptions<Tx = unknown> {
   store: Store<Tx>;
@@ -141,13 +141,53 @@ export interface Logger {
   error(message: string, meta?: Record<string, unknown>): void;
 }
 
-export interface EmitInput {
-  type: string;
-  /** Who caused the event: `admin` (a dashboard user), `api` (a management API call) or `user` (the end user). */
-  source: EventSource;
-  data: Record<string, unknown>;
-  /** When it happened (ms or Date). Default: now. */
-  eventTimestamp?: number | Date;
+/** `data` of each built-in event type, by code (generated from the catalog's schemas). */
+export type BuiltinEventData = { [K in keyof WebhookEventMap]: WebhookEventMap[K]['data'] };
+
+/**
+ * The host's own event types, code to `data` type. Empty until the host augments it, which types
+ * `emit` and `webhooks.create` for the types it registers with `createWebhooks({ eventTypes })`:
+ *
+ * @example
+ * ```ts
+ * declare module 'identity-webhooks' {
+ *   interface CustomEventTypes {
+ *     'billing.invoice_paid': { invoice_id: string; amount: number };
+ *   }
+ * }
+ * ```
+ */
+// biome-ignore lint/suspicious/noEmptyInterface: hosts augment it (declaration merging needs an interface)
+export interface CustomEventTypes {}
+
+/** Every event type `emit` accepts, code to `data`: the built-ins and the host's own. */
+export type EventTypes = BuiltinEventData & CustomEventTypes;
+/** An event type code (`user.created`, or one of the host's). */
+export type EventType = keyof EventTypes & string;
+
+/**
+ * An event to emit: a union discriminated on `type`, each with its own `data`, so a misspelt
+ * type or a wrong field is a compile error. `source` says who caused it: `admin` (someone in
+ * the dashboard), `api` (a management API call) or `user` (the end user themselves).
+ */
+export type EmitInput = {
+  [K in EventType]: {
+    type: K;
+    source: EventSource;
+    data: EventTypes[K];
+    /** When it happened (ms or Date). Default: now. */
+    eventTimestamp?: number | Date;
+    environment?: string;
+  };
+}[EventType];
+
+/** A webhook to create (`webhooks.create`); `eventTypes` are checked against the catalog. */
+export interface WebhookInput {
+  name: string;
+  description?: string | null;
+  /** An absolute http(s) URL; must pass the guard (public addresses only, unless allowed). */
+  endpoint: string;
+  eventTypes: EventType[];
   environment?: string;
 }
 

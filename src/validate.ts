@@ -195,7 +195,8 @@ export function eventTypes(value: unknown, catalog: Catalog): string[] {
   return out;
 }
 
-export interface WebhookInput {
+/** The shape validation reads (loose: its input comes from JavaScript and HTTP alike). */
+interface RawWebhookInput {
   name: string;
   description?: string | null;
   endpoint: string;
@@ -203,9 +204,11 @@ export interface WebhookInput {
   environment?: string;
 }
 
-export function webhookInput(input: unknown, catalog: Catalog): Required<Omit<WebhookInput, 'environment'>> {
+export type CleanWebhookInput = Required<Omit<RawWebhookInput, 'environment'>>;
+
+export function webhookInput(input: unknown, catalog: Catalog): CleanWebhookInput {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) throw new ValidationError('webhook input must be an object');
-  const i = input as Partial<WebhookInput>;
+  const i = input as Partial<RawWebhookInput>;
   return {
     name: name(i.name),
     description: description(i.description),
@@ -216,7 +219,7 @@ export function webhookInput(input: unknown, catalog: Catalog): Required<Omit<We
 
 export function webhookPatch(input: unknown, catalog: Catalog): WebhookPatch {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) throw new ValidationError('webhook changes must be an object');
-  const i = input as Partial<WebhookInput>;
+  const i = input as Partial<RawWebhookInput>;
   const patch: WebhookPatch = {};
   if (i.name !== undefined) patch.name = name(i.name);
   if (i.description !== undefined) patch.description = description(i.description);

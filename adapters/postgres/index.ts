@@ -1,5 +1,5 @@
-import pg from 'pg';
-import type { Pool, PoolClient } from 'pg';
+import { loadDriver } from '../driver.js';
+import type { Pool, PoolClient } from './pool.js';
 import { Kysely, PostgresDialect } from 'kysely';
 import { KyselyStore, type SqlFlavor } from '../kysely/store.js';
 import type { EngineTables } from '../kysely/schema.js';
@@ -58,7 +58,7 @@ export function postgresStore(options: PostgresStoreOptions): KyselyStore {
   // takes over) instead of hanging a claim for the OS's two-minute TCP timeout.
   const pool: Pool =
     o.pool ??
-    new pg.Pool({
+    new (loadDriver<{ Pool: new (config: object) => Pool }>('pg', 'postgresStore').Pool)({
       connectionString: o.connectionString,
       max: o.maxConnections,
       keepAlive: true,

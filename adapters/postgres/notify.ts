@@ -21,7 +21,7 @@ export async function notifyWake(db: Kysely<any>): Promise<void> {
 
 /** The subset of a `pg` pool client the listener uses. */
 export interface ListenClient {
-  query(text: string): Promise<unknown>;
+  query(text: string, parameters: readonly unknown[]): Promise<unknown>;
   on(event: 'notification', listener: (message: unknown) => void): unknown;
   on(event: 'error' | 'end', listener: (error?: Error) => void): unknown;
   removeListener(event: 'notification' | 'error' | 'end', listener: (...args: any[]) => void): unknown;
@@ -72,7 +72,7 @@ export class WakeListener {
     const drop = this.#drop;
     if (!client || !drop) return;
     // A clean UNLISTEN lets the pool reuse the connection; if it fails the pool destroys it.
-    await client.query(`unlisten ${WAKE_CHANNEL}`).then(
+    await client.query(`unlisten ${WAKE_CHANNEL}`, []).then(
       () => drop(),
       (error: Error) => drop(error),
     );
@@ -107,7 +107,7 @@ export class WakeListener {
     client.on('notification', heard);
     if (this.#closed) return lost();
     try {
-      await client.query(`listen ${WAKE_CHANNEL}`);
+      await client.query(`listen ${WAKE_CHANNEL}`, []);
     } catch (error) {
       return lost(error as Error);
     }

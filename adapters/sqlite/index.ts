@@ -1,4 +1,4 @@
-import Database from 'better-sqlite3';
+import { loadDriver } from '../driver.js';
 import { Kysely } from 'kysely';
 import { KyselyStore, type SqlFlavor } from '../kysely/store.js';
 import type { EngineTables } from '../kysely/schema.js';
@@ -44,7 +44,8 @@ export function sqliteStore(options: SqliteStoreOptions): KyselyStore {
   const busy = options.busyTimeoutMs ?? 5000;
   if (!Number.isInteger(busy) || busy < 0) throw new TypeError('sqliteStore: busyTimeoutMs must be a non-negative integer');
 
-  const db: SqliteDatabase = database ?? (new Database(filename!) as unknown as SqliteDatabase);
+  const db: SqliteDatabase =
+    database ?? new (loadDriver<new (filename: string) => SqliteDatabase>('better-sqlite3', 'sqliteStore'))(filename!);
   db.pragma(`busy_timeout = ${busy}`);
   if (filename !== ':memory:') db.pragma('journal_mode = WAL');
   // WAL + NORMAL is durable across process crashes (only an OS crash can drop the last commits).

@@ -29,6 +29,7 @@ export interface HandlerDeps {
  * ```
  */
 export function createHandler(deps: HandlerDeps): (request: Request) => Promise<Response> {
+  let warnedNoAuthorize = false;
   return async (request) => {
     let resource: Resource | undefined;
     try {
@@ -49,6 +50,14 @@ export function createHandler(deps: HandlerDeps): (request: Request) => Promise<
       if (match.kind === 'none') return notFound();
       if (match.kind === 'method') return methodNotAllowed(request.method, match.allow);
       resource = match.route.resource;
+      if (!deps.authorize && !warnedNoAuthorize) {
+        // Said once, not per request: a misconfiguration, not an attack.
+        warnedNoAuthorize = true;
+        deps.onError(
+          'a management API request was refused because no authorize hook is configured (createWebhooks({ authorize }))',
+          new Error('no authorize hook'),
+        );
+      }
       const environment = await authorizeRequest(deps.authorize, request, deps.onError);
       return await match.route.run({ api: deps.api, request, environment, params: match.params });
     } catch (error) {

@@ -46,7 +46,10 @@ export async function getWebhook({ api, environment, params }: OperationContext)
 
 export async function updateWebhook({ api, request, environment, params }: OperationContext): Promise<Response> {
   const body = await readJsonObject(request, { required: true });
-  const updated = await api.webhooks.update(params.webhook_id!, patchInput(body), { environment });
+  // The patch is checked by the engine (as from any JavaScript caller); its types are the wire's.
+  const updated = await api.webhooks.update(params.webhook_id!, patchInput(body) as Parameters<HttpApi['webhooks']['update']>[1], {
+    environment,
+  });
   return ok('WEBHOOK_UPDATED', { webhook: { id: updated.id } });
 }
 

@@ -1,3 +1,4 @@
+import type { EmitInput } from '../../src/index.js';
 import { describe, expect, test } from 'vitest';
 import { makeEngine } from '../helpers/engine.js';
 import { userData } from '../helpers/fixtures.js';
@@ -135,7 +136,9 @@ describe('emit validation: nothing is written for bad input', () => {
       code: 'ERR_VALIDATION',
       field: 'data',
     });
-    await expect(env.hooks.emit({ type: 'user.deleted', source: 'admin', data: { user: cyclic } })).rejects.toMatchObject({
+    await expect(
+      env.hooks.emit({ type: 'user.deleted', source: 'admin', data: { user: cyclic } } as unknown as EmitInput),
+    ).rejects.toMatchObject({
       code: 'ERR_VALIDATION',
       field: 'data',
     });

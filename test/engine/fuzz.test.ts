@@ -1,3 +1,4 @@
+import type { EmitInput } from '../../src/index.js';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import fc from 'fast-check';
 import { sql } from 'kysely';
@@ -383,7 +384,7 @@ describe('emit', () => {
     cyclic.self = cyclic;
     const before = await count('iw_events');
     for (const data of [{ n: 1n }, cyclic]) {
-      const error = await hooks.emit({ type: open.code, source: 'api', data }).catch((e: unknown) => e);
+      const error = await hooks.emit({ type: open.code, source: 'api', data } as EmitInput).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(Error);
     }
     expect(await count('iw_events')).toBe(before);

@@ -1,3 +1,4 @@
+import type { WebhookInput } from '../../src/index.js';
 import { describe, expect, test } from 'vitest';
 import { makeEngine } from '../helpers/engine.js';
 import { WebhooksError } from '../../src/index.js';
@@ -11,7 +12,7 @@ async function engine(overrides: Parameters<typeof makeEngine>[0] = {}) {
   return env;
 }
 
-const ok = { name: 'CRM sync', endpoint: 'https://crm.example.com/hooks', eventTypes: ['user.created'] };
+const ok = { name: 'CRM sync', endpoint: 'https://crm.example.com/hooks', eventTypes: ['user.created'] } satisfies WebhookInput;
 
 describe('webhooks: create / get / list / update / delete', () => {
   test('round trip', async () => {

@@ -267,6 +267,8 @@ test('over real HTTP: generated bodies, raw bytes and content types, never a 500
       expect([200, 400, 413, 415]).toContain(res.status);
       if (res.status !== 200) expect(await snapshot()).toBe(before);
     }),
-    { numRuns: RUNS.http },
+    // One well-formed create always among the runs, so the 200 path is seen (by chance it was
+    // missed about once in seventy runs).
+    { numRuns: RUNS.http, examples: [[JSON.stringify(createBody()), 'application/json']] },
   );
 });
