@@ -19,11 +19,11 @@ export interface EmitDeps {
 /**
  * `emit`: validate the event, then ONE store call writes it with a delivery per subscribed
  * enabled webhook (in the host's transaction when given), then wake the scheduler. Nothing
- * waits for HTTP.
+ * waits for HTTP. `emitTo` is the same for a test event: to one webhook, subscribed or not.
  */
 export function createEmit(deps: EmitDeps) {
   const { access, clock, catalog } = deps;
-  return async function emit<Tx>(input: EmitInput, options: { transaction?: Tx } = {}): Promise<EmittedEvent> {
+  const write = async <Tx>(input: EmitInput, options: { transaction?: Tx; webhookIds?: string[] }): Promise<EmittedEvent> => {
     const { environment, type, source, data, eventTimestamp } = eventInput(input, catalog, deps.maxPayloadBytes);
     const now = clock.now();
     const event: EventRecord = {
@@ -36,12 +36,20 @@ export function createEmit(deps: EmitDeps) {
       createdAt: now,
     };
     const deliveries = await access.run('writing the event', (store) =>
-      store.insertEvent(event, { newDeliveryId: () => newId('msg', now), transaction: options.transaction }),
+      store.insertEvent(event, {
+        newDeliveryId: () => newId('msg', now),
+        transaction: options.transaction,
+        webhookIds: options.webhookIds,
+      }),
     );
     // Within a host transaction the rows are not visible until the host commits; the poll (or
     // an explicit wake() after commit) picks them up.
     if (deliveries.length > 0) deps.wake();
     return { ...event, deliveryIds: deliveries.map((d) => d.id) };
+  };
+  return {
+    emit: <Tx>(input: EmitInput, options: { transaction?: Tx } = {}) => write(input, { transaction: options.transaction }),
+    emitTo: (webhookId: string, input: EmitInput) => write(input, { webhookIds: [webhookId] }),
   };
 }
 

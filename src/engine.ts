@@ -53,7 +53,8 @@ export function createWebhooks<Tx = unknown>(options: WebhooksOptions<Tx>): Webh
   const scheduler = new Scheduler({ store, clock, options: o.delivery, dispatcher, onError });
   const wake = () => scheduler.wake();
 
-  const management = createManagement({ access, clock, catalog: o.catalog, guard: o.guard, maxWebhooks: o.maxWebhooks, wake });
+  const { emit, emitTo } = createEmit({ access, clock, catalog: o.catalog, maxPayloadBytes: o.maxPayloadBytes, wake });
+  const management = createManagement({ access, clock, catalog: o.catalog, guard: o.guard, maxWebhooks: o.maxWebhooks, wake, emitTo });
   const api: HttpApi = { ...management, jwks: () => keys.jwks() };
   const handler = createHandler({ api, authorize: options.authorize, onError });
 
@@ -61,7 +62,7 @@ export function createWebhooks<Tx = unknown>(options: WebhooksOptions<Tx>): Webh
   const hooks: Webhooks<Tx> = {
     ...api,
     handler,
-    emit: createEmit({ access, clock, catalog: o.catalog, maxPayloadBytes: o.maxPayloadBytes, wake }),
+    emit,
     async start() {
       await access.ready();
       await keys.signingKey(); // a key that cannot sign fails start(), not every delivery

@@ -15,6 +15,7 @@ export type WebhooksErrorCode =
   | 'ERR_LIMIT_REACHED'
   | 'ERR_PAYLOAD_TOO_LARGE'
   | 'ERR_ENDPOINT_NOT_ALLOWED'
+  | 'ERR_WEBHOOK_DISABLED'
   | 'ERR_CLOSED'
   | 'ERR_STORE';
 
@@ -49,6 +50,13 @@ export class LimitReachedError extends WebhooksError {
     environment: string,
   ) {
     super('ERR_LIMIT_REACHED', `environment ${JSON.stringify(environment)} already has the maximum of ${limit} webhooks`);
+  }
+}
+
+/** An operation that sends (resend, recover, test event) was asked of a disabled webhook. */
+export class WebhookDisabledError extends WebhooksError {
+  constructor(id: string) {
+    super('ERR_WEBHOOK_DISABLED', `webhook ${JSON.stringify(id)} is disabled; enable it first`);
   }
 }
 

@@ -4,9 +4,11 @@ import { assertEndpointAllowed } from './delivery/guard/check.js';
 import type { Guard } from './delivery/guard/guard.js';
 import { ValidationError } from './errors.js';
 import { newId } from './ids.js';
-import type { WebhookRecord } from './model.js';
+import { decodeCursor, encodeCursor } from './cursor.js';
+import type { DeliveryStatus, WebhookRecord } from './model.js';
+import type { DeliveryCursor } from './store.js';
 import type { StoreAccess } from './store-access.js';
-import type { Management } from './types.js';
+import type { EmitInput, EmittedEvent, Management } from './types.js';
 import * as v from './validate.js';
 
 export interface ManagementDeps {
@@ -17,7 +19,13 @@ export interface ManagementDeps {
   maxWebhooks(environment: string): number | null;
   /** Tells the scheduler that work may be due now (held deliveries resumed). */
   wake(): void;
+  /** Stores and sends an event to one webhook only (a test event); see emit.ts. */
+  emitTo(webhookId: string, input: EmitInput): Promise<EmittedEvent>;
 }
+
+/** Rows a recover changes per transaction: bounded, so an emit never waits long behind it. */
+const RECOVER_BATCH = 500;
+const STATUSES: readonly DeliveryStatus[] = ['pending', 'held', 'delivered', 'failed'];
 
 /**
  * The in-process management functions (`hooks.webhooks`, `.events`, `.deliveries`,
@@ -79,15 +87,76 @@ export function createManagement(deps: ManagementDeps): Management {
       deps.wake();
       return done;
     },
+    async recover(id, options) {
+      const environment = env(options);
+      const since = timeOf(options?.since, 'since');
+      const until = options?.until === undefined ? clock.now() : timeOf(options.until, 'until');
+      if (since >= until) throw new ValidationError('since must be before until', 'since');
+      let recovered = 0;
+      let after: DeliveryCursor | null = null;
+      do {
+        const now = clock.now();
+        const batch = await access.find('webhook', id, 'recovering deliveries', (s) =>
+          s.recoverFailed(environment, id, { since, until, now, limit: RECOVER_BATCH, after }),
+        );
+        recovered += batch.recovered;
+        after = batch.last;
+        if (batch.recovered > 0) deps.wake();
+      } while (after);
+      return { recovered };
+    },
+    async test(id, options) {
+      const environment = env(options);
+      const webhook = await webhooks.get(id, { environment });
+      const type = options?.eventType ?? webhook.eventTypes[0]!;
+      const entry = typeof type === 'string' ? catalog.entry(type) : undefined;
+      if (!entry)
+        throw new ValidationError(
+          `${JSON.stringify(String(type).slice(0, 100))} is not a known event type`,
+          'eventType',
+          'ERR_UNKNOWN_EVENT_TYPE',
+        );
+      const sent = await deps.emitTo(id, { type: entry.code, source: 'admin', data: structuredClone(entry.example), environment });
+      return { eventId: sent.id, deliveryId: sent.deliveryIds[0]! };
+    },
   };
 
   const deliveries: Management['deliveries'] = {
     async list(filter = {}) {
       const environment = env(filter);
-      const limit = filter.limit ?? 100;
-      if (!Number.isInteger(limit) || limit < 1 || limit > 1000)
-        throw new ValidationError('limit must be an integer from 1 to 1000', 'limit');
-      return access.run('listing deliveries', (s) => s.listDeliveries(environment, { ...filter, limit }));
+      const limit = filter.limit ?? 25;
+      if (!Number.isInteger(limit) || limit < 1 || limit > 100)
+        throw new ValidationError('limit must be an integer from 1 to 100', 'limit');
+      if (filter.status !== undefined && !STATUSES.includes(filter.status)) {
+        throw new ValidationError(`status must be one of ${STATUSES.join(', ')}`, 'status');
+      }
+      if (filter.eventType !== undefined && !catalog.has(filter.eventType)) {
+        throw new ValidationError(
+          `${JSON.stringify(String(filter.eventType).slice(0, 100))} is not a known event type`,
+          'eventType',
+          'ERR_UNKNOWN_EVENT_TYPE',
+        );
+      }
+      const after = filter.cursor === undefined || filter.cursor === null ? null : decodeCursor(filter.cursor);
+      // An id that cannot exist matches nothing (as it would not be found).
+      for (const [key, prefix] of [
+        ['webhookId', 'webhook'],
+        ['eventId', 'event'],
+      ] as const) {
+        const value = filter[key];
+        if (value !== undefined && !v.isPlausibleId(value, prefix)) return { deliveries: [], nextCursor: null };
+      }
+      const page = await access.run('listing deliveries', (s) =>
+        s.listDeliveries(environment, {
+          webhookId: filter.webhookId,
+          eventId: filter.eventId,
+          status: filter.status,
+          eventType: filter.eventType,
+          limit,
+          after,
+        }),
+      );
+      return { deliveries: page.deliveries, nextCursor: page.next ? encodeCursor(page.next) : null };
     },
     async get(id, options) {
       const environment = env(options);
@@ -96,6 +165,12 @@ export function createManagement(deps: ManagementDeps): Management {
     async attempts(id, options) {
       await deliveries.get(id, options);
       return access.run('listing attempts', (s) => s.listAttempts(env(options), id));
+    },
+    async resend(id, options) {
+      const environment = env(options);
+      const delivery = await access.find('delivery', id, 'resending a delivery', (s) => s.resendDelivery(environment, id, clock.now()));
+      deps.wake();
+      return delivery;
     },
   };
 
@@ -110,4 +185,13 @@ export function createManagement(deps: ManagementDeps): Management {
     deliveries,
     eventTypes: { list: () => catalog.list() },
   };
+}
+
+/** A time argument: epoch milliseconds or a Date. */
+function timeOf(value: unknown, field: string): number {
+  const ms = value instanceof Date ? value.getTime() : value;
+  if (typeof ms !== 'number' || !Number.isFinite(ms) || Math.abs(ms) > 8.64e15) {
+    throw new ValidationError(`${field} must be a time (milliseconds since the epoch, or a Date)`, field);
+  }
+  return ms;
 }

@@ -52,6 +52,10 @@ export interface DeliveryRecord {
   lastAttemptAt: number | null;
   /** Status code or error kind of the last attempt (`200`, `500`, `timeout`). */
   lastResult: string | null;
+  /** The event's type (copied from the event). */
+  eventType: string;
+  /** What went wrong in the last attempt, when it failed (`expected HTTP 200, got 500`); null after a success. */
+  lastError: string | null;
   createdAt: number;
   updatedAt: number;
 }

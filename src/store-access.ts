@@ -49,7 +49,8 @@ export class StoreAccess {
   ): Promise<T> {
     const prefix = what === 'delivery' ? 'msg' : what;
     const found = isPlausibleId(id, prefix) ? await this.run(doing, fn) : null;
-    if (!found) throw new NotFoundError(what, String(id).slice(0, 128));
+    // An id that is not a string is named by its type: String() of an object can itself throw.
+    if (!found) throw new NotFoundError(what, typeof id === 'string' ? id.slice(0, 128) : `(${typeof id})`);
     return found;
   }
 }

@@ -43,14 +43,35 @@ export interface Store<Tx = unknown> {
    * enabled webhook of its environment subscribed to its type. With `transaction` (the host's own
    * Kysely transaction on the same database) the rows join it and commit or roll back with it.
    */
-  insertEvent(event: EventRecord, options: { newDeliveryId: () => string; transaction?: Tx }): Promise<DeliveryRecord[]>;
+  insertEvent(event: EventRecord, options: InsertEventOptions<Tx>): Promise<DeliveryRecord[]>;
   getEvent(environment: string, id: string): Promise<EventRecord | null>;
 
-  /** Newest first. */
-  listDeliveries(environment: string, filter: DeliveryFilter): Promise<DeliveryRecord[]>;
+  /**
+   * One page of deliveries, newest first (`created_at`, then id, descending), after the cursor
+   * when given: keyset pagination, stable while new deliveries arrive. `next` is the cursor of
+   * the following page, null on the last.
+   */
+  listDeliveries(environment: string, filter: DeliveryFilter): Promise<{ deliveries: DeliveryRecord[]; next: DeliveryCursor | null }>;
   getDelivery(environment: string, id: string): Promise<DeliveryRecord | null>;
   /** Oldest first. */
   listAttempts(environment: string, deliveryId: string): Promise<AttemptRecord[]>;
+  /**
+   * Makes a delivery in any state due `now` again, with its id (its `webhook-id`) unchanged. A
+   * delivery in flight under a live lease is left alone (its attempt is the one asked for).
+   * Null when not found; throws WebhookDisabledError when its webhook is disabled.
+   */
+  resendDelivery(environment: string, id: string, now: number): Promise<DeliveryRecord | null>;
+  /**
+   * One bounded batch of a recover: up to `limit` `failed` deliveries of the webhook created in
+   * `[since, until)`, after `after` (ascending), made due `now`. Only rows still `failed` change,
+   * so concurrent recovers queue each delivery once. Null when the webhook is not found; throws
+   * WebhookDisabledError when it is disabled. `last` is where the next batch starts (null: done).
+   */
+  recoverFailed(
+    environment: string,
+    webhookId: string,
+    args: { since: number; until: number; now: number; limit: number; after: DeliveryCursor | null },
+  ): Promise<{ recovered: number; last: DeliveryCursor | null } | null>;
 
   /**
    * Claims up to `limit` due deliveries (pending, `next_attempt_at <= now`), oldest due first, in
@@ -90,12 +111,31 @@ export interface WebhookPatch {
   eventTypes?: string[];
 }
 
+export interface InsertEventOptions<Tx> {
+  newDeliveryId: () => string;
+  transaction?: Tx;
+  /**
+   * Deliver to exactly these webhooks (when enabled), subscribed to the type or not: a test
+   * event. When none of them is enabled, nothing is written and WebhookDisabledError is thrown.
+   */
+  webhookIds?: string[];
+}
+
+/** A position in the delivery log: the last row of a page. */
+export interface DeliveryCursor {
+  createdAt: number;
+  id: string;
+}
+
 export interface DeliveryFilter {
   webhookId?: string;
   eventId?: string;
   status?: DeliveryStatus;
-  /** Default 100. */
+  eventType?: string;
+  /** Page size. Default 25. */
   limit?: number;
+  /** Start after this position (the `next` of the previous page). */
+  after?: DeliveryCursor | null;
 }
 
 export interface ClaimArgs {

@@ -32,11 +32,11 @@ import type { CatalogEntry, EventTypeDefinition } from './catalog/catalog.js';
 import type { Clock } from './clock.js';
 import type { GuardOptions, Resolver } from './delivery/guard/guard.js';
 import type { Transport } from './delivery/transport.js';
-import type { AttemptRecord, DeliveryRecord, EventRecord, EventSource, WebhookRecord } from './model.js';
+import type { AttemptRecord, DeliveryRecord, DeliveryStatus, EventRecord, EventSource, WebhookRecord } from './model.js';
 import type { BackoffOptions } from './scheduler/backoff.js';
 import type { SigningKey } from './signing/keys.js';
 import type { KeyInfo, RotateOptions } from './signing/keyset.js';
-import type { DeliveryFilter, Store } from './store.js';
+import type { Store } from './store.js';
 import type { WebhookInput } from './validate.js';
 
 export interface WebhooksOptions<Tx = unknown> {
@@ -139,6 +139,23 @@ export interface EmittedEvent extends EventRecord {
 /** Every call scoped to an environment takes it here; default `'default'`. */
 export type EnvironmentOption = { environment?: string };
 
+export interface DeliveryListOptions extends EnvironmentOption {
+  webhookId?: string;
+  eventId?: string;
+  status?: DeliveryStatus;
+  eventType?: string;
+  /** Page size, 1–100. Default 25. */
+  limit?: number;
+  /** `nextCursor` of the previous page. */
+  cursor?: string | null;
+}
+
+export interface DeliveryPage {
+  deliveries: DeliveryRecord[];
+  /** Pass as `cursor` for the next page; null on the last page. */
+  nextCursor: string | null;
+}
+
 /** The in-process management functions: webhooks, events, deliveries, event types. */
 export interface Management {
   webhooks: {
@@ -151,12 +168,33 @@ export interface Management {
     disable(id: string, options?: EnvironmentOption): Promise<WebhookRecord>;
     /** Resumes held deliveries unless `resumeHeld: false` (then they fail as dropped). */
     enable(id: string, options?: EnvironmentOption & { resumeHeld?: boolean }): Promise<WebhookRecord>;
+    /**
+     * Queues again every `failed` delivery of the webhook whose event was emitted in
+     * `[since, until)` (until: now), each with its own `webhook-id`; returns how many. Works in
+     * bounded batches; safe to call twice (a delivery already queued is not queued again).
+     * Refused with `ERR_WEBHOOK_DISABLED` on a disabled webhook.
+     */
+    recover(id: string, options: EnvironmentOption & { since: number | Date; until?: number | Date }): Promise<{ recovered: number }>;
+    /**
+     * Sends one event of `eventType` (default: the webhook's first subscribed type; any type of
+     * the catalog) to this webhook only, with the type's example data and `source: 'admin'`.
+     * It is stored and delivered like any event. Refused with `ERR_WEBHOOK_DISABLED` when disabled.
+     */
+    test(id: string, options?: EnvironmentOption & { eventType?: string }): Promise<{ eventId: string; deliveryId: string }>;
   };
   events: { get(id: string, options?: EnvironmentOption): Promise<EventRecord> };
   deliveries: {
-    list(filter?: DeliveryFilter & EnvironmentOption): Promise<DeliveryRecord[]>;
+    /** One page of the delivery log, newest first; pass `nextCursor` back as `cursor` for the next. */
+    list(filter?: DeliveryListOptions): Promise<DeliveryPage>;
     get(id: string, options?: EnvironmentOption): Promise<DeliveryRecord>;
+    /** The attempt log of a delivery, oldest first. */
     attempts(id: string, options?: EnvironmentOption): Promise<AttemptRecord[]>;
+    /**
+     * One new attempt now, in any state, with the same `webhook-id` (the same message; receivers
+     * dedupe on it) and a fresh `timestamp`; recorded as another attempt of this delivery. A
+     * delivery already in flight is left to that attempt. `ERR_WEBHOOK_DISABLED` when disabled.
+     */
+    resend(id: string, options?: EnvironmentOption): Promise<DeliveryRecord>;
   };
   eventTypes: { list(): CatalogEntry[] };
 }

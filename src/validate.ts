@@ -40,9 +40,8 @@ export function name(value: unknown): string {
   const trimmed = value.trim();
   if (trimmed.length === 0) throw new ValidationError('name must not be empty', 'name');
   if ([...trimmed].length > LIMITS.nameLength) throw new ValidationError(`name must be at most ${LIMITS.nameLength} characters`, 'name');
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point.
-  if (/[\u0000-\u001f\u007f]/.test(trimmed)) throw new ValidationError('name must not contain control characters', 'name');
   if (LONE_SURROGATE.test(trimmed)) throw new ValidationError('name must be valid Unicode text', 'name');
+  checkText(trimmed, 'name');
   return trimmed;
 }
 
@@ -52,12 +51,100 @@ export function description(value: unknown): string | null {
   if ([...value].length > LIMITS.descriptionLength) {
     throw new ValidationError(`description must be at most ${LIMITS.descriptionLength} characters`, 'description');
   }
-  if (value.includes('\u0000')) throw new ValidationError('description must not contain NUL characters', 'description');
   if (LONE_SURROGATE.test(value)) throw new ValidationError('description must be valid Unicode text', 'description');
-  return value.length === 0 ? null : value;
+  if (value.length === 0) return null;
+  checkText(value, 'description');
+  return value;
 }
 
-/** An absolute http(s) URL without credentials (they would show up in every listing). */
+/*
+ * Names and descriptions are shown to people (a dashboard, an email, a terminal), so text that
+ * displays as something other than what is stored is refused:
+ * - C0 and C1 controls (ESC starts terminal sequences, NUL truncates in C, U+0085 is a line
+ *   break); descriptions keep tab, line feed, and carriage return before a line feed (CRLF, as
+ *   text areas send it), but not a lone CR, which returns a terminal to the start of the line;
+ * - bidirectional controls (U+202E turns "invoice\u202Egpj.exe" into "invoiceexe.jpg");
+ * - U+2028 / U+2029 (line breaks that JSON and many logs do not treat as one);
+ * - tag characters (invisible ASCII look-alikes that can hide text), except in emoji flags;
+ * - text that is empty once invisible characters and spaces are removed.
+ * Invisible characters inside visible text stay: the ZWJ in 👩‍💻, the ZWNJ of Persian words.
+ */
+// \p{Cc} is exactly C0, DEL and C1. Then the bidi controls, U+2028/U+2029, the tag characters.
+const REFUSED_IN_NAME = /[\p{Cc}\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\u{e0000}-\u{e007f}]/u;
+const REFUSED_IN_DESCRIPTION = /(?![\t\n\r])\p{Cc}|\r(?!\n)|[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\u{e0000}-\u{e007f}]/u;
+/** An emoji flag of a subdivision (🏴 + tag letters + CANCEL TAG, e.g. Scotland's): the one valid use of tags. */
+const TAG_SEQUENCE = /\u{1f3f4}[\u{e0020}-\u{e007e}]+\u{e007f}/gu;
+/** What displays as nothing: spaces, default-ignorable characters (zero-width, BOM, soft hyphen, Hangul fillers...), braille blank. */
+const INVISIBLE = /[\p{White_Space}\p{Default_Ignorable_Code_Point}\u2800]/gu;
+
+const CHARACTER_NAMES = new Map<number, string>([
+  [0x00, 'NULL'],
+  [0x09, 'CHARACTER TABULATION'],
+  [0x0a, 'LINE FEED'],
+  [0x0d, 'CARRIAGE RETURN'],
+  [0x1b, 'ESCAPE'],
+  [0x7f, 'DELETE'],
+  [0x85, 'NEXT LINE'],
+  [0x9b, 'CONTROL SEQUENCE INTRODUCER'],
+  [0x061c, 'ARABIC LETTER MARK'],
+  [0x200e, 'LEFT-TO-RIGHT MARK'],
+  [0x200f, 'RIGHT-TO-LEFT MARK'],
+  [0x202a, 'LEFT-TO-RIGHT EMBEDDING'],
+  [0x202b, 'RIGHT-TO-LEFT EMBEDDING'],
+  [0x202c, 'POP DIRECTIONAL FORMATTING'],
+  [0x202d, 'LEFT-TO-RIGHT OVERRIDE'],
+  [0x202e, 'RIGHT-TO-LEFT OVERRIDE'],
+  [0x2066, 'LEFT-TO-RIGHT ISOLATE'],
+  [0x2067, 'RIGHT-TO-LEFT ISOLATE'],
+  [0x2068, 'FIRST STRONG ISOLATE'],
+  [0x2069, 'POP DIRECTIONAL ISOLATE'],
+  [0x2028, 'LINE SEPARATOR'],
+  [0x2029, 'PARAGRAPH SEPARATOR'],
+  [0x200b, 'ZERO WIDTH SPACE'],
+  [0xfeff, 'ZERO WIDTH NO-BREAK SPACE'],
+  [0x3164, 'HANGUL FILLER'],
+  [0x2800, 'BRAILLE PATTERN BLANK'],
+]);
+
+/** `U+202E RIGHT-TO-LEFT OVERRIDE`, or `U+E0041` for characters without a name here. */
+export function describeCodePoint(cp: number): string {
+  const hex = `U+${cp.toString(16).toUpperCase().padStart(4, '0')}`;
+  const label = CHARACTER_NAMES.get(cp);
+  return label ? `${hex} ${label}` : hex;
+}
+
+function whyRefused(cp: number, field: 'name' | 'description'): string {
+  if (cp === 0x0d && field === 'description') return 'a carriage return is allowed only before a line feed';
+  if (cp <= 0x9f)
+    return field === 'name'
+      ? 'names are one line of text without control characters'
+      : 'control characters other than tab and line feed are refused';
+  if (cp === 0x2028 || cp === 0x2029) return field === 'name' ? 'names are one line of text' : 'use a line feed (U+000A) for a new line';
+  if (cp >= 0xe0000) return 'tag characters are invisible outside an emoji flag and can hide text';
+  return 'bidirectional controls make text display in another order than it is stored';
+}
+
+function checkText(value: string, field: 'name' | 'description'): void {
+  const masked = value.replace(TAG_SEQUENCE, (flag) => 'x'.repeat(flag.length)); // same length: indices stay valid
+  const found = (field === 'name' ? REFUSED_IN_NAME : REFUSED_IN_DESCRIPTION).exec(masked);
+  if (found) {
+    const cp = value.codePointAt(found.index)!;
+    const at = [...value.slice(0, found.index)].length + 1;
+    throw new ValidationError(`${field} must not contain ${describeCodePoint(cp)} (character ${at}): ${whyRefused(cp, field)}`, field);
+  }
+  if (value.replace(INVISIBLE, '') === '') {
+    throw new ValidationError(
+      `${field} must contain visible text: it has only spaces or invisible characters (the first is ${describeCodePoint(value.codePointAt(0)!)})`,
+      field,
+    );
+  }
+}
+
+/**
+ * An absolute http(s) URL without credentials (they would show up in every listing), returned in
+ * the WHATWG parser's normal form, at most `LIMITS.endpointLength` characters both as given (so a
+ * huge input is never parsed) and as normalised (what is stored).
+ */
 export function endpoint(value: unknown): string {
   if (typeof value !== 'string' || value.length === 0)
     throw new ValidationError('endpoint is required and must be a URL string', 'endpoint');
@@ -73,6 +160,14 @@ export function endpoint(value: unknown): string {
   if (!url.hostname) throw new ValidationError('endpoint must name a host', 'endpoint');
   if (url.username || url.password) throw new ValidationError('endpoint must not contain a user name or password', 'endpoint');
   if (url.hash) throw new ValidationError('endpoint must not contain a #fragment', 'endpoint');
+  // The bound is on what is stored and sent: normalising percent-encodes non-ASCII text (a 4-byte
+  // character becomes 12 characters), so an input within the bound can come out six times longer.
+  if (url.href.length > LIMITS.endpointLength) {
+    throw new ValidationError(
+      `endpoint must be at most ${LIMITS.endpointLength} characters once normalised (it has ${url.href.length}: non-ASCII characters are percent-encoded)`,
+      'endpoint',
+    );
+  }
   return url.href;
 }
 

@@ -94,6 +94,32 @@ export const MIGRATIONS: readonly Migration[] = [
       await db.schema.createIndex('iw_attempts_webhook').on('iw_attempts').column('webhook_id').execute();
     },
   },
+  {
+    version: 2,
+    name: 'delivery log',
+    async up(db) {
+      // The log lists a webhook's deliveries newest first, filtered by status or event type, in
+      // pages keyed on (created_at, id): both orders come straight from an index, whatever the
+      // backlog. The type and the last error are copied onto the delivery (both are fixed or
+      // replaced whole), so a page is one index range with no join and no lookup per row.
+      await db.schema
+        .alterTable('iw_deliveries')
+        .addColumn('event_type', 'text', (c) => c.notNull().defaultTo(''))
+        .execute();
+      await db.schema.alterTable('iw_deliveries').addColumn('last_error', 'text').execute();
+      await sql`update iw_deliveries set event_type = (select e.type from iw_events e where e.id = iw_deliveries.event_id)`.execute(db);
+      await sql`update iw_deliveries set last_error = (select a.error_message from iw_attempts a where a.delivery_id = iw_deliveries.id order by a.seq desc limit 1) where last_attempt_at is not null`.execute(
+        db,
+      );
+      await db.schema.dropIndex('iw_deliveries_webhook').execute();
+      await db.schema.createIndex('iw_deliveries_log').on('iw_deliveries').columns(['webhook_id', 'created_at', 'id']).execute();
+      await db.schema
+        .createIndex('iw_deliveries_log_status')
+        .on('iw_deliveries')
+        .columns(['webhook_id', 'status', 'created_at', 'id'])
+        .execute();
+    },
+  },
 ];
 
 /** Applies what is missing, each migration in its own transaction with its ledger row. */

@@ -65,6 +65,7 @@ export async function recordOutcomes(trx: Trx, batch: readonly RecordAttemptArgs
           owned.map(({ args }) => sql`when ${args.attempt.deliveryId} then ${String(args.attempt.statusCode)}`),
           sql` `,
         )} end`,
+        last_error: null,
         updated_at: now,
       })
       .where(
@@ -103,6 +104,7 @@ async function applyOne(
   delivery: DeliveryState,
 ): Promise<Result> {
   const result = attempt.statusCode !== null ? String(attempt.statusCode) : (attempt.errorKind ?? 'error');
+  const lastError = attempt.success ? null : describeFailure(attempt);
   if (owns(delivery, workerId)) {
     const status = attempt.success ? 'delivered' : delivery.status === 'held' ? 'held' : retryAt === null ? 'failed' : 'pending';
     await trx
@@ -115,6 +117,7 @@ async function applyOne(
         locked_until: null,
         last_attempt_at: attempt.startedAt,
         last_result: result,
+        last_error: lastError,
         updated_at: now,
       })
       .where('id', '=', attempt.deliveryId)
@@ -131,7 +134,6 @@ async function applyOne(
       .execute();
     return { disabled: null };
   }
-  const lastError = `${result}${attempt.errorMessage ? `: ${attempt.errorMessage}` : ''}`.slice(0, 500);
   await trx
     .updateTable('iw_webhooks')
     .set({ failing_since: sql`coalesce(failing_since, ${attempt.startedAt})`, last_error: lastError })
@@ -171,4 +173,15 @@ export async function holdPending(trx: Trx, webhookId: string, now: number): Pro
     .where('webhook_id', '=', webhookId)
     .where('status', '=', sql.lit('pending'))
     .execute();
+}
+
+/**
+ * A failed attempt in one line for the webhook and delivery records: the attempt's own message
+ * when it got an answer (`expected HTTP 200, got 204: <start of the body>`), else the kind first
+ * (`timeout: no complete answer within 15000 ms`).
+ */
+function describeFailure(attempt: RecordAttemptArgs['attempt']): string {
+  const message = attempt.errorMessage ?? `HTTP ${attempt.statusCode ?? '?'}`;
+  const text = attempt.statusCode !== null ? message : `${attempt.errorKind ?? 'error'}: ${message}`;
+  return text.slice(0, 500);
 }

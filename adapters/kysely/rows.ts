@@ -75,6 +75,8 @@ export function toDelivery(r: DeliveryRow): DeliveryRecord {
     lockedUntil: msOrNull(r.locked_until),
     lastAttemptAt: msOrNull(r.last_attempt_at),
     lastResult: r.last_result,
+    eventType: r.event_type,
+    lastError: r.last_error,
     createdAt: ms(r.created_at),
     updatedAt: ms(r.updated_at),
   };
@@ -93,6 +95,8 @@ export function fromDelivery(d: DeliveryRecord): DeliveryRow {
     locked_until: d.lockedUntil,
     last_attempt_at: d.lastAttemptAt,
     last_result: d.lastResult,
+    event_type: d.eventType,
+    last_error: d.lastError,
     created_at: d.createdAt,
     updated_at: d.updatedAt,
   };

@@ -53,6 +53,10 @@ export interface DeliveryRow {
   locked_until: Millis | null;
   last_attempt_at: Millis | null;
   last_result: string | null;
+  /** The event's type, copied at insert (migration 2). */
+  event_type: string;
+  /** The last failed attempt's message; null after a success (migration 2). */
+  last_error: string | null;
   created_at: Millis;
   updated_at: Millis;
 }

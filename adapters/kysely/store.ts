@@ -1,8 +1,9 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
-import { LimitReachedError } from '../../src/errors.js';
+import { LimitReachedError, WebhookDisabledError } from '../../src/errors.js';
 import type { ClaimedDelivery, DeliveryRecord, EventRecord, WebhookRecord } from '../../src/model.js';
-import type { ClaimArgs, DeliveryFilter, RecordAttemptArgs, Store, WebhookPatch } from '../../src/store.js';
+import type { ClaimArgs, DeliveryFilter, InsertEventOptions, RecordAttemptArgs, Store, WebhookPatch } from '../../src/store.js';
 import { runMigrations } from './migrations.js';
+import { listPage, recoverBatch, resend } from './log.js';
 import { holdPending, recordOutcomes } from './outcomes.js';
 import { fromDelivery, fromWebhook, toAttempt, toDelivery, toEvent, toWebhook } from './rows.js';
 import type { DeliveryRow, EngineTables } from './schema.js';
@@ -186,10 +187,7 @@ export class KyselyStore implements Store<HostTransaction> {
     });
   }
 
-  async insertEvent(
-    event: EventRecord,
-    options: { newDeliveryId: () => string; transaction?: HostTransaction },
-  ): Promise<DeliveryRecord[]> {
+  async insertEvent(event: EventRecord, options: InsertEventOptions<HostTransaction>): Promise<DeliveryRecord[]> {
     const write = async (db: Db): Promise<DeliveryRecord[]> => {
       await db
         .insertInto('iw_events')
@@ -203,29 +201,34 @@ export class KyselyStore implements Store<HostTransaction> {
           created_at: event.createdAt,
         })
         .execute();
-      const hooks = await db
+      let targets = db
         .selectFrom('iw_webhooks')
         .select(['id', 'event_types'])
         .where('environment', '=', event.environment)
-        .where('status', '=', 'enabled')
-        .execute();
-      const deliveries = hooks
-        .filter((h) => (JSON.parse(h.event_types) as string[]).includes(event.type))
-        .map<DeliveryRecord>((h) => ({
-          id: options.newDeliveryId(),
-          environment: event.environment,
-          webhookId: h.id,
-          eventId: event.id,
-          status: 'pending',
-          attemptCount: 0,
-          nextAttemptAt: event.createdAt,
-          lockedBy: null,
-          lockedUntil: null,
-          lastAttemptAt: null,
-          lastResult: null,
-          createdAt: event.createdAt,
-          updatedAt: event.createdAt,
-        }));
+        .where('status', '=', 'enabled');
+      const only = options.webhookIds;
+      if (only) targets = targets.where('id', 'in', only.length > 0 ? only : ['']);
+      const hooks = await targets.execute();
+      // A test event goes to the named webhooks whatever they subscribe to; nothing else does.
+      const chosen = only ? hooks : hooks.filter((h) => (JSON.parse(h.event_types) as string[]).includes(event.type));
+      if (only && chosen.length === 0) throw new WebhookDisabledError(only[0] ?? '');
+      const deliveries = chosen.map<DeliveryRecord>((h) => ({
+        id: options.newDeliveryId(),
+        environment: event.environment,
+        webhookId: h.id,
+        eventId: event.id,
+        status: 'pending',
+        attemptCount: 0,
+        nextAttemptAt: event.createdAt,
+        lockedBy: null,
+        lockedUntil: null,
+        lastAttemptAt: null,
+        lastResult: null,
+        eventType: event.type,
+        lastError: null,
+        createdAt: event.createdAt,
+        updatedAt: event.createdAt,
+      }));
       if (deliveries.length > 0) {
         await db.insertInto('iw_deliveries').values(deliveries.map(fromDelivery)).execute();
         await this.flavor.notify?.(db);
@@ -246,17 +249,24 @@ export class KyselyStore implements Store<HostTransaction> {
     return row ? toEvent(row) : null;
   }
 
-  async listDeliveries(environment: string, filter: DeliveryFilter): Promise<DeliveryRecord[]> {
-    let q = this.db.selectFrom('iw_deliveries').selectAll().where('environment', '=', environment);
-    if (filter.webhookId !== undefined) q = q.where('webhook_id', '=', filter.webhookId);
-    if (filter.eventId !== undefined) q = q.where('event_id', '=', filter.eventId);
-    if (filter.status !== undefined) q = q.where('status', '=', filter.status);
-    const rows = await q
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(filter.limit ?? 100)
-      .execute();
-    return rows.map(toDelivery);
+  listDeliveries(environment: string, filter: DeliveryFilter) {
+    return listPage(this.db, environment, filter);
+  }
+
+  async resendDelivery(environment: string, id: string, now: number): Promise<DeliveryRecord | null> {
+    return this.db.transaction().execute(async (trx) => {
+      const delivery = await resend(trx, environment, id, now, this.flavor.rowLocks);
+      if (delivery?.status === 'pending' && delivery.nextAttemptAt === now) await this.flavor.notify?.(trx);
+      return delivery;
+    });
+  }
+
+  async recoverFailed(environment: string, webhookId: string, args: Parameters<Store['recoverFailed']>[2]) {
+    return this.db.transaction().execute(async (trx) => {
+      const result = await recoverBatch(trx, environment, webhookId, args, this.flavor.rowLocks);
+      if (result && result.recovered > 0) await this.flavor.notify?.(trx);
+      return result;
+    });
   }
 
   async getDelivery(environment: string, id: string): Promise<DeliveryRecord | null> {

@@ -14,6 +14,11 @@ export interface EventTypeDefinition {
   origin: string;
   /** JSON Schema (see schema.ts for the supported subset) of the event's `data`. */
   schema: JsonSchema;
+  /**
+   * The `data` of a test event of this type (`hooks.webhooks.test`). Must validate against
+   * `schema` (checked at startup). Default: built from the schema's required members.
+   */
+  example?: Record<string, unknown>;
 }
 
 const id: JsonSchema = { type: 'string', minLength: 1, maxLength: 255 };

@@ -1,5 +1,6 @@
 import { ValidationError } from '../errors.js';
 import { BUILTIN_EVENT_TYPES, type EventTypeDefinition } from './builtins.js';
+import { BUILTIN_EXAMPLES, exampleFromSchema } from './examples.js';
 import { assertSupportedSchema, validate } from './schema.js';
 
 export type { EventTypeDefinition } from './builtins.js';
@@ -11,6 +12,8 @@ const CODE = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$/;
 export interface CatalogEntry extends EventTypeDefinition {
   /** Stable id derived from the code. */
   id: string;
+  /** Valid `data` for a test event; every entry has one. */
+  example: Record<string, unknown>;
 }
 
 /**
@@ -39,18 +42,25 @@ export class Catalog {
     }
     if (typeof def.name !== 'string' || def.name.length === 0) throw new TypeError(`eventTypes: "${def.code}" needs a name`);
     assertSupportedSchema(def.schema);
+    const example = exampleOf(def, builtin);
     const entry: CatalogEntry = Object.freeze({
       id: `evtype_${def.code.replace(/\./g, '_')}`,
       code: def.code,
       name: def.name,
       origin: typeof def.origin === 'string' && def.origin ? def.origin : 'custom',
       schema: structuredClone(def.schema),
+      example,
     });
     this.#types.set(def.code, entry);
   }
 
   has(code: string): boolean {
     return this.#types.has(code);
+  }
+
+  /** The entry of `code`, or undefined. */
+  entry(code: string): CatalogEntry | undefined {
+    return this.#types.get(code);
   }
 
   list(): CatalogEntry[] {
@@ -63,4 +73,29 @@ export class Catalog {
     if (!entry) throw new ValidationError(`event type ${JSON.stringify(type)} is not in the catalog`, 'type', 'ERR_UNKNOWN_EVENT_TYPE');
     validate(entry.schema, data, 'data');
   }
+}
+
+/** The type's example: given, built-in, or built from the schema; refused at startup unless valid. */
+function exampleOf(def: EventTypeDefinition, builtin: boolean): Record<string, unknown> {
+  const given = def.example ?? (builtin ? BUILTIN_EXAMPLES[def.code] : undefined);
+  const example = given === undefined ? exampleFromSchema(def.schema) : structuredClone(given);
+  try {
+    if (typeof example !== 'object' || example === null || Array.isArray(example))
+      throw new ValidationError('data must be an object', 'data');
+    validate(def.schema, example, 'data');
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    throw new TypeError(
+      `eventTypes: "${def.code}" ${given === undefined ? 'needs an `example` (none could be built from its schema' : 'has an `example` that does not match its schema ('}: ${why})`,
+    );
+  }
+  return deepFreeze(example as Record<string, unknown>);
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
 }

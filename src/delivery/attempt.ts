@@ -44,7 +44,7 @@ export async function runAttempt(
       durationMs: performance.now() - t0,
       statusCode: res.status,
       errorKind: success ? null : res.status >= 300 && res.status < 400 ? 'redirect' : 'status',
-      errorMessage: success ? null : `HTTP ${res.status}`,
+      errorMessage: success ? null : unexpectedStatus(res.status, res.excerpt),
       responseExcerpt: res.excerpt || null,
       success,
     };
@@ -60,4 +60,10 @@ export async function runAttempt(
       success: false,
     };
   }
+}
+
+/** Says what was wrong with the answer: only 200 counts (a 204 or 201 surprises people), and how the body began. */
+function unexpectedStatus(status: number, excerpt: string): string {
+  const start = excerpt.replace(/\s+/g, ' ').trim().slice(0, 200);
+  return `expected HTTP 200, got ${status}${start ? `: ${start}` : ''}`;
 }

@@ -32,6 +32,7 @@ const ENGINE_ERRORS: Record<WebhooksErrorCode, { status: number; code: string } 
   ERR_LIMIT_REACHED: { status: 400, code: 'WEBHOOK_LIMIT_REACHED' },
   ERR_PAYLOAD_TOO_LARGE: { status: 413, code: 'PAYLOAD_TOO_LARGE' },
   ERR_ENDPOINT_NOT_ALLOWED: { status: 400, code: 'ENDPOINT_NOT_ALLOWED' },
+  ERR_WEBHOOK_DISABLED: { status: 409, code: 'WEBHOOK_DISABLED' },
   ERR_CLOSED: { status: 503, code: 'SERVICE_UNAVAILABLE' },
   // A store failure is ours, not the caller's: its message may name tables or hosts.
   ERR_STORE: null,

@@ -43,7 +43,7 @@ export function createHandler(deps: HandlerDeps): (request: Request) => Promise<
       if (api.rest.length === 1 && api.rest[0] === 'openapi.json') {
         if (request.method !== 'GET') return methodNotAllowed(request.method, ['GET']);
         // Public, like the JWKS: it describes the API, not anyone's data.
-        return jsonResponse(200, openApiDocument(`${url.origin}${api.prefix}`), { 'cache-control': 'public, max-age=300' });
+        return jsonResponse(200, openApiDocument(api.prefix || '/'), { 'cache-control': 'public, max-age=300' });
       }
       const match = matchRoute(ROUTES, request.method, api.rest);
       if (match.kind === 'none') return notFound();

@@ -93,6 +93,11 @@ function operation(route: Route) {
  * extensions (tagged `Extensions`, `x-extension: true`), the JWKS and this document. Built from
  * the route table, so the two cannot drift.
  *
+ * `serverUrl` defaults to `/`. `hooks.handler` passes the mount prefix only (`/auth`), which
+ * clients resolve against the document's own address: the document is served with
+ * `cache-control: public`, so it must not echo the request's Host header, or one forged Host would
+ * poison a shared cache for everyone. To publish the file, pass the absolute address.
+ *
  * @example
  * ```ts
  * writeFileSync('openapi.json', JSON.stringify(openApiDocument('https://auth.example.com'), null, 2));

@@ -6,10 +6,11 @@
  * - `ERR_ALGORITHM_NOT_ALLOWED`: any `alg` but RS256 (`none`, `HS256`, ...).
  * - `ERR_KEY_NOT_FOUND`: no key with the token's `kid` in the key set, even after a refetch.
  * - `ERR_SIGNATURE_INVALID`: the signature does not match (another key, a tampered payload).
- * - `ERR_ISSUER_MISMATCH`: `iss` is not the configured issuer.
+ * - `ERR_ISSUER_MISMATCH`: `iss` is not the configured issuer (the message quotes both).
  * - `ERR_TIMESTAMP_STALE` / `ERR_TIMESTAMP_FUTURE`: `timestamp` outside the accepted window.
  * - `ERR_INVALID_CLAIMS`: a required claim is missing or of the wrong type.
- * - `ERR_JWKS_UNAVAILABLE`: the key set could not be fetched or parsed (transient: answered 503).
+ * - `ERR_JWKS_UNAVAILABLE`: the key set could not be fetched, was over 64 KiB, or is not a key set
+ *   (answered 503, so the sender retries).
  * - `ERR_CONTENT_TYPE`, `ERR_EMPTY_BODY`, `ERR_BODY_TOO_LARGE`, `ERR_WEBHOOK_ID`: the HTTP request
  *   itself is not a webhook delivery.
  */
@@ -29,8 +30,10 @@ export type VerificationErrorCode =
   | 'ERR_WEBHOOK_ID';
 
 /**
- * A webhook that must not be processed. Messages are safe to send back to the sender: they never
- * quote the token or key material.
+ * A webhook that must not be processed. Messages never quote the token or key material, and are
+ * safe to send back to the sender, except `ERR_JWKS_UNAVAILABLE`'s: it names the key set URL, why
+ * the fetch failed and what to check, for the receiver's operator (`createReceiver` logs it through
+ * `onError` and answers the sender a generic 503).
  *
  * @example
  * ```ts

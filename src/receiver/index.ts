@@ -20,6 +20,6 @@ export { memorySeen } from './seen.js';
 export type { SeenStore } from './seen.js';
 export { WebhookVerificationError } from './errors.js';
 export type { VerificationErrorCode } from './errors.js';
-export type { NowSource } from './keys.js';
+export type { NowSource } from './remote-keyset.js';
 export type { WebhookEnvelope, EventMap } from './envelope.js';
 export type * from './event-types.generated.js';

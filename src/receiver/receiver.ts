@@ -25,7 +25,10 @@ export interface ReceiverOptions<M extends EventMap = WebhookEventMap> {
   seen?: SeenStore;
   /** Largest body read. Default 1 MiB. */
   maxBodyBytes?: number;
-  /** Told about handler and store failures (the sender only sees a generic message). Default: console.error. */
+  /**
+   * Told about handler and store failures and key set fetch failures (the sender only sees a generic
+   * message; `error.message` says what to check). Default: console.error.
+   */
   onError?: (error: unknown, info: { webhookId: string; type: string }) => void;
 }
 
@@ -67,7 +70,9 @@ export function createReceiver<M extends EventMap = WebhookEventMap>(options: Re
   const maxBodyBytes = options.maxBodyBytes ?? 1024 * 1024;
   if (!Number.isInteger(maxBodyBytes) || maxBodyBytes < 1) throw new TypeError('createReceiver: maxBodyBytes must be a positive integer');
   const onError =
-    options.onError ?? ((error, info) => console.error(`[identity-webhooks] webhook ${info.webhookId} (${info.type}) failed`, error));
+    options.onError ??
+    ((error, info) =>
+      console.error(`[identity-webhooks] webhook ${JSON.stringify(info.webhookId)} (${info.type || 'not verified'}) failed`, error));
   const inFlight = new Set<string>();
 
   return async (request) => {
@@ -78,8 +83,15 @@ export function createReceiver<M extends EventMap = WebhookEventMap>(options: Re
       webhookId = webhookIdOf(request);
       event = await verifier.verify(await readToken(request, maxBodyBytes));
     } catch (error) {
+      const info = { webhookId: request.headers.get('webhook-id') ?? '', type: '' };
+      if (error instanceof WebhookVerificationError && error.code === 'ERR_JWKS_UNAVAILABLE') {
+        // Our side failed: the message (the URL tried, why, what to check) is for our operator; the
+        // sender can only retry, which the 503 already tells it.
+        onError(error, info);
+        return reply(503, { message: "the issuer's key set is unavailable; retry later", code: error.code });
+      }
       if (error instanceof WebhookVerificationError) return reply(error.status, { message: error.message, code: error.code });
-      onError(error, { webhookId: request.headers.get('webhook-id') ?? '', type: '' });
+      onError(error, info);
       return reply(400, { message: 'the webhook could not be verified' });
     }
 

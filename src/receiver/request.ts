@@ -35,6 +35,7 @@ export async function readToken(request: Request, maxBytes: number): Promise<str
   return text;
 }
 
+// Our own copy of the engine's bounded reader: the receiver must import nothing but jose, so it cannot share one.
 async function readBounded(request: Request, maxBytes: number): Promise<Uint8Array> {
   if (!request.body) return new Uint8Array(0);
   const reader = request.body.getReader();

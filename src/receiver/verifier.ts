@@ -2,7 +2,7 @@ import { errors, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import type { EventMap } from './envelope.js';
 import { WebhookVerificationError } from './errors.js';
 import type { WebhookEventMap } from './event-types.generated.js';
-import { remoteKeySet, staticKeySet, type NowSource } from './keys.js';
+import { remoteKeySet, staticKeySet, type NowSource } from './remote-keyset.js';
 import { checkClaims } from './claims.js';
 
 export interface VerifierOptions {
@@ -64,6 +64,7 @@ export function createVerifier<M extends EventMap = WebhookEventMap>(options: Ve
         cooldownMs: o.cooldownMs,
         timeoutMs: o.timeoutMs,
         fetch: o.fetch,
+        hint: o.jwksHint,
       });
 
   return Object.freeze({
@@ -103,10 +104,29 @@ function fromJose(error: unknown, issuer: string): WebhookVerificationError {
   }
   if (error instanceof errors.JWTExpired) return new WebhookVerificationError('ERR_TIMESTAMP_STALE', 'the token has expired', cause);
   if (error instanceof errors.JWTClaimValidationFailed) {
-    if (error.claim === 'iss') return new WebhookVerificationError('ERR_ISSUER_MISMATCH', `iss is not ${issuer}`, cause);
+    if (error.claim === 'iss') return new WebhookVerificationError('ERR_ISSUER_MISMATCH', issuerMismatch(error.payload.iss, issuer), cause);
     return new WebhookVerificationError('ERR_INVALID_CLAIMS', `the "${error.claim}" claim is invalid`, cause);
   }
   return new WebhookVerificationError('ERR_MALFORMED_TOKEN', 'the token could not be parsed', cause);
+}
+
+/**
+ * Names what was received and what was expected: the usual cause is an issuer configured without
+ * the host's mount prefix. The received `iss` is the sender's text and goes back in the answer and
+ * into logs, so it is cut short and quoted with everything but printable ASCII escaped (no control,
+ * bidi or terminal sequence survives).
+ */
+function issuerMismatch(received: unknown, expected: string): string {
+  const got = received === undefined ? 'the token has no iss' : `the token's iss is ${quote(received)}`;
+  return `${got}, expected ${quote(expected)} (the issuer must match exactly, including the host's mount prefix)`;
+}
+
+const QUOTED_MAX = 100;
+
+function quote(value: unknown): string {
+  if (typeof value !== 'string') return `a ${value === null ? 'null' : typeof value}, not a string`;
+  const cut = value.length > QUOTED_MAX ? `${value.slice(0, QUOTED_MAX)}...` : value;
+  return JSON.stringify(cut).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 function snapshot(options: VerifierOptions) {
@@ -120,10 +140,17 @@ function snapshot(options: VerifierOptions) {
   if (typeof clock?.now !== 'function') throw new TypeError('createVerifier: clock must have now()');
   const fetchImpl = options.fetch ?? globalThis.fetch;
   if (typeof fetchImpl !== 'function') throw new TypeError('createVerifier: no fetch available; pass options.fetch or options.jwks');
+  // What a failed key set fetch tells the operator to check. A 404 here is most often an issuer
+  // configured without the path the host mounts the webhooks handler under.
+  const jwksHint =
+    options.jwksUrl === undefined
+      ? `Check the issuer ${JSON.stringify(issuer)}: it must be the sender's full base address, including the path its host mounts the webhooks handler under (the key set is served at {issuer}/.well-known/jwks).`
+      : 'Check jwksUrl: it must be where the sender serves its key set ({issuer}/.well-known/jwks for identity-webhooks).';
   return {
     issuer,
     jwks,
     jwksUrl,
+    jwksHint,
     clock,
     fetch: fetchImpl,
     maxAgeMs: seconds(options.maxAgeSeconds, 300, 'maxAgeSeconds', false),

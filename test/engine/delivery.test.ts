@@ -49,7 +49,7 @@ describe('delivery', () => {
     });
     expect(ev.id).toMatch(/^event_[0-9a-f]{32}$/);
     expect(wh.id).toMatch(/^webhook_[0-9a-f]{32}$/);
-    const [delivery] = await hooks.deliveries.list({ webhookId: wh.id });
+    const [delivery] = (await hooks.deliveries.list({ webhookId: wh.id })).deliveries;
     expect(delivery).toMatchObject({ status: 'delivered', attemptCount: 1, lastResult: '200' });
   });
 
@@ -64,7 +64,7 @@ describe('delivery', () => {
     await hooks.drain();
     expect(ev.deliveryIds).toHaveLength(1);
     expect(receiver.requests.map((r) => r.path)).toEqual(['/a']);
-    expect((await hooks.deliveries.list({ webhookId: a.id }))[0]!.status).toBe('delivered');
+    expect((await hooks.deliveries.list({ webhookId: a.id })).deliveries[0]!.status).toBe('delivered');
   });
 
   test.each([
@@ -81,12 +81,12 @@ describe('delivery', () => {
     const ev = await hooks.emit({ type: 'user.created', source: 'admin', data: userData() });
     await hooks.drain();
     expect(receiver.requests).toHaveLength(1); // a redirect is not followed
-    let [d] = await hooks.deliveries.list({ webhookId: wh.id });
+    let [d] = (await hooks.deliveries.list({ webhookId: wh.id })).deliveries;
     expect(d).toMatchObject({ status: 'pending', attemptCount: 1, lastResult: String(status) });
     await clock.advance(10_000);
     expect(receiver.requests).toHaveLength(2);
     expect(receiver.requests[1]!.headers['webhook-id']).toBe(receiver.requests[0]!.headers['webhook-id']);
-    [d] = await hooks.deliveries.list({ webhookId: wh.id });
+    [d] = (await hooks.deliveries.list({ webhookId: wh.id })).deliveries;
     expect(d).toMatchObject({ status: 'delivered', attemptCount: 2 });
     const attempts = await hooks.deliveries.attempts(ev.deliveryIds[0]!);
     expect(attempts.map((a) => [a.statusCode, a.errorKind, a.success])).toEqual([
@@ -117,7 +117,7 @@ describe('delivery', () => {
     const [attempt] = await hooks.deliveries.attempts(ev.deliveryIds[0]!);
     expect(attempt).toMatchObject({ success: false, errorKind: 'timeout', statusCode: null });
     expect(attempt!.durationMs).toBeLessThan(1500);
-    expect((await hooks.deliveries.list({ webhookId: wh.id }))[0]!.status).toBe('pending');
+    expect((await hooks.deliveries.list({ webhookId: wh.id })).deliveries[0]!.status).toBe('pending');
   });
 
   test('a refused connection is a failed attempt of kind network', async () => {

@@ -44,9 +44,14 @@ describe('72-hour auto-disable', () => {
     expect(disabled).toMatchObject({ status: 'disabled', disabledReason: 'failing' });
     expect(disabled.disabledAt! - start).toBeGreaterThanOrEqual(72 * HOUR);
     expect(notified).toHaveLength(1);
-    expect(notified[0]).toMatchObject({ environment: 'default', reason: 'failing', failingSince: start, lastError: '500: HTTP 500' });
+    expect(notified[0]).toMatchObject({
+      environment: 'default',
+      reason: 'failing',
+      failingSince: start,
+      lastError: 'expected HTTP 200, got 500: status 500',
+    });
     expect(notified[0]!.webhook.id).toBe(wh.id);
-    const [d] = await hooks.deliveries.list({ webhookId: wh.id });
+    const [d] = (await hooks.deliveries.list({ webhookId: wh.id })).deliveries;
     expect(d!.status).toBe('held');
     // Same webhook-id on every one of those attempts.
     expect(new Set(receiver.requests.map((r) => r.headers['webhook-id'])).size).toBe(1);

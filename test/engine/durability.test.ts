@@ -126,7 +126,7 @@ describe('transactional emit (host Kysely transaction on the same SQLite file)',
       }),
     ).rejects.toThrow('host changed its mind');
     await expect(env.hooks.events.get(rolledBack!)).rejects.toMatchObject({ code: 'ERR_NOT_FOUND' });
-    expect(await env.hooks.deliveries.list()).toHaveLength(0);
+    expect((await env.hooks.deliveries.list()).deliveries).toHaveLength(0);
     expect((await sql`select count(*) as n from users`.execute(db)).rows[0]).toEqual({ n: 0 });
 
     const committed = await db.transaction().execute(async (trx) => {
@@ -152,7 +152,7 @@ describe('transactional emit (host Kysely transaction on the same SQLite file)',
         throw new Error('rollback');
       }),
     ).rejects.toThrow('rollback');
-    expect(await env.hooks.deliveries.list()).toHaveLength(0);
+    expect((await env.hooks.deliveries.list()).deliveries).toHaveLength(0);
   });
 
   test('a transaction that is not a Kysely transaction is refused with a TypeError', async () => {

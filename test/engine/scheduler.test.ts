@@ -65,7 +65,7 @@ describe('scheduler', () => {
     expect(gated.stats.sent).toBe(40);
     expect(gated.stats.max).toBe(6);
     for (const [, n] of gated.stats.maxPerHost) expect(n).toBeLessThanOrEqual(2);
-    expect((await hooks.deliveries.list({ status: 'delivered', limit: 1000 })).length).toBe(40);
+    expect((await hooks.deliveries.list({ status: 'delivered', limit: 100 })).deliveries.length).toBe(40);
   });
 
   test('one timer, however many deliveries wait at different times', async () => {
@@ -81,7 +81,7 @@ describe('scheduler', () => {
     }
     await hooks.drain();
     expect(clock.pendingTimers).toBe(1);
-    const pending = await hooks.deliveries.list({ status: 'pending' });
+    const pending = (await hooks.deliveries.list({ status: 'pending' })).deliveries;
     expect(new Set(pending.map((d) => d.nextAttemptAt)).size).toBeGreaterThan(1);
   });
 

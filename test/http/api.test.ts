@@ -254,7 +254,7 @@ test('OpenAPI document: served publicly at /api/v1/openapi.json, servers follow 
   expect(res.status).toBe(200);
   const doc = (await res.json()) as any;
   expect(doc.openapi).toBe('3.1.0');
-  expect(doc.servers).toEqual([{ url: 'https://auth.example.com/tenant' }]);
+  expect(doc.servers).toEqual([{ url: '/tenant' }]); // relative: never the Host header (test/http/openapi-servers.test.ts)
   expect(Object.keys(doc.paths).sort()).toEqual([
     '/.well-known/jwks',
     '/.well-known/jwks.json',

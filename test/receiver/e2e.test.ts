@@ -40,13 +40,13 @@ test('a handler that throws makes the engine retry; the retry is handled once', 
 
   const ev = await hooks.emit({ type: 'user.created', source: 'admin', data: userData() });
   await hooks.drain();
-  let [delivery] = await hooks.deliveries.list({ webhookId: webhook.id });
+  let [delivery] = (await hooks.deliveries.list({ webhookId: webhook.id })).deliveries;
   expect(delivery).toMatchObject({ status: 'pending', attemptCount: 1, lastResult: '400' });
   expect(failures).toEqual([new Error('CRM is down')]);
 
   await clock.advance(10_000); // past the first back-off step (5 s ± 10%)
   await hooks.drain();
-  [delivery] = await hooks.deliveries.list({ webhookId: webhook.id });
+  [delivery] = (await hooks.deliveries.list({ webhookId: webhook.id })).deliveries;
   expect(delivery).toMatchObject({ status: 'delivered', attemptCount: 2 });
 
   const attempts = await hooks.deliveries.attempts(ev.deliveryIds[0]!);
@@ -64,7 +64,7 @@ test('an event type without a handler is acknowledged at once, so the engine doe
   await hooks.emit({ type: 'user.updated', source: 'user', data: userData() });
   await hooks.emit({ type: 'user.created', source: 'user', data: userData() });
   await hooks.drain();
-  const deliveries = await hooks.deliveries.list({ webhookId: webhook.id });
+  const deliveries = (await hooks.deliveries.list({ webhookId: webhook.id })).deliveries;
   expect(deliveries.map((d) => [d.status, d.attemptCount])).toEqual([
     ['delivered', 1],
     ['delivered', 1],
@@ -82,7 +82,7 @@ test('a retry minutes after the first attempt is accepted: each attempt is signe
   await hooks.drain();
   await clock.advance(10 * 60_000); // retries at ~5 s, ~65 s and ~6 min after the first attempt
   await hooks.drain();
-  const [delivery] = await hooks.deliveries.list({ webhookId: webhook.id });
+  const [delivery] = (await hooks.deliveries.list({ webhookId: webhook.id })).deliveries;
   expect(delivery).toMatchObject({ status: 'delivered', attemptCount: 4 });
   expect(calls).toBe(4);
 });

@@ -179,7 +179,7 @@ describe('per-endpoint concurrency', () => {
     hang.server.close();
     hang.server.closeAllConnections();
     await e.hooks.drain();
-    const pending = await e.hooks.deliveries.list({ status: 'pending' });
+    const pending = (await e.hooks.deliveries.list({ status: 'pending' })).deliveries;
     expect(pending).toHaveLength(10);
     expect(pending.every((d) => d.attemptCount === 1 && d.lastResult === 'network')).toBe(true);
   });

@@ -136,7 +136,7 @@ describe('private key material never leaves the key set', () => {
     await api('GET', '/api/v1/event_types');
     corpus.push(JSON.stringify(hooks.jwks()), JSON.stringify(hooks.keys.list()), inspect(hooks.keys.list(), { depth: 8 }));
     for (const w of await hooks.webhooks.list()) corpus.push(JSON.stringify(w));
-    for (const d of await hooks.deliveries.list()) {
+    for (const d of (await hooks.deliveries.list()).deliveries) {
       corpus.push(JSON.stringify(d));
       for (const a of await hooks.deliveries.attempts(d.id)) corpus.push(JSON.stringify(a));
     }

@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import { LimitReachedError } from '../../src/errors.js';
 import type { AttemptRecord, EventRecord, WebhookRecord } from '../../src/model.js';
 import type { RecordAttemptArgs, Store } from '../../src/store.js';
+import { describeLogContract } from './conformance-log.js';
 
 /**
  * One conformance suite for every store: each adapter's test file calls
@@ -19,11 +20,11 @@ export interface StoreUnderTest {
 /** SQL stores expose their Kysely, which hosts use for transactional emit. */
 export type TestableStore = Store & { kysely?: Kysely<any> };
 
-const T0 = Date.parse('2026-03-01T12:00:00.000Z');
-const LEASE = 60_000;
+export const T0 = Date.parse('2026-03-01T12:00:00.000Z');
+export const LEASE = 60_000;
 const DAY = 24 * 3600_000;
 let seq = 0;
-const id = (prefix: string) =>
+export const id = (prefix: string) =>
   `${prefix}_${(++seq).toString(16).padStart(12, '0')}${Math.random().toString(16).slice(2, 12).padEnd(10, '0')}`;
 
 export function webhook(environment: string, overrides: Partial<WebhookRecord> = {}): WebhookRecord {
@@ -59,7 +60,7 @@ export function event(environment: string, overrides: Partial<EventRecord> = {})
   };
 }
 
-function attempt(deliveryId: string, webhookId: string, environment: string, success: boolean, startedAt: number): AttemptRecord {
+export function attempt(deliveryId: string, webhookId: string, environment: string, success: boolean, startedAt: number): AttemptRecord {
   return {
     id: id('attempt'),
     deliveryId,
@@ -69,7 +70,7 @@ function attempt(deliveryId: string, webhookId: string, environment: string, suc
     durationMs: 12.6,
     statusCode: success ? 200 : 500,
     errorKind: success ? null : 'status',
-    errorMessage: success ? null : 'HTTP 500',
+    errorMessage: success ? null : 'expected HTTP 200, got 500: boom',
     responseExcerpt: success ? 'ok' : 'boom',
     success,
   };
@@ -218,7 +219,7 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
           }),
         ).rejects.toThrow('host rolls back');
         expect(await s.getEvent('env_a', lost.id)).toBeNull();
-        expect(await s.listDeliveries('env_a', {})).toEqual([]);
+        expect(await s.listDeliveries('env_a', {})).toEqual({ deliveries: [], next: null });
 
         const kept = event('env_a');
         const [d] = await s.kysely
@@ -237,16 +238,22 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
         const e2 = event('env_a', { createdAt: T0 + 1000, type: 'user.deleted' });
         await s.insertEvent(e1, { newDeliveryId: () => id('msg') });
         await s.insertEvent(e2, { newDeliveryId: () => id('msg') });
-        const all = await s.listDeliveries('env_a', {});
+        const list = async (filter: Parameters<Store['listDeliveries']>[1], env = 'env_a') =>
+          (await s.listDeliveries(env, filter)).deliveries;
+        const all = await list({});
         expect(all.map((d) => d.eventId)).toEqual([e2.id, e1.id, e1.id]);
-        expect(await s.listDeliveries('env_a', { webhookId: b.id })).toHaveLength(1);
-        expect(await s.listDeliveries('env_a', { eventId: e1.id })).toHaveLength(2);
-        expect(await s.listDeliveries('env_a', { limit: 1 })).toHaveLength(1);
-        expect(await s.listDeliveries('env_a', { status: 'delivered' })).toEqual([]);
-        expect(await s.listDeliveries('env_b', {})).toEqual([]);
+        expect(all.map((d) => d.eventType)).toEqual(['user.deleted', 'user.created', 'user.created']);
+        expect(await list({ webhookId: b.id })).toHaveLength(1);
+        expect(await list({ eventId: e1.id })).toHaveLength(2);
+        expect(await list({ eventType: 'user.deleted' })).toHaveLength(1);
+        expect(await list({ limit: 1 })).toHaveLength(1);
+        expect(await list({ status: 'delivered' })).toEqual([]);
+        expect(await list({}, 'env_b')).toEqual([]);
         expect(await s.getDelivery('env_b', all[0]!.id)).toBeNull();
       });
     });
+
+    describeLogContract(() => s, ready);
 
     describe('claims and leases', () => {
       beforeEach(ready);
@@ -349,7 +356,7 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
           retryAt: T0 + 1000,
           disableAfterMs: DAY,
         });
-        expect(await s.getWebhook('env_a', hook.id)).toMatchObject({ failingSince: T0, lastError: '500: HTTP 500' });
+        expect(await s.getWebhook('env_a', hook.id)).toMatchObject({ failingSince: T0, lastError: 'expected HTTP 200, got 500: boom' });
         await s.claimDue({ now: T0 + 1000, limit: 1, workerId: 'w1', leaseMs: LEASE });
         const ok = attempt(delivery.id, hook.id, 'env_a', true, T0 + 1000);
         expect(await recordOne(s, { attempt: ok, workerId: 'w1', now: T0 + 1001, retryAt: null, disableAfterMs: DAY })).toEqual({

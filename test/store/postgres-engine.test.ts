@@ -61,7 +61,7 @@ describe('engine on PostgreSQL', () => {
     ).rejects.toThrow('sign-up failed');
     expect(await host.selectFrom('users').selectAll().execute()).toEqual([]);
     await expect(hooks.events.get(rolledBack)).rejects.toMatchObject({ code: 'ERR_NOT_FOUND' });
-    expect(await hooks.deliveries.list()).toEqual([]);
+    expect((await hooks.deliveries.list()).deliveries).toEqual([]);
 
     const committedAt = { t: 0 };
     const ev = await host.transaction().execute(async (trx) => {

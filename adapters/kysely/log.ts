@@ -1,0 +1,118 @@
+import { sql, type Kysely, type Transaction } from 'kysely';
+import { WebhookDisabledError } from '../../src/errors.js';
+import type { DeliveryRecord } from '../../src/model.js';
+import type { DeliveryCursor, DeliveryFilter } from '../../src/store.js';
+import { toDelivery } from './rows.js';
+import type { EngineTables } from './schema.js';
+
+type Db = Kysely<EngineTables>;
+type Trx = Transaction<EngineTables>;
+
+/**
+ * The delivery log and the operations on it (resend, recover): the SQL behind
+ * `Store.listDeliveries`, `resendDelivery` and `recoverFailed`.
+ */
+
+/** One page, newest first, from the index (webhook_id[, status], created_at, id); one row more tells if a page follows. */
+export async function listPage(
+  db: Db,
+  environment: string,
+  filter: DeliveryFilter,
+): Promise<{ deliveries: DeliveryRecord[]; next: DeliveryCursor | null }> {
+  const limit = filter.limit ?? 25;
+  let q = db.selectFrom('iw_deliveries').selectAll().where('environment', '=', environment);
+  if (filter.webhookId !== undefined) q = q.where('webhook_id', '=', filter.webhookId);
+  if (filter.eventId !== undefined) q = q.where('event_id', '=', filter.eventId);
+  if (filter.status !== undefined) q = q.where('status', '=', filter.status);
+  if (filter.eventType !== undefined) q = q.where('event_type', '=', filter.eventType);
+  const after = filter.after;
+  if (after) q = q.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after.createdAt, after.id)));
+  const rows = await q
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit + 1)
+    .execute();
+  const deliveries = rows.slice(0, limit).map(toDelivery);
+  const last = deliveries.at(-1);
+  return { deliveries, next: rows.length > limit && last ? { createdAt: last.createdAt, id: last.id } : null };
+}
+
+/**
+ * The webhook's status, read under a share lock on PostgreSQL: a disable waits for this
+ * transaction, so it cannot commit between our check and our writes and leave pending
+ * deliveries on a disabled webhook.
+ */
+async function webhookStatus(trx: Trx, environment: string, webhookId: string, rowLocks: boolean): Promise<string | null> {
+  let q = trx.selectFrom('iw_webhooks').select('status').where('environment', '=', environment).where('id', '=', webhookId);
+  if (rowLocks) q = q.forShare();
+  return (await q.executeTakeFirst())?.status ?? null;
+}
+
+export async function resend(trx: Trx, environment: string, id: string, now: number, rowLocks: boolean): Promise<DeliveryRecord | null> {
+  const current = await trx
+    .selectFrom('iw_deliveries')
+    .select('webhook_id')
+    .where('environment', '=', environment)
+    .where('id', '=', id)
+    .executeTakeFirst();
+  if (!current) return null;
+  const status = await webhookStatus(trx, environment, current.webhook_id, rowLocks);
+  if (status === null) return null;
+  if (status !== 'enabled') throw new WebhookDisabledError(current.webhook_id);
+  // A live lease means an attempt is in flight right now: that is the attempt asked for, and
+  // queueing another would send the message twice at once.
+  const row = await trx
+    .updateTable('iw_deliveries')
+    .set({ status: 'pending', next_attempt_at: now, locked_by: null, locked_until: null, updated_at: now })
+    .where('environment', '=', environment)
+    .where('id', '=', id)
+    .where('status', 'in', ['pending', 'delivered', 'failed'])
+    .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', now)]))
+    .returningAll()
+    .executeTakeFirst();
+  if (row) return toDelivery(row);
+  const unchanged = await trx.selectFrom('iw_deliveries').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+  return toDelivery(unchanged);
+}
+
+export async function recoverBatch(
+  trx: Trx,
+  environment: string,
+  webhookId: string,
+  args: { since: number; until: number; now: number; limit: number; after: DeliveryCursor | null },
+  rowLocks: boolean,
+): Promise<{ recovered: number; last: DeliveryCursor | null } | null> {
+  const status = await webhookStatus(trx, environment, webhookId, rowLocks);
+  if (status === null) return null;
+  if (status !== 'enabled') throw new WebhookDisabledError(webhookId);
+  const { since, until, now, limit, after } = args;
+  // Ascending from `after`, so each delivery is looked at once per recover, even if one queued
+  // by an earlier batch has already failed again.
+  let q = trx
+    .selectFrom('iw_deliveries')
+    .select(['id', 'created_at'])
+    .where('webhook_id', '=', webhookId)
+    .where('status', '=', sql.lit('failed'))
+    .where('created_at', '>=', since)
+    .where('created_at', '<', until);
+  if (after) q = q.where((eb) => eb(eb.refTuple('created_at', 'id'), '>', eb.tuple(after.createdAt, after.id)));
+  const batch = await q.orderBy('created_at').orderBy('id').limit(limit).execute();
+  if (batch.length === 0) return { recovered: 0, last: null };
+  // `status = 'failed'` again here: on PostgreSQL a row another recover changed since our read
+  // is re-checked under its lock and skipped, so it is queued (and counted) once.
+  const done = await trx
+    .updateTable('iw_deliveries')
+    .set({ status: 'pending', next_attempt_at: now, updated_at: now })
+    .where(
+      'id',
+      'in',
+      batch.map((b) => b.id),
+    )
+    .where('status', '=', sql.lit('failed'))
+    .executeTakeFirst();
+  const tail = batch.at(-1)!;
+  return {
+    recovered: Number(done.numUpdatedRows),
+    last: batch.length < limit ? null : { createdAt: Number(tail.created_at), id: tail.id },
+  };
+}

@@ -1,0 +1,162 @@
+import { beforeEach, describe, expect, test } from 'vitest';
+import { WebhookDisabledError } from '../../src/errors.js';
+import type { DeliveryRecord } from '../../src/model.js';
+import type { Store } from '../../src/store.js';
+import { attempt, event, id, LEASE, T0, webhook } from './conformance.js';
+
+/**
+ * The delivery log and its operations (keyset pages, resend, recover, test events), part of the
+ * store contract: run by describeStore on every adapter.
+ */
+export function describeLogContract(store: () => Store, ready: () => Promise<Store>): void {
+  describe('delivery log and operations', () => {
+    let s: Store;
+    beforeEach(async () => {
+      s = await ready();
+    });
+
+    /** A webhook with `n` deliveries, one per event, created 1 ms apart. */
+    const withDeliveries = async (n: number, overrides: Parameters<typeof webhook>[1] = {}) => {
+      const hook = webhook('env_a', overrides);
+      await s.createWebhook(hook, { maxWebhooks: null });
+      const deliveries: DeliveryRecord[] = [];
+      for (let i = 0; i < n; i++)
+        deliveries.push(...(await s.insertEvent(event('env_a', { createdAt: T0 + i }), { newDeliveryId: () => id('msg') })));
+      return { hook, deliveries };
+    };
+
+    /** Claims the given deliveries and records a failure with no next try: they end `failed`. */
+    const fail = async (hook: { id: string }, ids: string[], at = T0 + 10_000) => {
+      const claimed = await s.claimDue({ now: at, limit: 1000, workerId: 'w', leaseMs: LEASE });
+      const mine = claimed.filter((c) => ids.includes(c.delivery.id));
+      await s.recordAttempts(
+        mine.map((c) => ({
+          attempt: attempt(c.delivery.id, hook.id, 'env_a', false, at),
+          workerId: 'w',
+          now: at,
+          retryAt: null,
+          disableAfterMs: 1e12,
+        })),
+      );
+      const others = claimed.filter((c) => !ids.includes(c.delivery.id)).map((c) => c.delivery.id);
+      if (others.length > 0) await s.release(others, 'w', at);
+    };
+
+    test('pages are keyset-based: each delivery once, newest first, stable while new ones arrive', async () => {
+      const { hook, deliveries } = await withDeliveries(7);
+      const seen: string[] = [];
+      let after = null;
+      let pages = 0;
+      do {
+        const page: Awaited<ReturnType<Store['listDeliveries']>> = await s.listDeliveries('env_a', { webhookId: hook.id, limit: 3, after });
+        seen.push(...page.deliveries.map((d) => d.id));
+        after = page.next;
+        pages++;
+        // Newer deliveries arrive during the walk: they sort before the cursor, never into a later page.
+        await s.insertEvent(event('env_a', { createdAt: T0 + 100 + pages }), { newDeliveryId: () => id('msg') });
+      } while (after);
+      expect(pages).toBe(3);
+      expect(seen).toEqual(deliveries.map((d) => d.id).reverse());
+      // Equal creation times are ordered by id, so a tie cannot split or repeat a page.
+      const tie = webhook('env_a');
+      await s.createWebhook(tie, { maxWebhooks: null });
+      const ev = event('env_a', { createdAt: T0 });
+      await s.insertEvent(ev, { newDeliveryId: () => id('msg') });
+      const all = (await s.listDeliveries('env_a', { eventId: ev.id, limit: 100 })).deliveries.map((d) => d.id);
+      const walked: string[] = [];
+      let cursor = null;
+      do {
+        const page: Awaited<ReturnType<Store['listDeliveries']>> = await s.listDeliveries('env_a', {
+          eventId: ev.id,
+          limit: 1,
+          after: cursor,
+        });
+        walked.push(...page.deliveries.map((d) => d.id));
+        cursor = page.next;
+      } while (cursor);
+      expect(walked).toEqual(all);
+      expect(new Set(walked).size).toBe(walked.length);
+    });
+
+    test('resendDelivery: any state becomes due now with the same id; a live lease is left alone', async () => {
+      const { hook, deliveries } = await withDeliveries(3);
+      const [a, b, c] = deliveries.map((d) => d.id) as [string, string, string];
+      await fail(hook, [a]);
+      const now = T0 + 20_000;
+      expect(await s.resendDelivery('env_a', a, now)).toMatchObject({ id: a, status: 'pending', nextAttemptAt: now, attemptCount: 1 });
+      // In flight under a live lease: unchanged, no second attempt queued.
+      const claimed = await s.claimDue({ now, limit: 10, workerId: 'busy', leaseMs: LEASE });
+      expect(claimed.map((x) => x.delivery.id)).toContain(b);
+      expect(await s.resendDelivery('env_a', b, now + 1)).toMatchObject({ id: b, lockedBy: 'busy', nextAttemptAt: now + LEASE });
+      // Its lease ran out (its process died): due now, the dead claim cleared.
+      expect(await s.resendDelivery('env_a', c, now + LEASE + 1)).toMatchObject({
+        id: c,
+        status: 'pending',
+        lockedBy: null,
+        nextAttemptAt: now + LEASE + 1,
+      });
+      expect(await s.resendDelivery('env_b', a, now)).toBeNull();
+      expect(await s.resendDelivery('env_a', id('msg'), now)).toBeNull();
+      await s.disableWebhook('env_a', hook.id, 'manual', now);
+      await expect(s.resendDelivery('env_a', a, now)).rejects.toBeInstanceOf(WebhookDisabledError);
+    });
+
+    test('recoverFailed: failed deliveries in [since, until) in bounded batches, each once', async () => {
+      const { hook, deliveries } = await withDeliveries(9);
+      const ids = deliveries.map((d) => d.id);
+      await fail(hook, ids.slice(0, 8)); // the 9th stays pending
+      const now = T0 + 30_000;
+      const recoverAll = async (since: number, until: number) => {
+        let total = 0;
+        let after = null;
+        let batches = 0;
+        do {
+          const r: Awaited<ReturnType<Store['recoverFailed']>> = await s.recoverFailed('env_a', hook.id, {
+            since,
+            until,
+            now,
+            limit: 3,
+            after,
+          });
+          total += r!.recovered;
+          after = r!.last;
+          batches++;
+        } while (after);
+        return { total, batches };
+      };
+      // [T0 + 1, T0 + 7): six of the failed ones; the first and the eighth are outside.
+      expect(await recoverAll(T0 + 1, T0 + 7)).toEqual({ total: 6, batches: 3 });
+      const statuses = (await s.listDeliveries('env_a', { webhookId: hook.id, limit: 100 })).deliveries.reverse().map((d) => d.status);
+      expect(statuses).toEqual(['failed', 'pending', 'pending', 'pending', 'pending', 'pending', 'pending', 'failed', 'pending']);
+      // Again: nothing left to queue in that window.
+      expect((await recoverAll(T0 + 1, T0 + 7)).total).toBe(0);
+      expect(await s.recoverFailed('env_b', hook.id, { since: T0, until: now, now, limit: 3, after: null })).toBeNull();
+      await s.disableWebhook('env_a', hook.id, 'manual', now);
+      await expect(s.recoverFailed('env_a', hook.id, { since: T0, until: now, now, limit: 3, after: null })).rejects.toBeInstanceOf(
+        WebhookDisabledError,
+      );
+    });
+
+    test('insertEvent to chosen webhooks: subscribed or not, no one else; a disabled target writes nothing', async () => {
+      const subscribed = webhook('env_a');
+      const other = webhook('env_a', { eventTypes: ['user.deleted'] });
+      for (const w of [subscribed, other]) await s.createWebhook(w, { maxWebhooks: null });
+      const ev = event('env_a');
+      const written = await s.insertEvent(ev, { newDeliveryId: () => id('msg'), webhookIds: [other.id] });
+      expect(written.map((d) => d.webhookId)).toEqual([other.id]);
+      await s.disableWebhook('env_a', other.id, 'manual', T0);
+      const refused = event('env_a');
+      await expect(s.insertEvent(refused, { newDeliveryId: () => id('msg'), webhookIds: [other.id] })).rejects.toBeInstanceOf(
+        WebhookDisabledError,
+      );
+      expect(await s.getEvent('env_a', refused.id)).toBeNull();
+      // Another environment's webhook is not a target either.
+      const foreign = webhook('env_b');
+      await s.createWebhook(foreign, { maxWebhooks: null });
+      await expect(s.insertEvent(event('env_a'), { newDeliveryId: () => id('msg'), webhookIds: [foreign.id] })).rejects.toBeInstanceOf(
+        WebhookDisabledError,
+      );
+      expect(store()).toBe(s);
+    });
+  });
+}
