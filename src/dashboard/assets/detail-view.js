@@ -91,7 +91,7 @@ export async function renderDetail(context, id) {
     try {
       await context.api.deleteWebhook(webhook.id);
       dialog.close();
-      context.navigate({ name: 'list' }, { notice: `Webhook “${webhook.name}” deleted.` });
+      context.navigate({ name: 'list' }, { notice: `Webhook “${webhook.name}” deleted.`, replace: true });
     } catch (error) {
       slot.append(h('p', { class: 'error', role: 'alert' }, explain(error).text));
     }

@@ -34,13 +34,16 @@ export async function chooseEvents(context, selected, opener) {
           { class: 'group' },
           h('legend', {}, label),
           entries.map((type) => {
-            const box = h('input', { type: 'checkbox', value: type.code, checked: chosen.has(type.code) });
+            // autofocus: else showModal focuses the scrolling list itself (Chrome makes scrollers focusable).
+            const box = h('input', { type: 'checkbox', value: type.code, checked: chosen.has(type.code), autofocus: boxes.length === 0 });
             boxes.push(box);
+            // The space keeps code and description apart in the checkbox's name whatever the layout.
             return h(
               'label',
               { class: 'check' },
               box,
               h('span', { class: 'code' }, type.code),
+              ' ',
               h('span', { class: 'description' }, type.name),
             );
           }),

@@ -9,7 +9,7 @@ export async function renderNew(context) {
     onSave: async (fields) => {
       const { description, ...rest } = fields;
       const created = await context.api.createWebhook(description ? fields : rest);
-      context.navigate({ name: 'webhook', id: created.id }, { notice: `Webhook “${fields.name}” created.` });
+      context.navigate({ name: 'webhook', id: created.id }, { notice: `Webhook “${fields.name}” created.`, replace: true });
     },
   });
   return h(

@@ -100,12 +100,15 @@ class WebhooksPortal extends HTMLElement {
     };
   }
 
-  #navigate(route, { notice } = {}) {
+  /** `replace`: the view left behind is gone (a created or deleted webhook): Back must skip it. */
+  #navigate(route, { notice, replace: replacing } = {}) {
     this.#notice.textContent = notice ?? '';
     if (this.hasAttribute('history')) {
       const hash = hashFromRoute(route);
       if (location.hash !== hash) {
-        location.hash = hash; // hashchange shows it
+        // hashchange shows it
+        if (replacing) location.replace(hash);
+        else location.hash = hash;
         return;
       }
     }

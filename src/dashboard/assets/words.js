@@ -25,6 +25,7 @@ const ERRORS = {
   CROSS_SITE_REQUEST: [null, 'This change was refused because it did not come from this page. Reload the page and try again.'],
   PAYLOAD_TOO_LARGE: [null, 'That is too much text. Shorten the description and try again.'],
   SERVICE_UNAVAILABLE: [null, 'The service is restarting. Try again in a moment.'],
+  ROUTE_NOT_FOUND: [null, 'This server does not offer this yet. Ask the service to update.'],
   NETWORK: [null, 'Could not reach the server. Check your connection and try again.'],
 };
 
