@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 
 /**
- * The dashboard's static files (`assets/*.js`, `assets/*.css`), shipped as written: no bundler,
+ * The dashboard's static files (`assets/*.js`, `*.css`, `*.svg`), shipped as written: no bundler,
  * no build step. Each is served under a content-hashed name (`portal.3fa9c2d1e07b.js`) that may
  * be cached for a year, and under its plain name (`portal.js`) for hosts that embed the element
  * with one stable script tag (revalidated on every use).
@@ -21,11 +21,15 @@ export interface Asset {
   body: Uint8Array<ArrayBuffer>;
   /** A strong ETag for the plain name's revalidation. */
   etag: string;
+  /** Hashed names of the modules it imports statically (`import … from './x.js'`), not `import()`. */
+  imports: string[];
 }
 
 export interface AssetSet {
   /** Every asset by both of its names; `immutable` tells which one was asked for. */
   lookup(name: string): { asset: Asset; immutable: boolean } | undefined;
+  /** `name` and every module it imports statically, directly or not: what a first load needs. */
+  staticGraph(name: string): Asset[];
   /** In load order (a module after the modules it imports). */
   list: readonly Asset[];
   totalBytes: number;
@@ -34,14 +38,18 @@ export interface AssetSet {
 const CONTENT_TYPES: Record<string, string> = {
   js: 'text/javascript; charset=utf-8',
   css: 'text/css; charset=utf-8',
+  svg: 'image/svg+xml',
 };
+const FILE = /^[a-z0-9-]+\.(js|css|svg)$/;
 
 /** A quoted relative reference to a sibling asset, e.g. `'./api.js'` in an import or `new URL(…)`. */
-const REFERENCE = /(['"])\.\/([a-z0-9-]+\.(?:js|css))\1/g;
+const REFERENCE = /(['"])\.\/([a-z0-9-]+\.(?:js|css|svg))\1/g;
+/** A static import or re-export of a sibling module. */
+const STATIC_IMPORT = /\bfrom\s*(['"])\.\/([a-z0-9-]+\.js)\1/g;
 
 /** Reads and names the assets in `dir` (a `file:` URL ending in `/`). */
 export async function loadAssets(dir: URL): Promise<AssetSet> {
-  const names = (await readdir(dir)).filter((n) => /^[a-z0-9-]+\.(js|css)$/.test(n)).sort();
+  const names = (await readdir(dir)).filter((n) => FILE.test(n)).sort();
   const sources = new Map<string, string>();
   for (const name of names) sources.set(name, await readFile(new URL(name, dir), 'utf8'));
 
@@ -66,6 +74,7 @@ export async function loadAssets(dir: URL): Promise<AssetSet> {
       contentType: CONTENT_TYPES[name.slice(dot + 1)]!,
       body,
       etag: `"${hash}"`,
+      imports: [...source.matchAll(STATIC_IMPORT)].map((m) => done.get(m[2]!)!.hashedName),
     };
     done.set(name, asset);
     return asset;
@@ -80,6 +89,16 @@ export async function loadAssets(dir: URL): Promise<AssetSet> {
   const list = [...done.values()];
   return {
     lookup: (name) => byName.get(name),
+    staticGraph(name) {
+      const seen = new Set<Asset>();
+      const walk = (asset: Asset) => {
+        if (seen.has(asset)) return;
+        seen.add(asset);
+        for (const hashed of asset.imports) walk(byName.get(hashed)!.asset);
+      };
+      walk(byName.get(name)!.asset);
+      return [...seen];
+    },
     list,
     totalBytes: list.reduce((sum, a) => sum + a.body.byteLength, 0),
   };

@@ -33,13 +33,14 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = Object.freeze(
 
 /**
  * The full page: the element in a minimal document. Every address is absolute, computed from the
- * request path, so the page works at `{prefix}` and at `{prefix}/` alike. Every module is
- * preloaded so the browser fetches them in parallel rather than one import at a time.
+ * request path, so the page works at `{prefix}` and at `{prefix}/` alike. The modules the list
+ * needs are preloaded, so the browser fetches them in parallel rather than one import at a time.
  */
 export function pageHtml(prefix: string, assets: AssetSet): string {
   const at = (name: string) => escapeHtml(`${prefix}/assets/${assets.lookup(name)!.asset.hashedName}`);
-  const preloads = assets.list
-    .filter((a) => a.name.endsWith('.js') && a.name !== 'portal.js')
+  const preloads = assets
+    .staticGraph('portal.js')
+    .filter((a) => a.name !== 'portal.js')
     .map((a) => `<link rel="modulepreload" href="${escapeHtml(`${prefix}/assets/${a.hashedName}`)}">`);
   return [
     '<!doctype html>',
@@ -49,6 +50,8 @@ export function pageHtml(prefix: string, assets: AssetSet): string {
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
     '<meta name="color-scheme" content="light dark">',
     '<title>Webhooks</title>',
+    // An icon of our own, or the browser asks the host's /favicon.ico (outside the prefix).
+    `<link rel="icon" href="${at('icon.svg')}" type="image/svg+xml">`,
     `<link rel="stylesheet" href="${at('page.css')}">`,
     `<link rel="preload" as="style" href="${at('portal.css')}">`,
     `<script type="module" src="${at('portal.js')}"></script>`,

@@ -28,7 +28,7 @@ describe.runIf(run)('the dashboard in Chromium: what it refuses', () => {
     site.hooks.webhooks.create({ environment, name, endpoint: 'https://hooks.example.com/in', eventTypes: ['user.created'] });
 
   test('without credentials: 403, no page, no names, no ids, nothing else loaded', async () => {
-    const hook = await create('env-a', 'Secret CRM');
+    const hook = await create('env-secret', 'Secret CRM');
     const { page, context, problems } = await openPortal(browser, site, { env: null });
     const requests: string[] = [];
     page.on('request', (r) => requests.push(r.url()));
@@ -38,9 +38,9 @@ describe.runIf(run)('the dashboard in Chromium: what it refuses', () => {
     expect(body).not.toMatch(/Secret CRM|webhooks-portal|<script/);
     expect(body).not.toContain(hook.id);
     expect(requests).toEqual([site.url]);
-    expect(problems([403])).toEqual([]);
+    // 404: a plain-text page names no icon, so the browser may ask the host for /favicon.ico.
+    expect(problems([403, 404])).toEqual([]);
     await context.close();
-    await site.hooks.webhooks.delete(hook.id, { environment: 'env-a' });
   });
 
   test('two environments see nothing of each other, not even by id', async () => {
