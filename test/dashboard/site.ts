@@ -16,8 +16,11 @@ import { conforming } from '../http/setup.js';
 
 export const PREFIX = '/settings/webhooks';
 
+/** A cookie session (`session=env-x`) or a bearer token (`Bearer env-x`) is environment env-x. */
 export function cookieAuth(request: Request) {
-  const m = /(?:^|;\s*)session=(env-[a-z0-9-]+)/.exec(request.headers.get('cookie') ?? '');
+  const m =
+    /(?:^|;\s*)session=(env-[a-z0-9-]+)/.exec(request.headers.get('cookie') ?? '') ??
+    /^Bearer (env-[a-z0-9-]+)$/.exec(request.headers.get('authorization') ?? '');
   return m ? { environment: m[1]! } : null;
 }
 
@@ -28,7 +31,10 @@ export interface Served {
   code: string | null;
 }
 
-export async function startSite(options: Partial<WebhooksOptions> = {}) {
+/** The host's own files beside the dashboard (path → content type and body), e.g. an admin page embedding the element. */
+export type HostFiles = Record<string, { type: string; body: string }>;
+
+export async function startSite(options: Partial<WebhooksOptions> = {}, hostFiles: HostFiles = {}) {
   const engine = await makeEngine({
     clock: systemClock,
     authorize: cookieAuth,
@@ -48,7 +54,13 @@ export async function startSite(options: Partial<WebhooksOptions> = {}) {
   const served: Served[] = [];
   const node = toNodeHandler(async (request) => {
     const { pathname } = new URL(request.url);
-    if (pathname !== PREFIX && !pathname.startsWith(`${PREFIX}/`)) return new Response('the host’s own 404', { status: 404 });
+    if (pathname !== PREFIX && !pathname.startsWith(`${PREFIX}/`)) {
+      const file = hostFiles[pathname];
+      // The host's own pages get a strict policy too: the element must work under one.
+      const csp = "default-src 'self'; frame-ancestors 'none'";
+      if (file) return new Response(file.body, { headers: { 'content-type': file.type, 'content-security-policy': csp } });
+      return new Response('the host’s own 404', { status: 404 });
+    }
     const response = await dashboard(request);
     let code: string | null = null;
     if (response.headers.get('content-type')?.startsWith('application/json'))

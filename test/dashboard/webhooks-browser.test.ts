@@ -13,6 +13,26 @@ import { type Site, startSite } from './site.js';
  */
 
 const run = chromiumAvailable('webhooks-browser.test.ts');
+
+/** The host's own admin page embedding the element with one script tag, themed, authorized by a bearer token. */
+const ADMIN_PAGE = {
+  '/admin': {
+    type: 'text/html; charset=utf-8',
+    body: [
+      '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Acme admin</title>',
+      '<link rel="stylesheet" href="/admin/theme.css">',
+      '<script type="module" src="/settings/webhooks/assets/portal.js"></script>',
+      '</head><body><header><h1>Acme admin</h1></header><main><webhooks-portal></webhooks-portal></main>',
+      // A classic script runs before the module: the property is set on the element before it is upgraded.
+      '<script src="/admin/token.js"></script></body></html>',
+    ].join(''),
+  },
+  '/admin/theme.css': { type: 'text/css', body: 'webhooks-portal { --wp-accent: rgb(107, 63, 212); --wp-radius: 2px; }' },
+  '/admin/token.js': {
+    type: 'text/javascript',
+    body: "document.querySelector('webhooks-portal').headers = async () => ({ authorization: 'Bearer env-embed' });",
+  },
+};
 let browser: Browser;
 let site: Site;
 let receiver: Awaited<ReturnType<typeof startReceiver>>;
@@ -21,7 +41,7 @@ describe.runIf(run)('the dashboard in Chromium: webhooks', () => {
   beforeAll(async () => {
     [browser, site, receiver] = await Promise.all([
       launch(),
-      startSite({ limits: { maxWebhooks: (environment) => (environment === 'env-capped' ? 1 : 20) } }),
+      startSite({ limits: { maxWebhooks: (environment) => (environment === 'env-capped' ? 1 : 20) } }, ADMIN_PAGE),
       startReceiver(),
     ]);
   });
@@ -236,6 +256,28 @@ describe.runIf(run)('the dashboard in Chromium: webhooks', () => {
     await page.getByText('No webhooks yet').waitFor();
     expect(await page.getByRole('status').first().textContent()).toBe('Webhook “Audit trail” deleted.');
     expect(await webhooksOf('env-edit')).toEqual([]);
+    expect(problems()).toEqual([]);
+    await context.close();
+  });
+
+  test("embedded in the host's own page with one script tag: themed, authorized by the host's bearer token", async () => {
+    const hook = await site.hooks.webhooks.create({
+      environment: 'env-embed',
+      name: 'Embedded',
+      endpoint: `${receiver.url}/e`,
+      eventTypes: ['user.created'],
+    });
+    const { page, context, problems } = await openPortal(browser, site, { env: null }); // no cookie at all
+    await page.goto(`${site.origin}/admin`);
+    await page.getByRole('button', { name: 'Embedded' }).click();
+    await page.getByRole('button', { name: 'Disable' }).click();
+    await page.getByRole('button', { name: 'Enable' }).waitFor();
+    expect((await site.hooks.webhooks.get(hook.id, { environment: 'env-embed' })).status).toBe('disabled');
+    expect(new URL(page.url()).hash).toBe(''); // no history attribute: the host's address is left alone
+    const accent = await page
+      .getByRole('button', { name: 'Add event' })
+      .evaluate((button) => getComputedStyle(button.closest('form')!.querySelector('.primary')!).backgroundColor);
+    expect(accent).toBe('rgb(107, 63, 212)');
     expect(problems()).toEqual([]);
     await context.close();
   });

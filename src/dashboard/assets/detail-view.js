@@ -40,12 +40,13 @@ export async function renderDetail(context, id) {
     h('p', { class: `status status-${status.kind}` }, status.text),
     webhook.last_error && !enabled ? h('p', { class: 'hint' }, `Last error: ${webhook.last_error}`) : null,
     actionSlot,
+    // What a person comes here for most: is it working (test, log); the settings change rarely.
     section(
       'Send a test event',
       testEventPanel(context, webhook, () => log.refresh()),
     ),
-    section('Settings', settings),
     section('Delivery log', log.element),
+    section('Settings', settings),
   );
 
   async function setEnabled(on) {
