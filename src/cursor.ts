@@ -11,7 +11,7 @@ export function encodeCursor(cursor: DeliveryCursor): string {
 }
 
 export function decodeCursor(token: unknown, field = 'cursor'): DeliveryCursor {
-  const refused = () => new ValidationError(`${field} is not a page token this API gave out`, field);
+  const refused = () => new ValidationError(`${field} is not a page token this API gave out`, { field: field });
   if (typeof token !== 'string' || token.length > 300 || !/^1\.[A-Za-z0-9_-]+$/.test(token)) throw refused();
   let value: unknown;
   try {

@@ -57,10 +57,10 @@ export function createEmit(deps: EmitDeps) {
 function eventInput(input: EmitInput, catalog: Catalog, maxPayloadBytes: number) {
   if (typeof input !== 'object' || input === null) throw new ValidationError('emit: event must be an object');
   const environment = environmentOf(input.environment);
-  if (typeof input.type !== 'string') throw new ValidationError('type is required and must be a string', 'type');
-  if (!SOURCES.includes(input.source)) throw new ValidationError(`source must be one of ${SOURCES.join(', ')}`, 'source');
+  if (typeof input.type !== 'string') throw new ValidationError('type is required and must be a string', { field: 'type' });
+  if (!SOURCES.includes(input.source)) throw new ValidationError(`source must be one of ${SOURCES.join(', ')}`, { field: 'source' });
   if (typeof input.data !== 'object' || input.data === null || Array.isArray(input.data)) {
-    throw new ValidationError('data must be an object', 'data');
+    throw new ValidationError('data must be an object', { field: 'data' });
   }
   // Validate and store what the wire will carry: the JSON form (a Date becomes its ISO string,
   // undefined members vanish), so the returned event equals the stored one.
@@ -68,10 +68,9 @@ function eventInput(input: EmitInput, catalog: Catalog, maxPayloadBytes: number)
   try {
     json = JSON.stringify(input.data);
   } catch (error) {
-    throw new ValidationError(
-      `data must be JSON-serialisable (${error instanceof Error ? error.message.split('\n')[0] : 'not JSON'})`,
-      'data',
-    );
+    throw new ValidationError(`data must be JSON-serialisable (${error instanceof Error ? error.message.split('\n')[0] : 'not JSON'})`, {
+      field: 'data',
+    });
   }
   const bytes = Buffer.byteLength(json);
   if (bytes > maxPayloadBytes) {
@@ -81,7 +80,7 @@ function eventInput(input: EmitInput, catalog: Catalog, maxPayloadBytes: number)
   catalog.validateEvent(input.type, data);
   const eventTimestamp = input.eventTimestamp === undefined ? undefined : +input.eventTimestamp;
   if (eventTimestamp !== undefined && !Number.isFinite(eventTimestamp)) {
-    throw new ValidationError('eventTimestamp must be a valid time', 'eventTimestamp');
+    throw new ValidationError('eventTimestamp must be a valid time', { field: 'eventTimestamp' });
   }
   return { environment, type: input.type, source: input.source, data, eventTimestamp };
 }

@@ -2,6 +2,11 @@
  * Every failure the engine reports on purpose is a {@link WebhooksError} with a stable `code`.
  * Misuse of options (a programming error in the host) is a plain `TypeError`, thrown at once.
  *
+ * Every error class takes its arguments in one order: the code first when the class has more
+ * than one (`WebhooksError`, `TransportError`), then the message, then an options object
+ * (`field`, `cause`); a class whose code is fixed starts at the message (`ValidationError`).
+ * All of them expose `.code`.
+ *
  * @example
  * ```ts
  * try { await hooks.webhooks.create(input) }
@@ -32,9 +37,10 @@ export class WebhooksError extends Error {
   }
 }
 
+/** Bad input, refused before anything is written. `code` is `ERR_VALIDATION` unless a finer one applies. */
 export class ValidationError extends WebhooksError {
-  constructor(message: string, field?: string, code: WebhooksErrorCode = 'ERR_VALIDATION') {
-    super(code, message, field === undefined ? {} : { field });
+  constructor(message: string, options: { field?: string; code?: WebhooksErrorCode; cause?: unknown } = {}) {
+    super(options.code ?? 'ERR_VALIDATION', message, options);
   }
 }
 

@@ -82,7 +82,7 @@ export function createManagement(deps: ManagementDeps): Management {
     async enable(id, options) {
       const environment = env(options);
       const resume = options?.resumeHeld ?? true;
-      if (typeof resume !== 'boolean') throw new ValidationError('resumeHeld must be a boolean', 'resumeHeld');
+      if (typeof resume !== 'boolean') throw new ValidationError('resumeHeld must be a boolean', { field: 'resumeHeld' });
       const done = await access.find('webhook', id, 'enabling a webhook', (s) => s.enableWebhook(environment, id, clock.now(), resume));
       deps.wake();
       return done;
@@ -91,7 +91,7 @@ export function createManagement(deps: ManagementDeps): Management {
       const environment = env(options);
       const since = timeOf(options?.since, 'since');
       const until = options?.until === undefined ? clock.now() : timeOf(options.until, 'until');
-      if (since >= until) throw new ValidationError('since must be before until', 'since');
+      if (since >= until) throw new ValidationError('since must be before until', { field: 'since' });
       let recovered = 0;
       let after: DeliveryCursor | null = null;
       do {
@@ -111,11 +111,10 @@ export function createManagement(deps: ManagementDeps): Management {
       const type = options?.eventType ?? webhook.eventTypes[0]!;
       const entry = typeof type === 'string' ? catalog.entry(type) : undefined;
       if (!entry)
-        throw new ValidationError(
-          `${JSON.stringify(String(type).slice(0, 100))} is not a known event type`,
-          'eventType',
-          'ERR_UNKNOWN_EVENT_TYPE',
-        );
+        throw new ValidationError(`${JSON.stringify(String(type).slice(0, 100))} is not a known event type`, {
+          field: 'eventType',
+          code: 'ERR_UNKNOWN_EVENT_TYPE',
+        });
       const sent = await deps.emitTo(id, { type: entry.code, source: 'admin', data: structuredClone(entry.example), environment });
       return { eventId: sent.id, deliveryId: sent.deliveryIds[0]! };
     },
@@ -126,16 +125,15 @@ export function createManagement(deps: ManagementDeps): Management {
       const environment = env(filter);
       const limit = filter.limit ?? 25;
       if (!Number.isInteger(limit) || limit < 1 || limit > 100)
-        throw new ValidationError('limit must be an integer from 1 to 100', 'limit');
+        throw new ValidationError('limit must be an integer from 1 to 100', { field: 'limit' });
       if (filter.status !== undefined && !STATUSES.includes(filter.status)) {
-        throw new ValidationError(`status must be one of ${STATUSES.join(', ')}`, 'status');
+        throw new ValidationError(`status must be one of ${STATUSES.join(', ')}`, { field: 'status' });
       }
       if (filter.eventType !== undefined && !catalog.has(filter.eventType)) {
-        throw new ValidationError(
-          `${JSON.stringify(String(filter.eventType).slice(0, 100))} is not a known event type`,
-          'eventType',
-          'ERR_UNKNOWN_EVENT_TYPE',
-        );
+        throw new ValidationError(`${JSON.stringify(String(filter.eventType).slice(0, 100))} is not a known event type`, {
+          field: 'eventType',
+          code: 'ERR_UNKNOWN_EVENT_TYPE',
+        });
       }
       const after = filter.cursor === undefined || filter.cursor === null ? null : decodeCursor(filter.cursor);
       // An id that cannot exist matches nothing (as it would not be found).
@@ -191,7 +189,7 @@ export function createManagement(deps: ManagementDeps): Management {
 function timeOf(value: unknown, field: string): number {
   const ms = value instanceof Date ? value.getTime() : value;
   if (typeof ms !== 'number' || !Number.isFinite(ms) || Math.abs(ms) > 8.64e15) {
-    throw new ValidationError(`${field} must be a time (milliseconds since the epoch, or a Date)`, field);
+    throw new ValidationError(`${field} must be a time (milliseconds since the epoch, or a Date)`, { field: field });
   }
   return ms;
 }

@@ -106,6 +106,11 @@ export interface Notifier {
 }
 
 export interface WebhookDisabledInfo {
+  /**
+   * Stable id of this notice, the same on every retry of it: use it to deduplicate your own side
+   * effects (the SMTP notifier derives the email's Message-ID from it).
+   */
+  noticeId: string;
   webhook: WebhookRecord;
   environment: string;
   reason: 'failing';

@@ -25,7 +25,7 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
 export function environmentOf(value: unknown): string {
   if (value === undefined) return 'default';
   if (typeof value !== 'string' || value.length === 0 || value.length > LIMITS.environmentLength || LONE_SURROGATE.test(value)) {
-    throw new ValidationError(`environment must be a string of 1-${LIMITS.environmentLength} characters`, 'environment');
+    throw new ValidationError(`environment must be a string of 1-${LIMITS.environmentLength} characters`, { field: 'environment' });
   }
   return value;
 }
@@ -36,22 +36,23 @@ export function isPlausibleId(id: unknown, prefix: string): id is string {
 }
 
 export function name(value: unknown): string {
-  if (typeof value !== 'string') throw new ValidationError('name is required and must be a string', 'name');
+  if (typeof value !== 'string') throw new ValidationError('name is required and must be a string', { field: 'name' });
   const trimmed = value.trim();
-  if (trimmed.length === 0) throw new ValidationError('name must not be empty', 'name');
-  if ([...trimmed].length > LIMITS.nameLength) throw new ValidationError(`name must be at most ${LIMITS.nameLength} characters`, 'name');
-  if (LONE_SURROGATE.test(trimmed)) throw new ValidationError('name must be valid Unicode text', 'name');
+  if (trimmed.length === 0) throw new ValidationError('name must not be empty', { field: 'name' });
+  if ([...trimmed].length > LIMITS.nameLength)
+    throw new ValidationError(`name must be at most ${LIMITS.nameLength} characters`, { field: 'name' });
+  if (LONE_SURROGATE.test(trimmed)) throw new ValidationError('name must be valid Unicode text', { field: 'name' });
   checkText(trimmed, 'name');
   return trimmed;
 }
 
 export function description(value: unknown): string | null {
   if (value === undefined || value === null) return null;
-  if (typeof value !== 'string') throw new ValidationError('description must be a string', 'description');
+  if (typeof value !== 'string') throw new ValidationError('description must be a string', { field: 'description' });
   if ([...value].length > LIMITS.descriptionLength) {
-    throw new ValidationError(`description must be at most ${LIMITS.descriptionLength} characters`, 'description');
+    throw new ValidationError(`description must be at most ${LIMITS.descriptionLength} characters`, { field: 'description' });
   }
-  if (LONE_SURROGATE.test(value)) throw new ValidationError('description must be valid Unicode text', 'description');
+  if (LONE_SURROGATE.test(value)) throw new ValidationError('description must be valid Unicode text', { field: 'description' });
   if (value.length === 0) return null;
   checkText(value, 'description');
   return value;
@@ -130,12 +131,14 @@ function checkText(value: string, field: 'name' | 'description'): void {
   if (found) {
     const cp = value.codePointAt(found.index)!;
     const at = [...value.slice(0, found.index)].length + 1;
-    throw new ValidationError(`${field} must not contain ${describeCodePoint(cp)} (character ${at}): ${whyRefused(cp, field)}`, field);
+    throw new ValidationError(`${field} must not contain ${describeCodePoint(cp)} (character ${at}): ${whyRefused(cp, field)}`, {
+      field: field,
+    });
   }
   if (value.replace(INVISIBLE, '') === '') {
     throw new ValidationError(
       `${field} must contain visible text: it has only spaces or invisible characters (the first is ${describeCodePoint(value.codePointAt(0)!)})`,
-      field,
+      { field: field },
     );
   }
 }
@@ -147,45 +150,45 @@ function checkText(value: string, field: 'name' | 'description'): void {
  */
 export function endpoint(value: unknown): string {
   if (typeof value !== 'string' || value.length === 0)
-    throw new ValidationError('endpoint is required and must be a URL string', 'endpoint');
+    throw new ValidationError('endpoint is required and must be a URL string', { field: 'endpoint' });
   if (value.length > LIMITS.endpointLength)
-    throw new ValidationError(`endpoint must be at most ${LIMITS.endpointLength} characters`, 'endpoint');
+    throw new ValidationError(`endpoint must be at most ${LIMITS.endpointLength} characters`, { field: 'endpoint' });
   let url: URL;
   try {
     url = new URL(value);
   } catch {
-    throw new ValidationError('endpoint must be an absolute URL, like https://example.com/webhooks', 'endpoint');
+    throw new ValidationError('endpoint must be an absolute URL, like https://example.com/webhooks', { field: 'endpoint' });
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new ValidationError('endpoint must use http or https', 'endpoint');
-  if (!url.hostname) throw new ValidationError('endpoint must name a host', 'endpoint');
-  if (url.username || url.password) throw new ValidationError('endpoint must not contain a user name or password', 'endpoint');
-  if (url.hash) throw new ValidationError('endpoint must not contain a #fragment', 'endpoint');
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw new ValidationError('endpoint must use http or https', { field: 'endpoint' });
+  if (!url.hostname) throw new ValidationError('endpoint must name a host', { field: 'endpoint' });
+  if (url.username || url.password) throw new ValidationError('endpoint must not contain a user name or password', { field: 'endpoint' });
+  if (url.hash) throw new ValidationError('endpoint must not contain a #fragment', { field: 'endpoint' });
   // The bound is on what is stored and sent: normalising percent-encodes non-ASCII text (a 4-byte
   // character becomes 12 characters), so an input within the bound can come out six times longer.
   if (url.href.length > LIMITS.endpointLength) {
     throw new ValidationError(
       `endpoint must be at most ${LIMITS.endpointLength} characters once normalised (it has ${url.href.length}: non-ASCII characters are percent-encoded)`,
-      'endpoint',
+      { field: 'endpoint' },
     );
   }
   return url.href;
 }
 
 export function eventTypes(value: unknown, catalog: Catalog): string[] {
-  if (!Array.isArray(value)) throw new ValidationError('event_types must be an array of event type codes', 'event_types');
-  if (value.length === 0) throw new ValidationError('event_types must contain at least one event type', 'event_types');
+  if (!Array.isArray(value)) throw new ValidationError('event_types must be an array of event type codes', { field: 'event_types' });
+  if (value.length === 0) throw new ValidationError('event_types must contain at least one event type', { field: 'event_types' });
   if (value.length > LIMITS.eventTypesPerWebhook) {
-    throw new ValidationError(`event_types may contain at most ${LIMITS.eventTypesPerWebhook} entries`, 'event_types');
+    throw new ValidationError(`event_types may contain at most ${LIMITS.eventTypesPerWebhook} entries`, { field: 'event_types' });
   }
   const out: string[] = [];
   value.forEach((t, i) => {
-    if (typeof t !== 'string') throw new ValidationError(`event_types[${i}] must be a string`, `event_types[${i}]`);
+    if (typeof t !== 'string') throw new ValidationError(`event_types[${i}] must be a string`, { field: `event_types[${i}]` });
     if (!catalog.has(t)) {
-      throw new ValidationError(
-        `event_types[${i}]: ${JSON.stringify(t.slice(0, 100))} is not a known event type`,
-        `event_types[${i}]`,
-        'ERR_UNKNOWN_EVENT_TYPE',
-      );
+      throw new ValidationError(`event_types[${i}]: ${JSON.stringify(t.slice(0, 100))} is not a known event type`, {
+        field: `event_types[${i}]`,
+        code: 'ERR_UNKNOWN_EVENT_TYPE',
+      });
     }
     if (!out.includes(t)) out.push(t);
   });

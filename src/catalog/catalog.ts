@@ -70,7 +70,11 @@ export class Catalog {
   /** Throws unless `type` is known and `data` matches its schema. */
   validateEvent(type: string, data: unknown): void {
     const entry = this.#types.get(type);
-    if (!entry) throw new ValidationError(`event type ${JSON.stringify(type)} is not in the catalog`, 'type', 'ERR_UNKNOWN_EVENT_TYPE');
+    if (!entry)
+      throw new ValidationError(`event type ${JSON.stringify(type)} is not in the catalog`, {
+        field: 'type',
+        code: 'ERR_UNKNOWN_EVENT_TYPE',
+      });
     validate(entry.schema, data, 'data');
   }
 }
@@ -81,7 +85,7 @@ function exampleOf(def: EventTypeDefinition, builtin: boolean): Record<string, u
   const example = given === undefined ? exampleFromSchema(def.schema) : structuredClone(given);
   try {
     if (typeof example !== 'object' || example === null || Array.isArray(example))
-      throw new ValidationError('data must be an object', 'data');
+      throw new ValidationError('data must be an object', { field: 'data' });
     validate(def.schema, example, 'data');
   } catch (error) {
     const why = error instanceof Error ? error.message : String(error);

@@ -80,7 +80,7 @@ export function assertSupportedSchema(schema: unknown, path = '#'): asserts sche
 /** Validates `value` against `schema`; throws a ValidationError naming the offending path. */
 export function validate(schema: JsonSchema, value: unknown, path: string): void {
   const problem = check(schema, value, path);
-  if (problem) throw new ValidationError(`${problem.path} ${problem.message}`, problem.path);
+  if (problem) throw new ValidationError(`${problem.path} ${problem.message}`, { field: problem.path });
 }
 
 interface Problem {

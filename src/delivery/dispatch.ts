@@ -108,6 +108,7 @@ export class Dispatcher {
     const { notifier, clock, logger } = this.deps;
     if (!notifier) return;
     const info: WebhookDisabledInfo = {
+      noticeId: `${webhook.id}.${webhook.disabledAt ?? clock.now()}`,
       webhook,
       environment: webhook.environment,
       reason: 'failing',
