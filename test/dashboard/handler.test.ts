@@ -1,4 +1,4 @@
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
 import { createDashboard } from '../../src/dashboard/index.js';
 import { systemClock } from '../../src/index.js';
@@ -268,4 +268,17 @@ describe('cross-site writes', () => {
     }
     expect(() => createDashboard({ ...deps, allowedOrigins: ['http://localhost:8080'] })).not.toThrow();
   });
+});
+
+test('the dashboard imports only the small HTTP helpers and Node built-ins; its browser modules only each other', () => {
+  const dir = new URL('../../src/dashboard/', import.meta.url);
+  const importsOf = (file: URL) => [...readFileSync(file, 'utf8').matchAll(/(?:from|import)\s*\(?\s*'([^']+)'/g)].map((m) => m[1]!);
+  for (const name of readdirSync(dir).filter((n) => n.endsWith('.ts'))) {
+    for (const spec of importsOf(new URL(name, dir))) {
+      expect(spec, name).toMatch(/^(\.\/[a-z-]+\.js|\.\.\/http\/(auth|responses)\.js|node:[a-z/]+)$/);
+    }
+  }
+  for (const name of readdirSync(new URL('assets/', dir)).filter((n) => n.endsWith('.js'))) {
+    for (const spec of importsOf(new URL(`assets/${name}`, dir))) expect(spec, name).toMatch(/^\.\/[a-z-]+\.js$/);
+  }
 });
