@@ -5,6 +5,7 @@ import { toNodeHandler } from '../../src/http/node.js';
 import { systemClock, type WebhooksOptions } from '../../src/index.js';
 import { makeEngine } from '../helpers/engine.js';
 import { conforming } from '../http/setup.js';
+import { withDeliveryRoutes } from './delivery-routes.js';
 
 /**
  * A host as the browser tests see it: a real engine on a real SQLite file (system clock, the SSRF
@@ -47,7 +48,7 @@ export async function startSite(options: Partial<WebhooksOptions> = {}, hostFile
   await engine.hooks.start();
   const errors: string[] = [];
   const dashboard = createDashboard({
-    api: conforming(engine.hooks.handler),
+    api: withDeliveryRoutes(engine.hooks, conforming(engine.hooks.handler), cookieAuth),
     authorize: cookieAuth,
     onError: (message, error) => errors.push(`${message}: ${String(error)}`),
   });
