@@ -81,16 +81,17 @@ describe.runIf(process.env.DASHBOARD_SCREENSHOTS && CHROMIUM)('dashboard screens
         await page.goto(`${site.url}#/webhooks/${crm.id}`);
         const log = page.getByRole('list', { name: 'Deliveries' });
         await log.waitFor();
-        await log.getByRole('button', { name: 'Attempts' }).nth(0).click();
-        await log
-          .getByRole('listitem')
-          .getByText(/Succeeded|Failed/)
+        // A failed delivery's attempts say the most.
+        const failed = log.getByRole('listitem').filter({ hasText: 'Failed' }).first();
+        await failed.getByRole('button', { name: 'Attempts' }).click();
+        await failed
+          .getByText(/· Failed ·/)
           .first()
           .waitFor();
+        await page.mouse.move(0, 0); // no hover state in the picture
         await page.screenshot({ path: name('webhook'), fullPage: true });
         if (width === 1280 && colorScheme === 'light') {
-          await page.setViewportSize({ width: 1100, height: 900 });
-          await page.getByRole('heading', { name: 'Delivery log' }).scrollIntoViewIfNeeded();
+          await page.setViewportSize({ width: 1100, height: 1180 });
           await page.screenshot({ path: 'docs/dashboard.png', fullPage: false });
         }
         await context.close();
