@@ -5,7 +5,10 @@ import { describeError } from './errors.js';
 import { createHandler } from './http/handler.js';
 import { createManagement } from './management.js';
 import { snapshotOptions } from './options.js';
-import { Scheduler } from './scheduler/scheduler.js';
+import { NoticeOutbox } from './notices/outbox.js';
+import { listNotices } from './notices/list.js';
+import { Retention } from './retention.js';
+import { type Chore, Scheduler } from './scheduler/scheduler.js';
 import { StoreAccess } from './store-access.js';
 import type { HttpApi, Webhooks, WebhooksOptions } from './types.js';
 
@@ -36,6 +39,7 @@ export function createWebhooks<Tx = unknown>(options: WebhooksOptions<Tx>): Webh
   const transport = options.transport ?? httpTransport();
   const access = new StoreAccess(store, clock);
 
+  const wake = () => scheduler.wake();
   const dispatcher = new Dispatcher({
     store,
     clock,
@@ -44,14 +48,26 @@ export function createWebhooks<Tx = unknown>(options: WebhooksOptions<Tx>): Webh
     transport,
     guard: o.guard,
     backoff: o.backoff,
-    notifier: o.notifier,
+    onNotice: () => {
+      outbox.poke();
+      wake();
+    },
     logger,
     workerId: o.delivery.workerId,
     timeoutMs: o.delivery.timeoutMs,
     disableAfterMs: o.disableAfterMs,
   });
-  const scheduler = new Scheduler({ store, clock, options: o.delivery, dispatcher, onError });
-  const wake = () => scheduler.wake();
+  const outbox = new NoticeOutbox({
+    store,
+    clock,
+    notifier: o.notifier,
+    logger,
+    workerId: o.delivery.workerId,
+    pollIntervalMs: o.delivery.pollIntervalMs,
+  });
+  const chores: Chore[] = [outbox];
+  if (o.retentionMs !== null) chores.push(new Retention({ store, clock, logger, periodMs: o.retentionMs }));
+  const scheduler = new Scheduler({ store, clock, options: o.delivery, dispatcher, onError, chores });
 
   const { emit, emitTo } = createEmit({ access, clock, catalog: o.catalog, maxPayloadBytes: o.maxPayloadBytes, wake });
   const management = createManagement({ access, clock, catalog: o.catalog, guard: o.guard, maxWebhooks: o.maxWebhooks, wake, emitTo });
@@ -69,6 +85,7 @@ export function createWebhooks<Tx = unknown>(options: WebhooksOptions<Tx>): Webh
       scheduler.start();
     },
     keys: { rotate: (newKey, rotateOptions) => keys.rotate(newKey, rotateOptions), list: () => keys.list() },
+    notices: { list: (filter) => listNotices(access, filter) },
     wake,
     drain: () => scheduler.drain(),
     async close() {

@@ -84,3 +84,23 @@ export interface ClaimedDelivery {
   webhook: WebhookRecord;
   event: EventRecord;
 }
+
+export type NoticeStatus = 'pending' | 'sent' | 'failed';
+
+/** A notice to a webhook's account holder (today: its automatic disable), as the outbox holds it. */
+export interface NoticeRecord {
+  /** Stable across retries: `info.noticeId` for the notifier. */
+  id: string;
+  environment: string;
+  kind: 'webhook_disabled';
+  webhookId: string;
+  /** `pending` (due, or failing and waiting for its next try), `sent`, or `failed` (back-off spent). */
+  status: NoticeStatus;
+  attempts: number;
+  nextAttemptAt: number | null;
+  lastError: string | null;
+  sentAt: number | null;
+  createdAt: number;
+  /** What the notifier is told. */
+  info: { webhook: WebhookRecord; failingSince: number; disabledAt: number; lastError: string | null };
+}

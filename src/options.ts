@@ -60,6 +60,7 @@ export function snapshotOptions(options: WebhooksOptions) {
     maxWebhooks,
     maxPayloadBytes: positiveInt(options.limits?.maxPayloadBytes ?? 256 * 1024, 'limits.maxPayloadBytes'),
     disableAfterMs: positiveInt(options.disableAfterMs ?? 72 * 3600_000, 'disableAfterMs'),
+    retentionMs: retentionOf(options.retention),
     notifier,
     logger,
     // The durable back-off (`retry` is its old name).
@@ -95,4 +96,13 @@ function positiveInt(value: unknown, what: string): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value <= 0)
     throw new TypeError(`createWebhooks: ${what} must be a positive integer`);
   return value;
+}
+
+function retentionOf(retention: WebhooksOptions['retention']): number | null {
+  if (retention === false) return null;
+  const days = retention === undefined ? 30 : retention?.days;
+  if (typeof days !== 'number' || !Number.isFinite(days) || days <= 0 || days > 36_500) {
+    throw new TypeError('createWebhooks: retention must be { days: n } with n > 0, or false to keep everything');
+  }
+  return Math.round(days * 24 * 3600_000);
 }

@@ -1,4 +1,13 @@
-import type { AttemptRecord, ClaimedDelivery, DeliveryRecord, DeliveryStatus, EventRecord, WebhookRecord } from './model.js';
+import type {
+  AttemptRecord,
+  ClaimedDelivery,
+  DeliveryRecord,
+  DeliveryStatus,
+  EventRecord,
+  NoticeRecord,
+  NoticeStatus,
+  WebhookRecord,
+} from './model.js';
 
 /**
  * The contract every storage adapter implements (SQLite, PostgreSQL). `Tx` is the type of a host
@@ -92,8 +101,24 @@ export interface Store<Tx = unknown> {
    * item disabled it.
    */
   recordAttempts(batch: readonly RecordAttemptArgs[]): Promise<Array<{ disabled: WebhookRecord | null }>>;
-  /** Earliest `next_attempt_at` among pending deliveries, or null. Cheap: served by an index. */
+  /** Earliest `next_attempt_at` among pending deliveries and pending notices, or null. Cheap: served by indexes. */
   nextDueAt(): Promise<number | null>;
+
+  /**
+   * Claims up to `limit` due notices under a lease, like `claimDue` (on PostgreSQL no two
+   * processes hold the same notice). Notices are written by `recordAttempts` in the transaction
+   * that disables a webhook.
+   */
+  claimNotices(args: NoticeClaimArgs): Promise<NoticeRecord[]>;
+  /** Records a try of a claimed notice (sent, or next try at `retryAt`, or failed when null); false when the lease was lost. */
+  finishNotice(id: string, workerId: string, outcome: NoticeOutcome): Promise<boolean>;
+  /** Newest first; every environment when `environment` is omitted. */
+  listNotices(filter: { environment?: string; status?: NoticeStatus; limit: number }): Promise<NoticeRecord[]>;
+  /**
+   * One bounded round of retention: each step (see `PurgeCounts`) in its own transaction, at
+   * most `limit` rows each. Null when another process holds the retention lock (PostgreSQL).
+   */
+  purge(args: PurgeArgs): Promise<PurgeCounts | null>;
   /**
    * Optional: calls `onWake` when work may have become due in another process (an event emitted
    * and committed there, held deliveries resumed, claims given back), e.g. PostgreSQL
@@ -154,4 +179,33 @@ export interface RecordAttemptArgs {
   /** Next try on failure; null = no more tries (delivery fails). Ignored on success. */
   retryAt: number | null;
   disableAfterMs: number;
+}
+
+export interface NoticeClaimArgs {
+  now: number;
+  limit: number;
+  workerId: string;
+  leaseMs: number;
+}
+
+export type NoticeOutcome = { now: number; sent: true } | { now: number; sent: false; retryAt: number | null; error: string };
+
+export interface PurgeArgs {
+  /** Records older than this go. */
+  cutoff: number;
+  now: number;
+  /** Most rows per transaction. */
+  limit: number;
+}
+
+/** Rows affected by one round of retention, per step. */
+export interface PurgeCounts {
+  /** Held deliveries of long-disabled webhooks failed as `expired`. */
+  expired: number;
+  /** Delivered and failed deliveries deleted (their attempts with them). */
+  deliveries: number;
+  /** Events deleted (none of their deliveries left). */
+  events: number;
+  /** Sent notices deleted. */
+  notices: number;
 }

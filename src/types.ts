@@ -32,7 +32,16 @@ import type { CatalogEntry, EventTypeDefinition } from './catalog/catalog.js';
 import type { Clock } from './clock.js';
 import type { GuardOptions, Resolver } from './delivery/guard/guard.js';
 import type { Transport } from './delivery/transport.js';
-import type { AttemptRecord, DeliveryRecord, DeliveryStatus, EventRecord, EventSource, WebhookRecord } from './model.js';
+import type {
+  AttemptRecord,
+  DeliveryRecord,
+  DeliveryStatus,
+  EventRecord,
+  EventSource,
+  NoticeRecord,
+  NoticeStatus,
+  WebhookRecord,
+} from './model.js';
 import type { BackoffOptions } from './scheduler/backoff.js';
 import type { SigningKey } from './signing/keys.js';
 import type { KeyInfo, RotateOptions } from './signing/keyset.js';
@@ -71,6 +80,12 @@ export interface WebhooksOptions<Tx = unknown> {
   retry?: BackoffOptions;
   /** A webhook failing with no success for this long is disabled. Default 72 hours. */
   disableAfterMs?: number;
+  /**
+   * How long finished records are kept: delivered and failed deliveries with their attempts,
+   * events with no delivery left, sent notices. Default `{ days: 30 }`; `false` keeps everything.
+   * Pending deliveries are never deleted.
+   */
+  retention?: { days: number } | false;
   delivery?: DeliveryOptions;
   logger?: Logger;
   /**
@@ -228,6 +243,11 @@ export interface Webhooks<Tx = unknown> extends HttpApi, AsyncDisposable {
     /** Publishes `newKey` now, signs with it after the overlap, unpublishes the old key once its tokens are stale. */
     rotate(newKey: SigningKey, options?: RotateOptions): Promise<KeyInfo>;
     list(): KeyInfo[];
+  };
+  /** The notice outbox, for an operator (the management API exposes nothing of it). */
+  notices: {
+    /** Newest first; every environment unless `environment` is given; at most `limit` (default 100, 1-1000). */
+    list(filter?: { status?: NoticeStatus; environment?: string; limit?: number }): Promise<NoticeRecord[]>;
   };
   /** Looks for due work now (e.g. after committing a transaction that emitted). */
   wake(): void;

@@ -120,6 +120,42 @@ export const MIGRATIONS: readonly Migration[] = [
         .execute();
     },
   },
+  {
+    version: 3,
+    name: 'notices and retention',
+    async up(db) {
+      // The notice outbox: written in the transaction that disables a webhook, delivered to the
+      // notifier under a lease like a delivery, so a crash or a mail outage cannot lose it.
+      await db.schema
+        .createTable('iw_notices')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('environment', 'text', (c) => c.notNull())
+        .addColumn('kind', 'text', (c) => c.notNull())
+        .addColumn('webhook_id', 'text', (c) => c.notNull())
+        .addColumn('payload', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('attempt_count', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('next_attempt_at', 'bigint')
+        .addColumn('locked_by', 'text')
+        .addColumn('locked_until', 'bigint')
+        .addColumn('last_error', 'text')
+        .addColumn('sent_at', 'bigint')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .addColumn('updated_at', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createIndex('iw_notices_due')
+        .on('iw_notices')
+        .column('next_attempt_at')
+        .where(sql.ref('status'), '=', sql.lit('pending'))
+        .execute();
+      await db.schema.createIndex('iw_notices_created').on('iw_notices').columns(['status', 'created_at']).execute();
+      // Retention reads the oldest finished deliveries and the oldest events from an index, a
+      // bounded batch at a time, however large the tables are.
+      await sql`create index iw_deliveries_finished on iw_deliveries (updated_at) where status in ('delivered', 'failed')`.execute(db);
+      await db.schema.createIndex('iw_events_created').on('iw_events').column('created_at').execute();
+    },
+  },
 ];
 
 /** Applies what is missing, each migration in its own transaction with its ledger row. */

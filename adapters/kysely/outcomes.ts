@@ -1,6 +1,7 @@
 import { sql, type Transaction } from 'kysely';
 import type { WebhookRecord } from '../../src/model.js';
 import type { RecordAttemptArgs } from '../../src/store.js';
+import { writeNotice } from './notices.js';
 import { fromAttempt, toWebhook } from './rows.js';
 import type { EngineTables } from './schema.js';
 
@@ -149,7 +150,10 @@ async function applyOne(
     .executeTakeFirst();
   if (!disabled) return { disabled: null };
   await holdPending(trx, attempt.webhookId, now);
-  return { disabled: toWebhook(disabled) };
+  const webhook = toWebhook(disabled);
+  // The notice commits with the disable: telling the account holder is as durable as disabling.
+  await writeNotice(trx, webhook, now);
+  return { disabled: webhook };
 }
 
 /** A repeated record answers as the first did: the disable it made (at this same `now`), if any. */

@@ -10,6 +10,7 @@ export interface EngineTables {
   iw_events: EventRow;
   iw_deliveries: DeliveryRow;
   iw_attempts: AttemptRow;
+  iw_notices: NoticeRow;
   iw_migrations: { version: number; name: string; applied_at: number | string };
 }
 
@@ -74,4 +75,24 @@ export interface AttemptRow {
   response_excerpt: string | null;
   success: number;
   seq: Generated<number>;
+}
+
+/** A notice to an account holder, delivered to the host's notifier through this outbox (migration 3). */
+export interface NoticeRow {
+  id: string;
+  environment: string;
+  kind: string;
+  webhook_id: string;
+  /** JSON: what the notifier is told (the webhook as it was disabled, failing since, last error). */
+  payload: string;
+  /** `pending` (due or retrying), `sent`, or `failed` (its back-off spent). */
+  status: string;
+  attempt_count: number;
+  next_attempt_at: Millis | null;
+  locked_by: string | null;
+  locked_until: Millis | null;
+  last_error: string | null;
+  sent_at: Millis | null;
+  created_at: Millis;
+  updated_at: Millis;
 }

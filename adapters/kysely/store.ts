@@ -1,9 +1,22 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { LimitReachedError, WebhookDisabledError } from '../../src/errors.js';
-import type { ClaimedDelivery, DeliveryRecord, EventRecord, WebhookRecord } from '../../src/model.js';
-import type { ClaimArgs, DeliveryFilter, InsertEventOptions, RecordAttemptArgs, Store, WebhookPatch } from '../../src/store.js';
+import type { ClaimedDelivery, DeliveryRecord, EventRecord, NoticeRecord, WebhookRecord } from '../../src/model.js';
+import type {
+  ClaimArgs,
+  DeliveryFilter,
+  InsertEventOptions,
+  NoticeClaimArgs,
+  NoticeOutcome,
+  PurgeArgs,
+  PurgeCounts,
+  RecordAttemptArgs,
+  Store,
+  WebhookPatch,
+} from '../../src/store.js';
 import { runMigrations } from './migrations.js';
 import { listPage, recoverBatch, resend } from './log.js';
+import { claimNotices, finishNotice, listNotices, nextNoticeDueAt } from './notices.js';
+import { emptyCounts, PURGE_STEPS, purgeStep } from './retention.js';
 import { holdPending, recordOutcomes } from './outcomes.js';
 import { fromDelivery, fromWebhook, toAttempt, toDelivery, toEvent, toWebhook } from './rows.js';
 import type { DeliveryRow, EngineTables } from './schema.js';
@@ -35,6 +48,8 @@ export interface SqlFlavor {
   close(): Promise<void>;
   /** Classifies this database's errors for transient retries (see {@link Store.isTransient}). */
   isTransient(error: unknown): boolean;
+  /** Inside a purge transaction: may this process purge now? (PostgreSQL: one process at a time.) */
+  tryLockRetention?(trx: Transaction<EngineTables>): Promise<boolean>;
 }
 
 /**
@@ -339,14 +354,44 @@ export class KyselyStore implements Store<HostTransaction> {
   }
 
   async nextDueAt(): Promise<number | null> {
-    const row = await this.db
-      .selectFrom('iw_deliveries')
-      .select('next_attempt_at')
-      .where('status', '=', PENDING)
-      .orderBy('next_attempt_at')
-      .limit(1)
-      .executeTakeFirst();
-    return row?.next_attempt_at == null ? null : Number(row.next_attempt_at);
+    const [row, notice] = await Promise.all([
+      this.db
+        .selectFrom('iw_deliveries')
+        .select('next_attempt_at')
+        .where('status', '=', PENDING)
+        .orderBy('next_attempt_at')
+        .limit(1)
+        .executeTakeFirst(),
+      nextNoticeDueAt(this.db),
+    ]);
+    const delivery = row?.next_attempt_at == null ? null : Number(row.next_attempt_at);
+    if (delivery === null || notice === null) return delivery ?? notice;
+    return Math.min(delivery, notice);
+  }
+
+  claimNotices(args: NoticeClaimArgs): Promise<NoticeRecord[]> {
+    return claimNotices(this.db, args, this.flavor.rowLocks);
+  }
+
+  finishNotice(id: string, workerId: string, outcome: NoticeOutcome): Promise<boolean> {
+    return finishNotice(this.db, id, workerId, outcome);
+  }
+
+  listNotices(filter: Parameters<Store['listNotices']>[0]): Promise<NoticeRecord[]> {
+    return listNotices(this.db, filter);
+  }
+
+  async purge(args: PurgeArgs): Promise<PurgeCounts | null> {
+    const counts = emptyCounts();
+    for (const step of PURGE_STEPS) {
+      const n = await this.db.transaction().execute(async (trx) => {
+        if (this.flavor.tryLockRetention && !(await this.flavor.tryLockRetention(trx))) return null;
+        return purgeStep(trx, step, args);
+      });
+      if (n === null) return null;
+      counts[step] = n;
+    }
+    return counts;
   }
 }
 

@@ -6,7 +6,7 @@ import type { EngineTables } from '../kysely/schema.js';
 import { claimDue } from './claim.js';
 import { isTransient } from './transient.js';
 import { systemClock } from '../../src/clock.js';
-import { lockEnvironment, withMigrationLock } from './locks.js';
+import { lockEnvironment, tryLockRetention, withMigrationLock } from './locks.js';
 import { assertMigrated, migrateUnderLock } from './migrate.js';
 import { notifyWake, WakeListener } from './notify.js';
 
@@ -94,6 +94,7 @@ export function postgresStore(options: PostgresStoreOptions): KyselyStore {
     claim: claimDue,
     isTransient,
     lockEnvironment,
+    tryLockRetention,
     async migrate(db, run) {
       // The runner migrates through the one connection that holds the migrations lock.
       if (o.autoMigrate) await withMigrationLock(db, (conn) => run(conn));

@@ -6,6 +6,16 @@ import { sql, type Kysely } from 'kysely';
  */
 const MIGRATIONS_CLASS = 0x6977_0001;
 const ENVIRONMENT_CLASS = 0x6977_0002;
+const RETENTION_CLASS = 0x6977_0003;
+
+/**
+ * One purging transaction at a time across every process on this database: the others skip
+ * their turn instead of queueing behind (or deadlocking with) the same deletes.
+ */
+export async function tryLockRetention(trx: Kysely<any>): Promise<boolean> {
+  const { rows } = await sql<{ ok: boolean }>`select pg_try_advisory_xact_lock(${sql.lit(RETENTION_CLASS)}, 0) as ok`.execute(trx);
+  return rows[0]?.ok === true;
+}
 
 /**
  * Serialises webhook creation per environment until the transaction ends, so the webhook cap is

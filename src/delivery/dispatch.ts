@@ -1,12 +1,11 @@
-import pRetry from 'p-retry';
 import type { Clock } from '../clock.js';
 import { describeError } from '../errors.js';
-import type { ClaimedDelivery, WebhookRecord } from '../model.js';
+import type { ClaimedDelivery } from '../model.js';
 import type { Backoff } from '../scheduler/backoff.js';
 import type { KeySet } from '../signing/keyset.js';
 import { buildClaims, signClaims } from '../signing/token.js';
 import type { Store } from '../store.js';
-import type { Logger, Notifier, WebhookDisabledInfo } from '../types.js';
+import type { Logger } from '../types.js';
 import { runAttempt } from './attempt.js';
 import type { Guard } from './guard/guard.js';
 import { OutcomeRecorder } from './recorder.js';
@@ -20,7 +19,8 @@ export interface DispatchDeps {
   transport: Transport;
   guard: Guard;
   backoff: Backoff;
-  notifier: Notifier | undefined;
+  /** Told when a record disabled a webhook: its notice was written with the disable (see notices/outbox.ts). */
+  onNotice(): void;
   logger: Logger;
   workerId: string;
   timeoutMs: number;
@@ -41,7 +41,8 @@ export interface Dispatch {
  * 2. {@link Dispatcher.deliver}: the attempt (POST with `webhook-id`, only 200 counts:
  *    `attempt.ts`), then the outcome: the next try from the back-off (or failed when it is
  *    spent), recorded with the webhook's health by group commit (`recorder.ts`, the SQL in the
- *    store), and when that record disabled the webhook, the notice to its account holder.
+ *    store), and when that record disabled the webhook, a notice to its account holder, written
+ *    in the same transaction and sent by the notice outbox (`notices/outbox.ts`).
  *
  * The scheduler decides when a delivery runs (time, slots, leases); this decides what running it
  * means. It never throws: a failure to record leaves the lease to expire, and the delivery is
@@ -87,7 +88,7 @@ export class Dispatcher {
       // Until our lease ends nobody else sends this delivery, so keep trying that long.
       const leaseLeft = (claimed.delivery.lockedUntil ?? now) - clock.now();
       const { disabled } = await this.#recorder.record({ attempt, workerId, now, retryAt, disableAfterMs }, leaseLeft);
-      if (disabled) this.#notice(disabled);
+      if (disabled) this.deps.onNotice();
     } catch (error) {
       // Not recorded: the lease runs out and the delivery is attempted again (same webhook-id).
       this.deps.logger.error('could not record an attempt; its lease will expire and it will be attempted again', {
@@ -101,23 +102,5 @@ export class Dispatcher {
   async #sign(c: ClaimedDelivery, now: number): Promise<string> {
     const claims = buildClaims(c.event, this.deps.issuer(c.event.environment), now);
     return signClaims(claims, await this.deps.keys.signingKey(now));
-  }
-
-  /** Tells the account holder, once per automatic disable. */
-  #notice(webhook: WebhookRecord): void {
-    const { notifier, clock, logger } = this.deps;
-    if (!notifier) return;
-    const info: WebhookDisabledInfo = {
-      noticeId: `${webhook.id}.${webhook.disabledAt ?? clock.now()}`,
-      webhook,
-      environment: webhook.environment,
-      reason: 'failing',
-      failingSince: webhook.failingSince ?? webhook.disabledAt ?? clock.now(),
-      disabledAt: webhook.disabledAt ?? clock.now(),
-      lastError: webhook.lastError,
-    };
-    void pRetry(async () => notifier.webhookDisabled(info), { retries: 3, minTimeout: 200 }).catch((error) =>
-      logger.error('the notifier failed for a disabled webhook', { webhookId: webhook.id, error: describeError(error) }),
-    );
   }
 }

@@ -34,6 +34,13 @@ export interface SchedulerDeps {
     deliver(dispatch: Dispatch): Promise<void>;
   };
   onError(message: string, error: unknown): void;
+  /** Background work run on the scheduler's passes (see #startChores). */
+  chores?: Chore[];
+}
+
+/** Background work the scheduler runs on its passes: decides itself whether it is due. */
+export interface Chore {
+  runIfDue(): Promise<void>;
 }
 
 /**
@@ -54,6 +61,8 @@ export class Scheduler {
   #started = false;
   #timer: TimerHandle | null = null;
   #inflight = new Set<Promise<void>>();
+  #chores = new Set<Promise<void>>();
+  #runningChores = new Set<Chore>();
   #perWebhook = new Map<string, number>();
   #notify: (() => void) | null = null;
   /** Claimed deliveries waiting for a slot of their webhook (at most perEndpointConcurrency each). */
@@ -102,7 +111,7 @@ export class Scheduler {
     this.#unsubscribe = null;
     await unsubscribe?.().catch((error: unknown) => this.deps.onError('could not stop listening for wake-ups', error));
     await this.drain();
-    await Promise.allSettled([...this.#inflight]);
+    await Promise.allSettled([...this.#inflight, ...this.#chores]);
     // Held claims go back now rather than when their lease runs out.
     const held = [...this.#waiting.values()].flat().map((w) => w.claimed.delivery.id);
     this.#waiting.clear();
@@ -136,6 +145,8 @@ export class Scheduler {
     const refillAt = Math.max(1, Math.min(options.batchSize, Math.ceil(options.concurrency / 2)));
     let eager = true;
     try {
+      // Once per pass (a chore re-started on every turn of the loop would keep the pass alive).
+      this.#startChores();
       while (!this.#closed) {
         if (this.#dirty) {
           eager = true;
@@ -150,17 +161,17 @@ export class Scheduler {
           if (got === limit) continue; // maybe more is due
         }
         eager = false;
-        if (this.#inflight.size === 0) break;
+        if (this.#inflight.size === 0 && this.#chores.size === 0) break;
         if (!this.#dirty) await new Promise<void>((resolve) => (this.#notify = resolve));
         this.#notify = null;
       }
-      await Promise.allSettled([...this.#inflight]);
+      await Promise.allSettled([...this.#inflight, ...this.#chores]);
       await this.#arm();
     } catch (error) {
       // The store is unreachable even after in-process retries: try again after a pause.
       this.deps.onError('scheduler pass failed; retrying after the poll interval', error);
       this.#dirty = false;
-      await Promise.allSettled([...this.#inflight]);
+      await Promise.allSettled([...this.#inflight, ...this.#chores]);
       await this.#arm(options.pollIntervalMs);
     }
   }
@@ -196,6 +207,26 @@ export class Scheduler {
     }
     if (surplus.length > 0) await transient(this.#isTransient, () => store.release(surplus, options.workerId, clock.now()));
     return claimed.length;
+  }
+
+  /**
+   * Background work on the same clock and passes (the notice outbox, retention): each runs when
+   * it says it is due, at most one run of each at a time, beside deliveries, never blocking them.
+   */
+  #startChores(): void {
+    for (const chore of this.deps.chores ?? []) {
+      if (this.#closed || this.#runningChores.has(chore)) continue;
+      this.#runningChores.add(chore);
+      const task = chore
+        .runIfDue()
+        .catch((error: unknown) => this.deps.onError('a background task of the scheduler failed', error))
+        .finally(() => {
+          this.#chores.delete(task);
+          this.#runningChores.delete(chore);
+          this.#notify?.();
+        });
+      this.#chores.add(task);
+    }
   }
 
   #track(d: Dispatch): void {

@@ -1,14 +1,12 @@
-import { afterEach, expect, test } from 'vitest';
+import { expect, test } from 'vitest';
 import { smtpNotifier } from '../../src/email/index.js';
 import { makeEngine } from '../helpers/engine.js';
 import { userData } from '../helpers/fixtures.js';
 import { closedPort, startSmtpServer } from '../helpers/smtp.js';
+import { useCleanups } from '../helpers/cleanup.js';
 
 const HOUR = 3600_000;
-const cleanups: Array<() => Promise<unknown>> = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!();
-});
+const cleanups = useCleanups();
 
 test('a dead endpoint is disabled after 72 hours and exactly one email reaches the SMTP server', async () => {
   const smtp = await startSmtpServer();
@@ -59,7 +57,75 @@ test('a dead endpoint is disabled after 72 hours and exactly one email reaches t
   // The Message-ID names the notice; X-Webhooks-Notice-Id says which one.
   const noticeId = m.header('x-webhooks-notice-id')!;
   expect(m.header('message-id')).toBe(`<${noticeId}@acme.example>`);
-  // Today's engine passes no noticeId, so it is derived from the webhook and its disable time.
-  // When the notice outbox lands this becomes the outbox's notice id.
-  expect(noticeId).toBe(`${wh.id}.${disabled.disabledAt}`);
+  // The notice outbox's row id: the same on every retry of this notice.
+  const notices = await hooks.notices.list();
+  expect(notices).toHaveLength(1);
+  expect(notices[0]).toMatchObject({ id: noticeId, webhookId: wh.id, status: 'sent', attempts: 1, kind: 'webhook_disabled' });
+});
+
+/** A dead endpoint on an engine over `filename`, advanced past the 72-hour disable. */
+async function disableOne(env: Awaited<ReturnType<typeof makeEngine>>) {
+  await env.hooks.start();
+  const dead = `http://127.0.0.1:${await closedPort()}/hooks`;
+  const wh = await env.hooks.webhooks.create({ name: 'Billing sync', endpoint: dead, eventTypes: ['user.created'] });
+  await env.hooks.emit({ type: 'user.created', source: 'admin', data: userData() });
+  await env.hooks.drain();
+  await env.clock.advance(101 * HOUR);
+  await env.hooks.drain();
+  expect((await env.hooks.webhooks.get(wh.id)).status).toBe('disabled');
+  return wh;
+}
+
+test('the SMTP server is down at the disable and the process closes: a new process on the same file sends the notice once the server is up', async () => {
+  const smtp = await startSmtpServer();
+  cleanups.push(() => smtp.close());
+  await smtp.stop(); // down before the disable
+  const mail = () => smtpNotifier({ url: smtp.url, from: 'webhooks@acme.example', to: () => 'owner@acme.example' });
+  const first = mail();
+  const env = await makeEngine({ notifier: first });
+  cleanups.push(() => env.close());
+  const wh = await disableOne(env);
+  // The notifier failed: the notice waits, with the error and its next try, in the outbox.
+  const [waiting] = await env.hooks.notices.list();
+  expect(waiting).toMatchObject({ webhookId: wh.id, status: 'pending', attempts: 1 });
+  expect(waiting!.lastError).toMatch(/ECONNREFUSED|connect/i);
+  expect(waiting!.nextAttemptAt).toBeGreaterThan(env.clock.now());
+  await first.close();
+
+  // The process goes away; the mail server comes back; a new process opens the same file.
+  const second = mail();
+  cleanups.push(() => second.close());
+  const hooks = await env.restart({ notifier: second });
+  await smtp.start();
+  await hooks.start();
+  await env.clock.advance(10 * 60_000); // past the notice's back-off
+  await hooks.drain();
+  await smtp.waitFor(1);
+  expect(smtp.messages).toHaveLength(1);
+  expect(smtp.messages[0]!.header('x-webhooks-notice-id')).toBe(waiting!.id);
+  expect((await hooks.notices.list())[0]).toMatchObject({ id: waiting!.id, status: 'sent', attempts: 2, lastError: null });
+});
+
+test('a notifier that keeps failing is retried on the notice back-off for days, then given up and listed as failed', async () => {
+  let calls = 0;
+  const env = await makeEngine({
+    notifier: {
+      webhookDisabled: () => {
+        calls++;
+        throw new Error('mail relay refused');
+      },
+    },
+  });
+  cleanups.push(() => env.close());
+  await disableOne(env);
+  for (let day = 0; day < 7; day++) {
+    await env.clock.advance(24 * HOUR);
+    await env.hooks.drain();
+  }
+  const [notice] = await env.hooks.notices.list();
+  expect(notice).toMatchObject({ status: 'failed', lastError: 'Error: mail relay refused', nextAttemptAt: null });
+  expect(calls).toBe(notice!.attempts);
+  expect(calls).toBeGreaterThanOrEqual(10);
+  expect(env.logged.some((l) => l.includes('given up'))).toBe(true);
+  expect(await env.hooks.notices.list({ status: 'pending' })).toEqual([]);
 });

@@ -1,0 +1,90 @@
+import { sql, type Transaction } from 'kysely';
+import type { PurgeArgs, PurgeCounts } from '../../src/store.js';
+import type { EngineTables } from './schema.js';
+
+type Trx = Transaction<EngineTables>;
+
+/**
+ * Retention, one bounded step per transaction so a host's emit never waits long behind it. Each
+ * step reads its rows from an index, oldest first, `limit` at a time:
+ *
+ * 1. held deliveries of a webhook disabled before the cutoff fail as `expired` (and are purged
+ *    one period later, like any finished delivery);
+ * 2. delivered and failed deliveries untouched since the cutoff go, with their attempts;
+ * 3. events older than the cutoff with no delivery left go (a pending one keeps its event);
+ * 4. sent notices older than the cutoff go.
+ */
+export const PURGE_STEPS = ['expired', 'deliveries', 'events', 'notices'] as const;
+
+export async function purgeStep(trx: Trx, step: (typeof PURGE_STEPS)[number], { cutoff, now, limit }: PurgeArgs): Promise<number> {
+  switch (step) {
+    case 'expired': {
+      const held = trx
+        .selectFrom('iw_deliveries as d')
+        .innerJoin('iw_webhooks as w', 'w.id', 'd.webhook_id')
+        .select('d.id')
+        .where('w.status', '=', sql.lit('disabled'))
+        .where('w.disabled_at', '<', cutoff)
+        .where('d.status', '=', sql.lit('held'))
+        .limit(limit);
+      const done = await trx
+        .updateTable('iw_deliveries')
+        .set({ status: 'failed', next_attempt_at: null, last_result: 'expired', updated_at: now })
+        .where('id', 'in', held)
+        .where('status', '=', sql.lit('held'))
+        .executeTakeFirst();
+      return Number(done.numUpdatedRows);
+    }
+    case 'deliveries': {
+      const old = await trx
+        .selectFrom('iw_deliveries')
+        .select('id')
+        .where(sql<boolean>`status in ('delivered', 'failed')`)
+        .where('updated_at', '<', cutoff)
+        .orderBy('updated_at')
+        .limit(limit)
+        .execute();
+      if (old.length === 0) return 0;
+      const ids = old.map((r) => r.id);
+      await trx.deleteFrom('iw_attempts').where('delivery_id', 'in', ids).execute();
+      const gone = await trx.deleteFrom('iw_deliveries').where('id', 'in', ids).executeTakeFirst();
+      return Number(gone.numDeletedRows);
+    }
+    case 'events': {
+      const old = await trx
+        .selectFrom('iw_events as e')
+        .select('e.id')
+        .where('e.created_at', '<', cutoff)
+        .where(({ not, exists, selectFrom }) =>
+          not(exists(selectFrom('iw_deliveries as d').select('d.id').whereRef('d.event_id', '=', 'e.id'))),
+        )
+        .orderBy('e.created_at')
+        .limit(limit)
+        .execute();
+      if (old.length === 0) return 0;
+      const gone = await trx
+        .deleteFrom('iw_events')
+        .where(
+          'id',
+          'in',
+          old.map((r) => r.id),
+        )
+        .executeTakeFirst();
+      return Number(gone.numDeletedRows);
+    }
+    case 'notices': {
+      const old = trx
+        .selectFrom('iw_notices')
+        .select('id')
+        .where('status', '=', sql.lit('sent'))
+        .where('created_at', '<', cutoff)
+        .limit(limit);
+      const gone = await trx.deleteFrom('iw_notices').where('id', 'in', old).executeTakeFirst();
+      return Number(gone.numDeletedRows);
+    }
+  }
+}
+
+export function emptyCounts(): PurgeCounts {
+  return { expired: 0, deliveries: 0, events: 0, notices: 0 };
+}

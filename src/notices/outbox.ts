@@ -1,0 +1,137 @@
+import type { Clock } from '../clock.js';
+import { describeError } from '../errors.js';
+import type { NoticeRecord } from '../model.js';
+import type { Store } from '../store.js';
+import { transient } from '../transient.js';
+import type { Logger, Notifier, WebhookDisabledInfo } from '../types.js';
+
+/**
+ * The back-off of a notice the notifier failed to take: minutes, then hours, for about four days
+ * (a mail server down over a long weekend still gets the notice through). Then it is `failed`,
+ * logged as an error, and listed by `hooks.notices.list()`.
+ */
+export const NOTICE_BACKOFF: readonly number[] = [
+  60_000,
+  5 * 60_000,
+  15 * 60_000,
+  3600_000,
+  2 * 3600_000,
+  4 * 3600_000,
+  8 * 3600_000,
+  12 * 3600_000,
+  24 * 3600_000,
+  24 * 3600_000,
+  24 * 3600_000,
+];
+
+/** Longest wait for the host's notifier; shorter than the notice lease, so a live process never outlives its lease. */
+const NOTIFIER_TIMEOUT_MS = 4 * 60_000;
+const NOTICE_LEASE_MS = 5 * 60_000;
+const BATCH = 16;
+
+export interface NoticeOutboxDeps {
+  store: Store;
+  clock: Clock;
+  notifier: Notifier | undefined;
+  logger: Logger;
+  workerId: string;
+  /** Longest wait before looking for notices another process wrote. */
+  pollIntervalMs: number;
+}
+
+/**
+ * Delivers the notice outbox to the host's notifier. A notice is a row written in the
+ * transaction that disabled the webhook; here it is claimed under a lease (so two processes on
+ * one PostgreSQL never both send it, and a process that dies mid-notice leaves it to the next),
+ * handed to `notifier.webhookDisabled(info)` with `info.noticeId`, and marked sent, or retried on
+ * NOTICE_BACKOFF when the notifier throws.
+ *
+ * Exactly once is impossible across a crash after the notifier finished (say, the mail server
+ * accepted the message) and before `sent` was committed: the notice is then sent again, with the
+ * same noticeId (the SMTP notifier makes it the Message-ID). At most twice, in that case only.
+ */
+export class NoticeOutbox {
+  /** Before this time there is nothing to look for (unless poked). */
+  #checkAt = 0;
+  readonly #isTransient: (error: unknown) => boolean;
+
+  constructor(private readonly deps: NoticeOutboxDeps) {
+    this.#isTransient = (error) => deps.store.isTransient(error);
+  }
+
+  /** A notice was just written (a disable was recorded here): look at the next chance. */
+  poke(): void {
+    this.#checkAt = 0;
+  }
+
+  /** Sends every notice due now, in small batches; a no-op without a notifier or before it is time to look. */
+  async runIfDue(): Promise<void> {
+    const { notifier, clock, store, workerId } = this.deps;
+    if (!notifier) return; // pending notices wait for a process that has one
+    const now = clock.now();
+    if (now < this.#checkAt) return;
+    this.#checkAt = now + this.deps.pollIntervalMs;
+    for (;;) {
+      const claimed = await transient(this.#isTransient, () =>
+        store.claimNotices({ now: clock.now(), limit: BATCH, workerId, leaseMs: NOTICE_LEASE_MS }),
+      );
+      await Promise.all(claimed.map((notice) => this.#send(notifier, notice)));
+      if (claimed.length < BATCH) break;
+    }
+    // Retries come due later: look again then (the scheduler's timer is armed for it too).
+    const next = await transient(this.#isTransient, () => store.nextDueAt()).catch(() => null);
+    if (next !== null && next > now) this.#checkAt = Math.min(this.#checkAt, next);
+  }
+
+  async #send(notifier: Notifier, notice: NoticeRecord): Promise<void> {
+    const { store, clock, logger, workerId } = this.deps;
+    const { webhook, failingSince, disabledAt, lastError } = notice.info;
+    const info: WebhookDisabledInfo = {
+      noticeId: notice.id,
+      webhook,
+      environment: notice.environment,
+      reason: 'failing',
+      failingSince,
+      disabledAt,
+      lastError,
+    };
+    let outcome: Parameters<Store['finishNotice']>[2];
+    try {
+      await withTimeout(
+        Promise.resolve().then(() => notifier.webhookDisabled(info)),
+        NOTIFIER_TIMEOUT_MS,
+      );
+      outcome = { now: clock.now(), sent: true };
+    } catch (error) {
+      const now = clock.now();
+      const delay = NOTICE_BACKOFF[notice.attempts];
+      const retryAt = delay === undefined ? null : now + delay;
+      const meta = { noticeId: notice.id, webhookId: webhook.id, attempt: notice.attempts + 1, error: describeError(error) };
+      if (retryAt === null) logger.error('the notifier kept failing; the notice is given up (see hooks.notices.list)', meta);
+      else logger.warn(`the notifier failed; the notice is tried again at ${new Date(retryAt).toISOString()}`, meta);
+      outcome = { now, sent: false, retryAt, error: describeError(error) };
+    }
+    try {
+      await transient(this.#isTransient, () => store.finishNotice(notice.id, workerId, outcome), NOTICE_LEASE_MS / 2);
+    } catch (error) {
+      // Not recorded: the lease runs out and the notice is tried again (same noticeId).
+      logger.error('could not record a notice; its lease will expire and it will be sent again', {
+        noticeId: notice.id,
+        error: describeError(error),
+      });
+    }
+  }
+}
+
+/**
+ * A watchdog on the host's callback, on the wall clock rather than the engine's Clock: it bounds
+ * how long a real notifier may hang, which a test's ManualClock has no say in.
+ */
+function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`the notifier did not finish within ${ms} ms`)), ms);
+    timer.unref();
+  });
+  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
+}

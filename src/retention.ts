@@ -1,0 +1,61 @@
+import type { Clock } from './clock.js';
+import { describeError } from './errors.js';
+import type { PurgeCounts, Store } from './store.js';
+import { transient } from './transient.js';
+import type { Logger } from './types.js';
+
+/** Rows per purging transaction: small enough that a host's emit never waits long behind one. */
+export const PURGE_BATCH = 1000;
+/** How often retention looks for old records, on the engine's clock. */
+export const PURGE_INTERVAL_MS = 5 * 60_000;
+
+export interface RetentionDeps {
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+  /** Finished records older than this go. */
+  periodMs: number;
+}
+
+/**
+ * Retention: deletes finished deliveries with their attempts, events with no delivery left and
+ * sent notices once older than the period, and fails (as `expired`) what is held for a webhook
+ * disabled that long. At most every PURGE_INTERVAL_MS, in rounds of bounded transactions
+ * (`Store.purge`), yielding between rounds; on PostgreSQL one process purges at a time.
+ * Pending deliveries are never deleted.
+ */
+export class Retention {
+  #lastRun = Number.NEGATIVE_INFINITY;
+  readonly #isTransient: (error: unknown) => boolean;
+  /** Totals of the last run, for tests and operators. */
+  lastCounts: PurgeCounts | null = null;
+
+  constructor(private readonly deps: RetentionDeps) {
+    this.#isTransient = (error) => deps.store.isTransient(error);
+  }
+
+  async runIfDue(): Promise<void> {
+    const { clock, store, logger, periodMs } = this.deps;
+    const now = clock.now();
+    // The first round comes one interval after start, not during it: a host opening its own
+    // connection on the same SQLite file at startup must not meet a purge holding the lock.
+    if (this.#lastRun === Number.NEGATIVE_INFINITY) this.#lastRun = now;
+    if (now - this.#lastRun < PURGE_INTERVAL_MS) return;
+    this.#lastRun = now;
+    const totals: PurgeCounts = { expired: 0, deliveries: 0, events: 0, notices: 0 };
+    try {
+      for (;;) {
+        const round = await transient(this.#isTransient, () =>
+          store.purge({ cutoff: clock.now() - periodMs, now: clock.now(), limit: PURGE_BATCH }),
+        );
+        if (round === null) break; // another process is purging
+        for (const key of Object.keys(totals) as Array<keyof PurgeCounts>) totals[key] += round[key];
+        if (Object.values(round).every((n) => n < PURGE_BATCH)) break;
+        await new Promise<void>((resolve) => setImmediate(resolve)); // let emits and claims in between
+      }
+    } catch (error) {
+      logger.error('retention failed; it runs again later', { error: describeError(error) });
+    }
+    this.lastCounts = totals;
+  }
+}
