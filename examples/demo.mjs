@@ -1,5 +1,6 @@
 // An example identity host on SQLite delivering to a local receiver.
-// Run: npm run demo  (builds, then runs this file; exits by itself)
+// Run: npm run demo               (builds, then runs this file; exits by itself)
+//      npm run demo -- --serve    (the same, then keeps serving the dashboard to click through; Ctrl-C stops)
 import http from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -7,9 +8,11 @@ import { join } from 'node:path';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { createWebhooks, generateSigningKey, ManualClock } from 'identity-webhooks';
 import { sqliteStore } from 'identity-webhooks/sqlite';
+import { createDashboard } from '../dist/src/dashboard/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'identity-webhooks-demo-'));
 const log = (...args) => console.log(...args);
+const serving = process.argv.includes('--serve');
 
 /** Serves a web-standard (Request) => Response handler on 127.0.0.1. */
 async function serve(handler) {
@@ -34,9 +37,18 @@ async function serve(handler) {
   };
 }
 
-// --- 1. The identity host: its own HTTP server, mounting hooks.handler for the JWKS. ---------
+// --- 1. The identity host: its own HTTP server, mounting hooks.handler for the JWKS and the ---
+// dashboard its customers use at /settings/webhooks.
+const DASHBOARD = '/settings/webhooks';
 let hooks;
-const host = await serve((req) => hooks.handler(req));
+let dashboard;
+const host = await serve((req) => {
+  const { pathname } = new URL(req.url);
+  return pathname === DASHBOARD || pathname.startsWith(`${DASHBOARD}/`) ? dashboard(req) : hooks.handler(req);
+});
+// Every caller manages the 'default' environment: fine for a demo on 127.0.0.1, never for a real
+// host, whose hook reads its own session (cookie or token) and returns that customer's environment.
+const authorize = () => ({ environment: 'default' });
 hooks = createWebhooks({
   store: sqliteStore({ filename: join(dir, 'webhooks.db') }),
   keys: [await generateSigningKey()],
@@ -44,9 +56,12 @@ hooks = createWebhooks({
   allowPrivateNetworks: true, // the receiver below is on 127.0.0.1: development only
   retry: { schedule: [500, 1000, 2000], jitter: 0 }, // short, so the demo shows retries in seconds
   notifier: { webhookDisabled: (info) => log(`  ✉ email to account holder: webhook "${info.webhook.name}" disabled (${info.lastError})`) },
+  authorize,
 });
+dashboard = createDashboard({ api: hooks.handler, authorize, onError: (message, error) => console.error(message, error) });
 await hooks.start();
 log(`identity host on ${host.url}, JWKS at ${host.url}/.well-known/jwks`);
+log(`dashboard at ${host.url}${DASHBOARD}${serving ? '' : ' (npm run demo -- --serve keeps it running)'}`);
 
 // --- 2. A customer's receiver: verifies every JWT against the host's JWKS and issuer. --------
 const jwks = createRemoteJWKSet(new URL(`${host.url}/.well-known/jwks`));
@@ -108,8 +123,10 @@ while ((await hooks.deliveries.get(deleted.deliveryIds[0])).status === 'pending'
 for (const a of await hooks.deliveries.attempts(deleted.deliveryIds[0])) {
   log(`  attempt at +${a.startedAt - deleted.createdAt} ms: ${a.statusCode} ${a.success ? 'delivered' : 'failed'}`);
 }
-await hooks.webhooks.delete(flaky.id);
-await hooks.close();
+if (!serving) {
+  await hooks.webhooks.delete(flaky.id);
+  await hooks.close();
+}
 
 // --- 5. A dead endpoint over 72 hours, on a ManualClock: disabled, account holder notified. --
 log('\na dead endpoint, 100 hours fast-forwarded with ManualClock:');
@@ -140,7 +157,18 @@ log(
 );
 await dead.close();
 
-await receiver.close();
-await host.close();
-rmSync(dir, { recursive: true, force: true });
-log('\ndone');
+const stop = async () => {
+  if (serving) await hooks.close();
+  await receiver.close();
+  await host.close();
+  rmSync(dir, { recursive: true, force: true });
+};
+if (serving) {
+  log(`\nserving the dashboard at ${host.url}${DASHBOARD}`);
+  log(`  its webhooks' deliveries (CRM sync, Flaky) are in their logs; new webhooks can point at ${receiver.url}/anything`);
+  log('  Ctrl-C stops');
+  process.once('SIGINT', () => stop().then(() => process.exit(0)));
+} else {
+  await stop();
+  log('\ndone');
+}

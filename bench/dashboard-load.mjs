@@ -1,0 +1,108 @@
+// The dashboard's first load: from navigation start to the rendered list of 20 webhooks, in real
+// Chromium over real HTTP on 127.0.0.1, against the built package on a SQLite file.
+// Run: npm run build && node bench/dashboard-load.mjs [--runs=15]
+// Each "cold" load is a fresh browser context (empty cache, new connection); each "warm" load is
+// a reload in the same context (the hashed assets come from the cache, as for a returning user).
+// The time is read in the page: the element's 'webhooks-portal:render' performance mark.
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+import { createWebhooks, generateSigningKey } from 'identity-webhooks';
+import { toNodeHandler } from 'identity-webhooks/http';
+import { sqliteStore } from 'identity-webhooks/sqlite';
+import { createDashboard } from '../dist/src/dashboard/index.js';
+
+const runs = Number(process.argv.find((a) => a.startsWith('--runs='))?.split('=')[1] ?? 15);
+const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+if (!existsSync(executablePath)) {
+  console.error(`dashboard-load: no Chromium at ${executablePath} (apt-get install -y chromium, or set CHROMIUM_PATH)`);
+  process.exit(1);
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'iw-dashboard-bench-'));
+const authorize = (request) => (/(?:^|;\s*)session=bench/.test(request.headers.get('cookie') ?? '') ? { environment: 'bench' } : null);
+const hooks = createWebhooks({
+  store: sqliteStore({ filename: join(dir, 'bench.db') }),
+  keys: [await generateSigningKey()],
+  issuer: 'https://auth.example.com',
+  authorize,
+});
+const types = hooks.eventTypes.list().map((t) => t.code);
+for (let i = 0; i < 20; i++) {
+  await hooks.webhooks.create({
+    environment: 'bench',
+    name: `Customer system ${i + 1}`,
+    description: 'Keeps the customer’s records in step',
+    endpoint: `https://hooks-${i + 1}.example.com/identity/events`,
+    eventTypes: types.slice(0, 1 + (i % 8)),
+  });
+}
+const dashboard = createDashboard({ api: hooks.handler, authorize, onError: (m, e) => console.error(m, e) });
+const server = http.createServer(toNodeHandler(dashboard));
+await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+const origin = `http://127.0.0.1:${server.address().port}`;
+const url = `${origin}/settings/webhooks`;
+
+const browser = await chromium.launch({
+  executablePath,
+  args: [
+    '--headless',
+    '--no-sandbox',
+    '--disable-background-networking',
+    '--disable-gpu',
+    '--no-first-run',
+    '--disable-component-update',
+    '--disable-sync',
+  ],
+});
+
+/** Navigation start → the list rendered with all 20 cards, in ms, read in the page. */
+async function measure(page, navigate) {
+  await navigate();
+  return page
+    .waitForFunction(
+      () => {
+        const mark = performance.getEntriesByName('webhooks-portal:render')[0];
+        const cards = document.querySelector('webhooks-portal')?.shadowRoot?.querySelectorAll('.card').length;
+        return mark && cards === 20 ? mark.startTime : false;
+      },
+      null,
+      { polling: 'raf', timeout: 10_000 },
+    )
+    .then((handle) => handle.jsonValue());
+}
+
+const cold = [];
+const warm = [];
+for (let i = 0; i < runs + 2; i++) {
+  const context = await browser.newContext();
+  await context.addCookies([{ name: 'session', value: 'bench', url: origin }]);
+  const page = await context.newPage();
+  const first = await measure(page, () => page.goto(url));
+  const again = await measure(page, () => page.reload());
+  if (i >= 2) {
+    // the first two warm up the JIT of both processes
+    cold.push(first);
+    warm.push(again);
+  }
+  await context.close();
+}
+await browser.close();
+server.closeAllConnections();
+server.close();
+await hooks.close();
+rmSync(dir, { recursive: true, force: true });
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+const show = (label, xs) =>
+  console.log(
+    `${label}: median ${median(xs).toFixed(1)} ms (min ${Math.min(...xs).toFixed(1)}, max ${Math.max(...xs).toFixed(1)}, ${xs.length} loads)`,
+  );
+console.log(`dashboard first load to the rendered list of 20 webhooks (target < 300 ms), Chromium ${browser.version()}`);
+show('cold (fresh context, empty cache)', cold);
+show('warm (reload, cached assets)', warm);

@@ -1,0 +1,105 @@
+/**
+ * One webhook: its status and actions (Disable / Enable, Delete with a confirmation), Send test
+ * event, its settings (the same form as Add webhook), and its delivery log.
+ */
+import { deliveryLog } from './delivery-log.js';
+import { formatTime, h, openModal, uid } from './dom.js';
+import { testEventPanel } from './test-event.js';
+import { webhookForm } from './webhook-form.js';
+import { explain, webhookStatus } from './words.js';
+
+export async function renderDetail(context, id) {
+  const webhook = await context.api.getWebhook(id);
+  const status = webhookStatus(webhook, formatTime);
+  const heading = h('h2', { tabindex: -1 }, webhook.name);
+  const actionSlot = h('div', { class: 'slot' });
+  const enabled = webhook.status === 'enabled';
+  const toggle = h(
+    'button',
+    { type: 'button', 'data-focus': 'toggle', onclick: () => setEnabled(!enabled) },
+    enabled ? 'Disable' : 'Enable',
+  );
+  const remove = h('button', { type: 'button', class: 'danger', onclick: () => confirmDelete(remove) }, 'Delete');
+  const log = deliveryLog(context, webhook.id);
+
+  const settings = webhookForm(context, {
+    webhook,
+    onSave: async (fields) => {
+      await context.api.updateWebhook(webhook.id, { ...fields, description: fields.description || null });
+      heading.textContent = fields.name;
+      webhook.name = fields.name;
+      context.notify('Changes saved.');
+    },
+  });
+
+  return h(
+    'section',
+    { class: 'view' },
+    h('button', { type: 'button', class: 'link back', onclick: () => context.navigate({ name: 'list' }) }, 'All webhooks'),
+    h('div', { class: 'bar' }, heading, h('div', { class: 'actions' }, toggle, remove)),
+    h('p', { class: `status status-${status.kind}` }, status.text),
+    webhook.last_error && !enabled ? h('p', { class: 'hint' }, `Last error: ${webhook.last_error}`) : null,
+    actionSlot,
+    // What a person comes here for most: is it working (test, log); the settings change rarely.
+    section(
+      'Send a test event',
+      testEventPanel(context, webhook, () => log.refresh()),
+    ),
+    section('Delivery log', log.element),
+    section('Settings', settings),
+  );
+
+  async function setEnabled(on) {
+    actionSlot.replaceChildren();
+    try {
+      await (on ? context.api.enable(webhook.id) : context.api.disable(webhook.id));
+      context.notify(
+        on ? 'Webhook enabled. Held deliveries are being sent.' : 'Webhook disabled. New deliveries are held until you enable it.',
+      );
+      context.reload('toggle');
+    } catch (error) {
+      actionSlot.append(h('p', { class: 'error', role: 'alert' }, explain(error).text));
+    }
+  }
+
+  function confirmDelete(opener) {
+    const titleId = uid('confirm-title');
+    const textId = uid('confirm-text');
+    const slot = h('div', { class: 'slot' });
+    const dialog = h(
+      'dialog',
+      { class: 'dialog confirm', role: 'alertdialog', 'aria-labelledby': titleId, 'aria-describedby': textId },
+      h(
+        'div',
+        { class: 'dialog-body' },
+        h('h2', { id: titleId }, `Delete “${webhook.name}”?`),
+        h('p', { id: textId }, 'Its endpoint receives nothing more, and its delivery log is deleted with it. This cannot be undone.'),
+        slot,
+        h(
+          'div',
+          { class: 'buttons' },
+          h('button', { type: 'button', class: 'danger', onclick: () => destroy(dialog, slot) }, 'Delete webhook'),
+          // The safe choice has focus, so Enter on a stray key press deletes nothing.
+          h('button', { type: 'button', autofocus: true, onclick: () => dialog.close() }, 'Cancel'),
+        ),
+      ),
+    );
+    openModal(context.root, dialog, opener);
+  }
+
+  async function destroy(dialog, slot) {
+    slot.replaceChildren();
+    try {
+      await context.api.deleteWebhook(webhook.id);
+      dialog.close();
+      context.navigate({ name: 'list' }, { notice: `Webhook “${webhook.name}” deleted.`, replace: true });
+    } catch (error) {
+      slot.append(h('p', { class: 'error', role: 'alert' }, explain(error).text));
+    }
+  }
+}
+
+function section(title, content) {
+  const id = uid('section');
+  return h('section', { class: 'panel', 'aria-labelledby': id }, h('h3', { id }, title), content);
+}

@@ -1,0 +1,66 @@
+/**
+ * DOM building without HTML strings: the page runs under Trusted Types with no policy, so
+ * `innerHTML` would throw, and text from the server (names, URLs, response excerpts) can only
+ * ever become text nodes.
+ *
+ * h('button', { type: 'button', class: 'primary', onclick: save }, 'Save')
+ * Props: `on*` are listeners; `value`, `checked`, `disabled`, `hidden` and `open` are set as
+ * properties; `null`, `undefined` and `false` are left out; the rest are attributes.
+ */
+const PROPERTIES = new Set(['value', 'checked', 'disabled', 'hidden', 'selected']);
+
+export function h(tag, props = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [key, value] of Object.entries(props)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key.startsWith('on') && typeof value === 'function') el.addEventListener(key.slice(2), value);
+    else if (PROPERTIES.has(key)) el[key] = value;
+    else el.setAttribute(key, value === true ? '' : String(value));
+  }
+  append(el, children);
+  return el;
+}
+
+/** Appends strings as text and nodes as they are; arrays are flattened, null/false skipped. */
+export function append(parent, children) {
+  for (const child of children.flat(Number.POSITIVE_INFINITY)) {
+    if (child === null || child === undefined || child === false) continue;
+    parent.append(child instanceof Node ? child : String(child));
+  }
+  return parent;
+}
+
+/** Replaces everything inside `parent`. */
+export function replace(parent, ...children) {
+  parent.replaceChildren();
+  return append(parent, children);
+}
+
+let nextId = 0;
+/** A unique id inside the shadow root, for label/aria wiring. */
+export const uid = (stem) => `${stem}-${++nextId}`;
+
+const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+
+/** An ISO time as a `<time>` in the reader's locale and zone. */
+export function time(iso) {
+  if (!iso) return null;
+  return h('time', { datetime: iso }, dateTime.format(new Date(iso)));
+}
+
+export function formatTime(iso) {
+  return iso ? dateTime.format(new Date(iso)) : '';
+}
+
+/**
+ * A modal `<dialog>`: focus moves into it, Tab stays in it, Escape closes it (the browser does all
+ * three for `showModal`); on close, focus goes back to whatever opened it.
+ */
+export function openModal(root, dialog, opener) {
+  root.append(dialog);
+  dialog.addEventListener('close', () => {
+    dialog.remove();
+    opener?.focus();
+  });
+  dialog.showModal();
+}

@@ -1,0 +1,71 @@
+/**
+ * Recover failed since…: queues again every failed delivery of this webhook whose event came at
+ * or after the chosen time, then says how many.
+ */
+import { h, replace, uid } from './dom.js';
+import { explain, plural } from './words.js';
+
+export function recoverForm(context, webhookId, onRecovered) {
+  const formId = uid('recover');
+  const inputId = uid('since');
+  const input = h('input', { id: inputId, type: 'datetime-local', step: 1, value: localValue(Date.now() - 24 * 3600_000) });
+  const result = h('div', { class: 'result', role: 'status' });
+  const opener = h(
+    'button',
+    {
+      type: 'button',
+      'aria-expanded': 'false',
+      'aria-controls': formId,
+      onclick: () => show(opener.getAttribute('aria-expanded') !== 'true'),
+    },
+    'Recover failed since…',
+  );
+  const form = h(
+    'form',
+    { class: 'inline-form recover', id: formId, hidden: true, novalidate: true, onsubmit: recover },
+    h('p', { class: 'hint' }, 'Failed deliveries of events since this time are sent again, each once.'),
+    h('div', { class: 'field' }, h('label', { for: inputId }, 'Since'), input),
+    h('div', { class: 'buttons' }, h('button', { type: 'submit' }, 'Recover'), h('button', { type: 'button', onclick: cancel }, 'Cancel')),
+  );
+  return h('div', { class: 'recover-area' }, opener, form, result);
+
+  function cancel() {
+    show(false);
+    opener.focus();
+  }
+
+  function show(open) {
+    opener.setAttribute('aria-expanded', String(open));
+    form.hidden = !open;
+    if (open) input.focus();
+  }
+
+  async function recover(event) {
+    event.preventDefault();
+    const since = new Date(input.value); // datetime-local: the reader's own time zone
+    if (Number.isNaN(since.getTime())) {
+      replace(result, h('span', { class: 'error', role: 'alert' }, 'Enter a date and time.'));
+      return;
+    }
+    replace(result, 'Recovering…');
+    try {
+      const { recovered } = await context.api.recover(webhookId, since.toISOString());
+      replace(
+        result,
+        recovered === 0 ? 'No failed deliveries since then.' : `${plural(recovered, 'failed delivery', 'failed deliveries')} queued again.`,
+      );
+      show(false);
+      opener.focus();
+      onRecovered();
+    } catch (error) {
+      replace(result, h('span', { class: 'error', role: 'alert' }, explain(error).text));
+    }
+  }
+}
+
+/** `yyyy-mm-ddThh:mm:ss` in local time, as a datetime-local input wants it. */
+function localValue(ms) {
+  const d = new Date(ms);
+  const pad = (n) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+}

@@ -1,0 +1,85 @@
+/**
+ * Send test event: one event of a chosen type (a subscribed one by default) to this webhook only;
+ * then the outcome of its first attempt, read from the delivery's attempts as soon as it exists.
+ */
+import { h, replace, uid } from './dom.js';
+import { explain } from './words.js';
+
+/** How long to wait for the first attempt before saying it will show in the log. */
+const WAIT_MS = 15_000;
+const POLL_MS = 300;
+
+export function testEventPanel(context, webhook, onSent) {
+  const id = uid('test-type');
+  const select = h(
+    'select',
+    { id, name: 'event_type' },
+    webhook.event_types.map((code) => h('option', { value: code }, code)),
+  );
+  // The rest of the catalog, after the subscribed types (a test may use any type).
+  context.api.eventTypes().then(
+    (types) => {
+      const others = types.filter((t) => !webhook.event_types.includes(t.code));
+      if (others.length)
+        select.append(
+          h(
+            'optgroup',
+            { label: 'Other events' },
+            others.map((t) => h('option', { value: t.code }, t.code)),
+          ),
+        );
+    },
+    () => {}, // the subscribed types are still there to choose from
+  );
+  const result = h('div', { class: 'result', role: 'status' });
+  let busy = false;
+  return h(
+    'form',
+    { class: 'inline-form', novalidate: true, onsubmit: send },
+    h('div', { class: 'field' }, h('label', { for: id }, 'Event type'), select),
+    h('div', { class: 'buttons' }, h('button', { type: 'submit' }, 'Send test event')),
+    result,
+  );
+
+  async function send(event) {
+    event.preventDefault();
+    if (busy) return;
+    busy = true;
+    replace(result, 'Sending…');
+    try {
+      const sent = await context.api.sendTest(webhook.id, select.value);
+      replace(result, 'Sent. Waiting for your endpoint to answer…');
+      const attempt = await firstAttempt(context, webhook.id, sent.delivery_id);
+      replace(result, attempt ? describe(attempt) : 'Queued. Its attempt will appear in the delivery log below.');
+      onSent();
+    } catch (error) {
+      replace(result, h('span', { class: 'error', role: 'alert' }, explain(error).text));
+    } finally {
+      busy = false;
+    }
+  }
+}
+
+async function firstAttempt(context, webhookId, deliveryId) {
+  const end = Date.now() + WAIT_MS;
+  while (Date.now() < end) {
+    const attempts = await context.api.attempts(webhookId, deliveryId);
+    if (attempts.length > 0) return attempts[0];
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+  return null;
+}
+
+function describe(attempt) {
+  if (attempt.success)
+    return h('p', { class: 'ok' }, `Delivered: your endpoint answered HTTP ${attempt.status_code} in ${attempt.duration_ms} ms.`);
+  const why = attempt.status_code
+    ? `your endpoint answered HTTP ${attempt.status_code}`
+    : (attempt.error ?? attempt.error_kind ?? 'no answer');
+  return h(
+    'div',
+    {},
+    h('p', { class: 'bad' }, `Not delivered: ${why} (after ${attempt.duration_ms} ms). It will be tried again on the usual schedule.`),
+    attempt.response_excerpt ? h('pre', { class: 'excerpt' }, attempt.response_excerpt) : null,
+  );
+}

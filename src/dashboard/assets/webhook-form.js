@@ -1,0 +1,170 @@
+/**
+ * The webhook form, for Add webhook and for a webhook's settings: Name, Description, Endpoint URL,
+ * and the events, chosen in the Add event dialog and shown as removable chips. The server judges
+ * every value (the browser's own validation is off), so its errors appear next to their field,
+ * as alerts, in plain words.
+ */
+import { chooseEvents } from './event-dialog.js';
+import { h, replace, uid } from './dom.js';
+import { explain } from './words.js';
+
+export function webhookForm(context, { webhook, onSave, onCancel }) {
+  const selected = [...(webhook?.event_types ?? [])];
+  const name = field('Name', h('input', { name: 'name', autocomplete: 'off', maxlength: 255, value: webhook?.name ?? '' }));
+  const description = field(
+    'Description',
+    h('textarea', { name: 'description', rows: 2, maxlength: 1000, value: webhook?.description ?? '' }),
+    'Optional. What this webhook is for.',
+  );
+  const endpoint = field(
+    'Endpoint URL',
+    h('input', {
+      name: 'endpoint',
+      type: 'url',
+      inputmode: 'url',
+      autocomplete: 'off',
+      spellcheck: 'false',
+      placeholder: 'https://example.com/webhooks',
+      value: webhook?.endpoint ?? '',
+    }),
+    'Your server’s address that receives the events.',
+  );
+  const chips = h('div', { class: 'chips-area' });
+  const addEvent = h('button', { type: 'button', onclick: () => pickEvents() }, 'Add event');
+  const eventsSlot = h('div', { class: 'slot' });
+  const legendId = uid('events');
+  const events = h(
+    'div',
+    { class: 'field', role: 'group', 'aria-labelledby': legendId },
+    h('span', { class: 'field-label', id: legendId }, 'Events'),
+    chips,
+    addEvent,
+    eventsSlot,
+  );
+  const formSlot = h('div', { class: 'slot' });
+  let busy = false;
+  const form = h(
+    'form',
+    { class: 'webhook-form', novalidate: true, onsubmit: submit },
+    name.wrap,
+    description.wrap,
+    endpoint.wrap,
+    events,
+    formSlot,
+    h(
+      'div',
+      { class: 'buttons' },
+      h('button', { type: 'submit', class: 'primary' }, 'Save'),
+      onCancel ? h('button', { type: 'button', onclick: onCancel }, 'Cancel') : null,
+    ),
+  );
+  renderChips();
+  return form;
+
+  function renderChips(focusAt) {
+    if (selected.length === 0) {
+      replace(chips, h('p', { class: 'hint' }, 'No events chosen yet.'));
+      return;
+    }
+    const list = h(
+      'ul',
+      { class: 'chips', 'aria-label': 'Chosen events' },
+      selected.map((code, index) =>
+        h(
+          'li',
+          { class: 'chip' },
+          h('span', { class: 'code' }, code),
+          h(
+            'button',
+            { type: 'button', class: 'chip-remove', 'aria-label': `Remove ${code}`, onclick: () => remove(index) },
+            h('span', { 'aria-hidden': 'true' }, '×'),
+          ),
+        ),
+      ),
+    );
+    replace(chips, list);
+    if (focusAt !== undefined) list.querySelectorAll('button')[Math.min(focusAt, selected.length - 1)]?.focus();
+  }
+
+  function remove(index) {
+    selected.splice(index, 1);
+    renderChips(index);
+    if (selected.length === 0) addEvent.focus(); // the chip that had focus is gone
+  }
+
+  async function pickEvents() {
+    clear(eventsSlot);
+    try {
+      const chosen = await chooseEvents(context, selected, addEvent);
+      if (chosen) {
+        selected.splice(0, selected.length, ...chosen);
+        renderChips();
+      }
+    } catch (error) {
+      alertIn(eventsSlot, explain(error).text);
+    }
+  }
+
+  async function submit(event) {
+    event.preventDefault();
+    if (busy) return; // a double click must not create two webhooks
+    busy = true;
+    for (const slot of [name.slot, description.slot, endpoint.slot, eventsSlot, formSlot]) clear(slot);
+    try {
+      await onSave({
+        name: name.control.value,
+        description: description.control.value,
+        endpoint: endpoint.control.value.trim(),
+        event_types: [...selected],
+      });
+    } catch (error) {
+      const { field: which, text } = explain(error);
+      const target = { name, description, endpoint }[which];
+      if (target) {
+        alertIn(target.slot, text, target.control);
+        target.control.focus();
+      } else if (which === 'event_types') {
+        alertIn(eventsSlot, text);
+        addEvent.focus();
+      } else {
+        alertIn(formSlot, text);
+      }
+    } finally {
+      busy = false;
+    }
+  }
+}
+
+/** A labelled control with an optional hint and a slot for its error. */
+function field(label, control, hint) {
+  const id = uid('field');
+  control.id = id;
+  const slot = h('div', { class: 'slot' });
+  const hintEl = hint ? h('p', { class: 'hint', id: `${id}-hint` }, hint) : null;
+  if (hintEl) control.setAttribute('aria-describedby', hintEl.id);
+  const wrap = h('div', { class: 'field' }, h('label', { for: id }, label), hintEl, control, slot);
+  return { wrap, control, slot };
+}
+
+/** Shows `text` as an alert in `slot`; the control it is about is marked invalid and described by it. */
+function alertIn(slot, text, control) {
+  const id = uid('error');
+  replace(slot, h('p', { class: 'error', role: 'alert', id }, text));
+  if (control) {
+    control.setAttribute('aria-invalid', 'true');
+    control.setAttribute('aria-describedby', [control.getAttribute('aria-describedby'), id].filter(Boolean).join(' '));
+    slot.dataset.describes = id;
+  }
+}
+
+function clear(slot) {
+  const control = slot.parentElement?.querySelector('input, textarea');
+  if (slot.dataset.describes && control) {
+    control.removeAttribute('aria-invalid');
+    const rest = (control.getAttribute('aria-describedby') ?? '').split(' ').filter((t) => t && t !== slot.dataset.describes);
+    if (rest.length) control.setAttribute('aria-describedby', rest.join(' '));
+    else control.removeAttribute('aria-describedby');
+    delete slot.dataset.describes;
+  }
+  slot.replaceChildren();
+}

@@ -1,0 +1,66 @@
+import { errorResponse } from '../http/responses.js';
+
+/**
+ * The dashboard is used with the customer's cookie, so a page on another site must not be able to
+ * change anything with it (CSRF), by `fetch` or by a plain HTML form. Two signals, both set by the
+ * browser and impossible for a page to forge:
+ *
+ * - `Sec-Fetch-Site`: `cross-site` or `same-site` is refused (`same-site` too: a sibling
+ *   subdomain may be run by someone else, e.g. a customer's own app on the same parent domain).
+ * - `Origin`: refused when present and neither the request's own origin nor one the host allowed.
+ *
+ * Clients that are not browsers send neither header; they carry no ambient cookie either, and
+ * `authorize` judges them as usual.
+ *
+ * Behind a proxy that terminates TLS, the request the handler sees may say `http://` while the
+ * browser says `Origin: https://…`; list the public origin in `allowedOrigins`. An origin listed
+ * there is trusted outright (its `Sec-Fetch-Site` may then be `same-site`, e.g. an admin app on
+ * another subdomain embedding the element).
+ */
+export function crossSiteRefusal(request: Request, url: URL, allowedOrigins: ReadonlySet<string>): Response | null {
+  const origin = request.headers.get('origin');
+  if (origin !== null) {
+    if (allowedOrigins.has(origin)) return null;
+    if (origin !== url.origin) return refuse();
+  }
+  const site = request.headers.get('sec-fetch-site');
+  if (site === 'cross-site' || site === 'same-site') return refuse();
+  return null;
+}
+
+/**
+ * Writes must be `application/json`. The API alone accepts an empty optional body of any type
+ * (`POST …/disable`), which an HTML form on any site can send; a JSON content type cannot be sent
+ * cross-origin without a CORS preflight, which nothing here answers.
+ */
+export function contentTypeRefusal(request: Request): Response | null {
+  const type = request.headers.get('content-type');
+  const media = type?.split(';', 1)[0]?.trim().toLowerCase();
+  if (media === 'application/json') return null;
+  return errorResponse(415, 'UNSUPPORTED_MEDIA_TYPE', 'dashboard requests that change something must be application/json', {
+    accept: 'application/json',
+  });
+}
+
+const refuse = () => errorResponse(403, 'CROSS_SITE_REQUEST', 'requests from another site may not change anything here');
+
+/** Checks and freezes the host's list of extra origins allowed to write (exact `scheme://host[:port]`). */
+export function allowedOriginSet(origins: readonly string[] | undefined): ReadonlySet<string> {
+  if (origins === undefined) return new Set();
+  if (!Array.isArray(origins)) throw new TypeError('dashboard: allowedOrigins must be an array of origins');
+  const set = new Set<string>();
+  for (const origin of origins) {
+    let parsed: URL | undefined;
+    try {
+      parsed = typeof origin === 'string' ? new URL(origin) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    // Exact origins only: a path or a trailing slash would never equal a browser's Origin header.
+    if (!parsed || parsed.origin !== origin || !/^https?:$/.test(parsed.protocol)) {
+      throw new TypeError(`dashboard: allowedOrigins entry ${JSON.stringify(origin)} is not an origin like https://admin.example.com`);
+    }
+    set.add(origin);
+  }
+  return set;
+}

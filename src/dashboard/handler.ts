@@ -1,0 +1,137 @@
+import { type Authorize, authorizeRequest } from '../http/auth.js';
+import { errorResponse } from '../http/responses.js';
+import { type AssetSet, loadAssets } from './assets.js';
+import { allowedOriginSet, contentTypeRefusal, crossSiteRefusal } from './cross-site.js';
+import { pageHtml, SECURITY_HEADERS } from './page.js';
+
+export interface DashboardDeps {
+  /** The management API handler (`hooks.handler`); it matches the `…/api/v1/…` tail of the path. */
+  api: (request: Request) => Promise<Response>;
+  /** The host's authorization hook, the same one the API uses (undefined = everything 403). */
+  authorize: Authorize | undefined;
+  onError(message: string, error: unknown): void;
+  /**
+   * Origins, besides the request's own, whose pages may change things: the public origin when a
+   * proxy terminates TLS (`https://auth.example.com` while the handler sees `http://…`), or an
+   * admin app on another origin that embeds the element. Exact origins, no paths.
+   */
+  allowedOrigins?: readonly string[];
+}
+
+const ASSET_DIR = new URL('./assets/', import.meta.url);
+const YEAR = 'public, max-age=31536000, immutable';
+
+/**
+ * The webhooks page a host mounts for its customers, as one `(Request) => Promise<Response>`,
+ * under any prefix:
+ *
+ * - `GET {prefix}` and `GET {prefix}/`: the page (403 and nothing else when `authorize` refuses);
+ * - `{prefix}/assets/<name>.<hash>.<ext>`: its files, cached for a year (and `<name>.<ext>`,
+ *   revalidated each time, for hosts that embed the element with a stable script tag). Public:
+ *   the same code for everyone, no names and no ids in it;
+ * - `{prefix}/api/v1/…`: the management API, passed to `api` unchanged.
+ *
+ * A request that would change something is refused with 403 before `authorize` runs when it
+ * comes from another site, and with 415 unless it is `application/json` (see cross-site.ts).
+ * Every response carries a strict content security policy and `nosniff`.
+ *
+ * @example
+ * ```ts
+ * const dashboard = createDashboard({ api: hooks.handler, authorize, onError: console.error });
+ * app.all('/settings/webhooks', (c) => dashboard(c.req.raw));
+ * app.all('/settings/webhooks/*', (c) => dashboard(c.req.raw));
+ * ```
+ */
+export function createDashboard(deps: DashboardDeps): (request: Request) => Promise<Response> {
+  if (typeof deps?.api !== 'function') throw new TypeError('dashboard: api must be the management handler');
+  if (typeof deps.onError !== 'function') throw new TypeError('dashboard: onError must be a function');
+  const allowedOrigins = allowedOriginSet(deps.allowedOrigins);
+  // Read on first use, so a host that never mounts the dashboard never touches the files; a
+  // failed read is retried by the next request rather than remembered.
+  let assets: Promise<AssetSet> | undefined;
+  const loaded = () =>
+    (assets ??= loadAssets(ASSET_DIR).catch((error) => {
+      assets = undefined;
+      throw error;
+    }));
+
+  return async (request) => {
+    try {
+      return secured(await route(request));
+    } catch (error) {
+      deps.onError('unexpected error in the dashboard handler', error);
+      return secured(errorResponse(500, 'INTERNAL_ERROR', 'internal error'));
+    }
+  };
+
+  async function route(request: Request): Promise<Response> {
+    const url = new URL(request.url);
+    const reading = request.method === 'GET' || request.method === 'HEAD';
+    if (!reading) {
+      const refusal = crossSiteRefusal(request, url, allowedOrigins);
+      if (refusal) return refusal;
+    }
+    const target = locate(url.pathname);
+    if (target.kind === 'api') {
+      if (!reading) {
+        const refusal = contentTypeRefusal(request);
+        if (refusal) return refusal;
+      }
+      return deps.api(request);
+    }
+    if (!reading)
+      return errorResponse(405, 'METHOD_NOT_ALLOWED', `${request.method.slice(0, 16)} is not allowed here`, { allow: 'GET, HEAD' });
+    const set = await loaded();
+    if (target.kind === 'asset') return assetResponse(request, set, target.name);
+    try {
+      await authorizeRequest(deps.authorize, request, deps.onError);
+    } catch {
+      // The refusal says nothing of why, and carries no page: no names, no ids, not even the markup.
+      return new Response('Forbidden: you may not manage webhooks here.\n', {
+        status: 403,
+        headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' },
+      });
+    }
+    const body = request.method === 'HEAD' ? null : pageHtml(target.prefix, set);
+    // no-store: the page is answered per caller, and names this release's assets.
+    return new Response(body, { headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' } });
+  }
+}
+
+type Target = { kind: 'api' } | { kind: 'asset'; name: string } | { kind: 'page'; prefix: string };
+
+/**
+ * What a path asks for. The mount prefix is not configured, so it is read off the path: the API
+ * is anything under the last `/api/v1`, an asset is `…/assets/<file>`, and anything else is the
+ * page at that prefix.
+ */
+function locate(pathname: string): Target {
+  const segments = pathname.split('/');
+  for (let i = segments.length - 2; i >= 1; i--) {
+    if (segments[i] === 'api' && segments[i + 1] === 'v1') return { kind: 'api' };
+  }
+  if (segments.length >= 3 && segments.at(-2) === 'assets' && segments.at(-1)!.includes('.')) {
+    return { kind: 'asset', name: segments.at(-1)! };
+  }
+  return { kind: 'page', prefix: pathname.replace(/\/+$/, '') };
+}
+
+function assetResponse(request: Request, set: AssetSet, name: string): Response {
+  const found = set.lookup(name);
+  if (!found) return errorResponse(404, 'ASSET_NOT_FOUND', 'no such file');
+  const { asset, immutable } = found;
+  const headers: Record<string, string> = {
+    'content-type': asset.contentType,
+    etag: asset.etag,
+    'cache-control': immutable ? YEAR : 'no-cache',
+  };
+  if (request.headers.get('if-none-match') === asset.etag) return new Response(null, { status: 304, headers });
+  return new Response(request.method === 'HEAD' ? null : asset.body, { headers });
+}
+
+/** The same response with the dashboard's security headers added (the API's own are kept). */
+function secured(response: Response): Response {
+  const headers = new Headers(response.headers);
+  for (const [key, value] of Object.entries(SECURITY_HEADERS)) headers.set(key, value);
+  return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+}

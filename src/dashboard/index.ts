@@ -1,0 +1,13 @@
+/**
+ * The dashboard: the webhooks page a host mounts for its customers, and the `<webhooks-portal>`
+ * element behind it.
+ *
+ * @example
+ * ```ts
+ * const dashboard = createDashboard({ api: hooks.handler, authorize, onError: console.error });
+ * http.createServer(toNodeHandler(dashboard)).listen(3000); // the page at /, the API at /api/v1
+ * ```
+ */
+export { createDashboard } from './handler.js';
+export type { DashboardDeps } from './handler.js';
+export { CONTENT_SECURITY_POLICY } from './page.js';

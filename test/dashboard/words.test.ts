@@ -1,0 +1,71 @@
+import { describe, expect, test } from 'vitest';
+// Plain browser JavaScript with no DOM use, so Node can import it as it is served.
+// @ts-expect-error: a .js asset without types
+import { explain, resourceLabel, webhookStatus } from '../../src/dashboard/assets/words.js';
+
+/** What the page says for each status and each error code (the browser tests cover the wiring). */
+
+const at = (iso: string | null) => (iso ? `at ${iso}` : '');
+const webhook = (fields: Record<string, unknown>) => ({
+  status: 'enabled',
+  disabled_reason: null,
+  disabled_on: null,
+  failing_since: null,
+  ...fields,
+});
+
+describe('statuses', () => {
+  test.each([
+    [{}, 'enabled', 'Enabled'],
+    [{ failing_since: '2026-01-01T00:00:00Z' }, 'warning', 'Enabled, failing since at 2026-01-01T00:00:00Z'],
+    [{ status: 'disabled', disabled_reason: 'manual' }, 'disabled', 'Disabled'],
+    [
+      { status: 'disabled', disabled_reason: 'failing', failing_since: '2026-01-01T00:00:00Z', disabled_on: '2026-01-04T00:00:00Z' },
+      'failing',
+      'Disabled because failing since at 2026-01-01T00:00:00Z',
+    ],
+  ])('%j is %s: "%s"', (fields, kind, text) => {
+    expect(webhookStatus(webhook(fields), at)).toEqual({ kind, text });
+  });
+});
+
+describe('errors in plain words, each next to its field', () => {
+  test.each([
+    ['INVALID_NAME', 'name'],
+    ['INVALID_DESCRIPTION', 'description'],
+    ['INVALID_ENDPOINT', 'endpoint'],
+    ['ENDPOINT_NOT_ALLOWED', 'endpoint'],
+    ['INVALID_EVENT_TYPES', 'event_types'],
+    ['UNKNOWN_EVENT_TYPE', 'event_types'],
+    ['WEBHOOK_LIMIT_REACHED', null],
+    ['WEBHOOK_DISABLED', null],
+    ['INVALID_CREDENTIALS', null],
+    ['CROSS_SITE_REQUEST', null],
+  ])('%s → %s', (code, field) => {
+    const said = explain({ status: 400, code, message: 'name must not contain control characters (the server’s words)' });
+    expect(said.field).toBe(field);
+    expect(said.text).not.toMatch(/_|must not contain control/); // no codes, no jargon passed through
+  });
+
+  test('a failure on our side, or no answer at all, says so without detail', () => {
+    for (const error of [
+      { status: 500, code: 'INTERNAL_ERROR', message: 'internal error' },
+      { status: 0, code: 'NETWORK', message: '' },
+    ]) {
+      expect(explain(error).text).toMatch(/^(Something went wrong on our side|Could not reach the server)/);
+    }
+  });
+
+  test('a refusal we have no words for keeps the server’s message, which names the rule', () => {
+    expect(explain({ status: 400, code: 'UNKNOWN_FIELD', message: '"x" is not a field of this request' })).toEqual({
+      field: null,
+      text: '"x" is not a field of this request',
+    });
+  });
+});
+
+test('resources are named for people', () => {
+  expect(resourceLabel('user.created')).toBe('User');
+  expect(resourceLabel('access_request.created')).toBe('Access request');
+  expect(resourceLabel('billing.invoice_paid')).toBe('Billing');
+});
