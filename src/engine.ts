@@ -2,6 +2,7 @@ import { Dispatcher } from './delivery/dispatch.js';
 import { httpTransport } from './delivery/transport.js';
 import { createEmit } from './emit.js';
 import { describeError } from './errors.js';
+import { createDashboard } from './dashboard/handler.js';
 import { createHandler } from './http/handler.js';
 import { createManagement } from './management.js';
 import { snapshotOptions } from './options.js';
@@ -73,11 +74,18 @@ export function createWebhooks<Tx = unknown>(options: WebhooksOptions<Tx>): Webh
   const management = createManagement({ access, clock, catalog: o.catalog, guard: o.guard, maxWebhooks: o.maxWebhooks, wake, emitTo });
   const api: HttpApi = { ...management, jwks: () => keys.jwks() };
   const handler = createHandler({ api, authorize: options.authorize, onError });
+  const dashboard = createDashboard({
+    api: handler,
+    authorize: options.authorize,
+    onError,
+    allowedOrigins: options.dashboard?.allowedOrigins,
+  });
 
   let closed = false;
   const hooks: Webhooks<Tx> = {
     ...api,
     handler,
+    dashboard,
     emit,
     async start() {
       if (!options.authorize) {

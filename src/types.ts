@@ -95,6 +95,14 @@ export interface WebhooksOptions<Tx = unknown> {
   authorize?: (request: Request) => AuthorizeResult | Promise<AuthorizeResult>;
   /** Names this process in leases. Default host:pid:random. */
   workerId?: string;
+  dashboard?: {
+    /**
+     * Origins besides the request's own that may change webhooks through the dashboard, e.g.
+     * `https://auth.example.com` behind a proxy that terminates TLS (the request then arrives as
+     * `http://…`). Every other cross-site write is refused with 403.
+     */
+    allowedOrigins?: string[];
+  };
 }
 
 /** How this process delivers: deadlines, bounds on attempts in flight, claims and leases. */
@@ -278,6 +286,12 @@ export interface Webhooks<Tx = unknown> extends HttpApi, AsyncDisposable {
    * OpenAPI document at `/api/v1/openapi.json`, and the JWKS at `/.well-known/jwks(.json)`.
    */
   handler: (request: Request) => Promise<Response>;
+  /**
+   * `(Request) => Promise<Response>`: the webhooks page for the host's customers, mounted under
+   * any prefix (`GET {prefix}` is the page; its assets and the management API live under
+   * `{prefix}/`), behind the same `authorize`, refusing cross-site writes. See README "Dashboard".
+   */
+  dashboard: (request: Request) => Promise<Response>;
   /** Signing keys: rotation and what is published (public facts only). See SECURITY.md. */
   keys: {
     /** Publishes `newKey` now, signs with it after the overlap, unpublishes the old key once its tokens are stale. */

@@ -1,3 +1,4 @@
+import type { WebhookInput } from '../../src/index.js';
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
 import { createDashboard } from '../../src/dashboard/index.js';
@@ -40,7 +41,12 @@ async function setup(options: { allowedOrigins?: string[] } = {}) {
   return { hooks: engine.hooks, call, errors, authorizeCalls: () => authorizeCalls };
 }
 
-const webhookInput = { name: 'CRM sync', endpoint: 'https://crm.example.com/hooks', eventTypes: ['user.created'], environment: 'env-a' };
+const webhookInput: WebhookInput = {
+  name: 'CRM sync',
+  endpoint: 'https://crm.example.com/hooks',
+  eventTypes: ['user.created'],
+  environment: 'env-a',
+};
 
 describe('the page', () => {
   test.each([PREFIX, `${PREFIX}/`])('GET %s answers the page with absolute asset paths, CSP and nosniff', async (path) => {

@@ -1,3 +1,4 @@
+import type { EventType } from '../../src/index.js';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { until } from '../helpers/cleanup.js';
@@ -34,7 +35,7 @@ describe.runIf(run)('the dashboard in Chromium: the delivery log', () => {
     await receiver?.close();
   });
 
-  async function webhook(environment: string, path: string, eventTypes = ['user.created']) {
+  async function webhook(environment: string, path: string, eventTypes: EventType[] = ['user.created']) {
     return site.hooks.webhooks.create({ environment, name: `Hook ${path}`, endpoint: `${receiver.url}${path}`, eventTypes });
   }
   const emit = (environment: string) => site.hooks.emit({ environment, type: 'user.created', source: 'api', data: userData() });
