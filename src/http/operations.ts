@@ -86,11 +86,11 @@ export async function listEventTypes({ api }: OperationContext): Promise<Respons
 
 /** Extension: the webhook's delivery log, newest first, in pages (`next_token` null on the last). */
 export async function listDeliveries({ api, request, environment, params }: OperationContext): Promise<Response> {
-  const webhookId = params.webhook_id!;
-  // The engine judges the values first, so a bad parameter is a 400 whether or not the webhook exists.
-  const page = await api.deliveries.list({ webhookId, environment, ...logQuery(new URL(request.url)) });
-  // The log of a webhook that is not there (or is another environment's) is a 404, not an empty page.
-  await api.webhooks.get(webhookId, { environment });
+  const query = logQuery(new URL(request.url));
+  // The webhook first (a 404, not an empty page, when it is not there or is another
+  // environment's): the page query then never walks another environment's log to find nothing.
+  const webhook = await api.webhooks.get(params.webhook_id!, { environment });
+  const page = await api.deliveries.list({ webhookId: webhook.id, environment, ...query });
   return ok('OK', { deliveries: page.deliveries.map(wireDelivery), next_token: page.nextCursor });
 }
 
