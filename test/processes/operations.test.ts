@@ -171,6 +171,43 @@ describe('delivery operations on PostgreSQL, several processes', () => {
     await Promise.all(f.workers.map((w) => w.stop()));
   }, 30_000);
 
+  test('a resend during an attempt whose outcome is being written neither waits for it nor queues a second attempt', async () => {
+    const schema = await createSchema(server.url, 'o');
+    cleanups.push(() => schema.drop());
+    const hooks = createWebhooks({
+      store: postgresStore({ connectionString: schema.url, maxConnections: 4 }),
+      keys: [key],
+      issuer: 'http://127.0.0.1/',
+      allowPrivateNetworks: true,
+    });
+    cleanups.push(() => hooks.close());
+    await hooks.webhooks.create({ name: 'w', endpoint: 'http://127.0.0.1:9/in', eventTypes: ['user.created'] });
+    const [id] = (await hooks.emit({ type: 'user.created', source: 'api', data: userData() })).deliveryIds;
+    const outcome = new pg.Client({ connectionString: schema.url });
+    await outcome.connect();
+    cleanups.push(() => outcome.end());
+    // An attempt in flight in another process (a live lease) whose outcome is being written now.
+    const leaseEnds = Date.now() + 60_000;
+    await outcome.query("update iw_deliveries set locked_by = 'other', locked_until = $2, attempt_count = 1 where id = $1", [
+      id,
+      leaseEnds,
+    ]);
+    await outcome.query('begin');
+    await outcome.query(
+      "update iw_deliveries set status = 'delivered', locked_by = null, locked_until = null, next_attempt_at = null, attempt_count = 2 where id = $1",
+      [id],
+    );
+    // It answers at once (waiting on the attempt's row lock would deadlock with the outcome, which
+    // locks the webhook next) with the row it decided on: in flight, so nothing queued.
+    const waited = new Promise<never>((_, reject) =>
+      setTimeout(() => reject(new Error('the resend waited for the outcome')), 5_000).unref(),
+    );
+    const answered = await Promise.race([hooks.deliveries.resend(id!), waited]).finally(() => void outcome.query('commit').catch(() => {}));
+    expect(answered).toMatchObject({ status: 'pending', attemptCount: 1, lockedBy: 'other', lockedUntil: leaseEnds });
+    await outcome.query('select 1'); // after the commit queued above
+    expect(await hooks.deliveries.get(id!)).toMatchObject({ status: 'delivered', attemptCount: 2, lockedBy: null });
+  }, 30_000);
+
   test('a resend racing with a scheduled retry makes at most one extra attempt, never two at once', async () => {
     const N = 120;
     const RETRY_MS = 1000;

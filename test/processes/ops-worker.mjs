@@ -64,6 +64,10 @@ process.on('message', async (message) => {
   try {
     process.send({ type: 'result', seq: message.seq, value: await fn(message) });
   } catch (error) {
-    process.send({ type: 'result', seq: message.seq, error: `${error?.code ?? ''} ${error?.message ?? error}` });
+    process.send({
+      type: 'result',
+      seq: message.seq,
+      error: `${error?.code ?? ''} ${error?.message ?? error} (cause: ${error?.cause?.code ?? ''} ${error?.cause?.message ?? ''})`,
+    });
   }
 });
