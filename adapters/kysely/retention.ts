@@ -10,7 +10,8 @@ type Trx = Transaction<EngineTables>;
  *
  * 1. held deliveries of a webhook disabled before the cutoff fail as `expired` (and are purged
  *    one period later, like any finished delivery);
- * 2. delivered and failed deliveries untouched since the cutoff go, with their attempts;
+ * 2. delivered and failed deliveries untouched since the cutoff go, with their attempts (at most
+ *    `limit` deliveries and, by their attempt counts, about `limit` attempts);
  * 3. events older than the cutoff with no delivery left go (a pending one keeps its event);
  * 4. sent notices older than the cutoff go.
  */
@@ -38,14 +39,23 @@ export async function purgeStep(trx: Trx, step: (typeof PURGE_STEPS)[number], { 
     case 'deliveries': {
       const old = await trx
         .selectFrom('iw_deliveries')
-        .select('id')
+        .select(['id', 'attempt_count'])
         .where(sql<boolean>`status in ('delivered', 'failed')`)
         .where('updated_at', '<', cutoff)
         .orderBy('updated_at')
         .limit(limit)
         .execute();
       if (old.length === 0) return 0;
-      const ids = old.map((r) => r.id);
+      // The attempts go in the same transaction: a failed delivery has one per try of the
+      // back-off (15 by default), so take only as many deliveries as keep the attempts within
+      // `limit` too (at least one delivery, so a round always makes progress).
+      const ids: string[] = [];
+      let attempts = 0;
+      for (const r of old) {
+        attempts += Number(r.attempt_count);
+        if (ids.length > 0 && attempts > limit) break;
+        ids.push(r.id);
+      }
       await trx.deleteFrom('iw_attempts').where('delivery_id', 'in', ids).execute();
       const gone = await trx.deleteFrom('iw_deliveries').where('id', 'in', ids).executeTakeFirst();
       return Number(gone.numDeletedRows);
