@@ -212,7 +212,11 @@ describe.each(backends)('retention on $name', (backend) => {
     expect(before).toEqual({ events: OLD, deliveries: OLD, attempts: OLD * 0.9 + OLD * 0.1 * 12 });
 
     // Every call of the store's purge (one round: one transaction per step), measured from outside.
-    const rounds: Array<{ args: PurgeArgs; counts: PurgeCounts | null; deleted: Record<string, number> }> = [];
+    const rounds: Array<{
+      args: PurgeArgs;
+      counts: PurgeCounts | null;
+      deleted: { events: number; deliveries: number; attempts: number };
+    }> = [];
     const order: string[] = [];
     let emitted: Promise<unknown> | null = null;
     const purge = store.purge.bind(store);
