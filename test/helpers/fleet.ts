@@ -60,6 +60,12 @@ export interface Worker {
 export interface WorkerOptions {
   delivery?: Record<string, number>;
   maxConnections?: number;
+  /** The auto-disable threshold (default 72 h). */
+  disableAfterMs?: number;
+  /** The durable back-off of deliveries. */
+  backoff?: { schedule: number[]; jitter?: number };
+  /** Send disable notices with smtpNotifier to this server, from `webhooks+<worker id>@acme.example`. */
+  smtp?: { url: string };
 }
 
 /** Starts one host process on `url`; resolves when its engine has started. */
