@@ -115,7 +115,7 @@ export interface DeliveryOptions {
   perEndpointConcurrency?: number;
   /**
    * A customer's (environment's) fair share of this process's attempts in flight. Default: a
-   * quarter of `concurrency`, at least `perEndpointConcurrency`. Beyond it an environment may use
+   * quarter of `concurrency`, at least twice `perEndpointConcurrency`. Beyond it an environment may use
    * idle slots, but never the last `perEndpointConcurrency` ones, kept for anyone else's new work.
    */
   perEnvironmentConcurrency?: number;

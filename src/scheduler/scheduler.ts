@@ -132,9 +132,14 @@ export class Scheduler {
     this.#dirty = true;
     this.#notify?.();
     if (!this.#loop) {
-      this.#loop = this.#run().finally(() => {
+      // Passes run back to back while something made the last one dirty (a wake-up landing as it
+      // finished): one promise covers them all, so whoever awaits this (a ManualClock firing its
+      // timer, drain()) sees the work done, not a pass started behind its back.
+      this.#loop = (async () => {
+        do await this.#run();
+        while (this.#dirty && !this.#closed);
+      })().finally(() => {
         this.#loop = null;
-        if (this.#dirty && !this.#closed) void this.#kick();
       });
     }
     return this.#loop;

@@ -1,3 +1,4 @@
+import type { EmitInput } from '../../src/index.js';
 import { decodeJwt } from 'jose';
 import { describe, expect, test } from 'vitest';
 import type { EventTypeDefinition, WebhooksOptions } from '../../src/index.js';
@@ -33,7 +34,7 @@ async function setup(options: Partial<WebhooksOptions> = {}) {
 }
 
 const emit = (hooks: Awaited<ReturnType<typeof setup>>['hooks'], type = 'user.created', environment = 'env-a') =>
-  hooks.emit({ type, source: 'api', data: userData(), environment });
+  hooks.emit({ type, source: 'api', data: userData(), environment } as EmitInput);
 
 describe('a flaky endpoint (500, then 200)', () => {
   test('the log shows the failed deliveries and their attempts; resend is another attempt with the same webhook-id; recover sends each failed one once', async () => {
