@@ -4,6 +4,7 @@ import { LimitReachedError } from '../../src/errors.js';
 import type { AttemptRecord, EventRecord, WebhookRecord } from '../../src/model.js';
 import type { RecordAttemptArgs, Store } from '../../src/store.js';
 import { describeLogContract } from './conformance-log.js';
+import { describeTelemetryContract } from './conformance-telemetry.js';
 
 /**
  * One conformance suite for every store: each adapter's test file calls
@@ -254,6 +255,7 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
     });
 
     describeLogContract(() => s, ready);
+    describeTelemetryContract(ready);
 
     describe('claims and leases', () => {
       beforeEach(ready);
