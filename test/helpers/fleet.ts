@@ -1,4 +1,5 @@
 import { execFile, fork, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -9,7 +10,8 @@ import type { SigningKey } from '../../src/index.js';
 export { until } from './cleanup.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const OUT = join(ROOT, 'node_modules/.cache/identity-webhooks-test/dist');
+// One build per checkout: git worktrees share node_modules (a symlink), and must not run each other's code.
+const OUT = join(ROOT, 'node_modules/.cache/identity-webhooks-test', createHash('sha256').update(ROOT).digest('hex').slice(0, 12), 'dist');
 
 /**
  * Compiles src/ and adapters/ for the child processes (plain node cannot run our TypeScript),
