@@ -4,6 +4,7 @@
 //   --only=a,b     only these scenario ids (the ceiling always runs: every rate is a ratio to it)
 //   --no-postgres  skip the PostgreSQL scenarios even if a server answers
 //   --out=FILE     where to write the JSON (default bench/results/<date>.json)
+//   --telemetry    every engine process registers an OpenTelemetry SDK (in-memory exporters) first
 // Prints a table of figures and one of targets; writes the same as JSON. Never fails on a missed
 // target (machines are noisy); exits non-zero only when a scenario could not run at all.
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -29,15 +30,16 @@ const option = (name) =>
     .join('=');
 
 const quick = flag('quick');
+const telemetry = flag('telemetry');
 const only = option('only')?.split(',');
 const started = new Date();
 const stamp = started.toISOString().replace(/[:]/g, '-').replace(/\..*/, '');
-const outFile = option('out') ?? join(here, 'results', `${stamp}${quick ? '-quick' : ''}.json`);
+const outFile = option('out') ?? join(here, 'results', `${stamp}${quick ? '-quick' : ''}${telemetry ? '-telemetry' : ''}.json`);
 const log = (...a) => console.log(...a);
 
 const machine = describeMachine();
 log(
-  `identity-webhooks bench (${quick ? 'quick' : 'full'}) on ${machine.nproc} cores, ${machine.cpuModel}, Node ${machine.node}, load ${machine.loadAverageAtStart.join(' ')}`,
+  `identity-webhooks bench (${quick ? 'quick' : 'full'}${telemetry ? ', OpenTelemetry SDK registered' : ''}) on ${machine.nproc} cores, ${machine.cpuModel}, Node ${machine.node}, load ${machine.loadAverageAtStart.join(' ')}`,
 );
 
 const plan = buildPlan({ quick }).filter((s) => !only || s.id === 'ceiling' || only.includes(s.id));
@@ -74,10 +76,14 @@ async function runStep(step, kind, label) {
       pgPrefix: `${pgPrefix}_${step.id.replace(/-/g, '_')}`,
       receiver: { urls: receiver.urls, hangUrl: receiver.hangUrl },
     };
-    const out = await runScenario(join(here, 'scenarios', step.module), config, { timeoutMs: quick ? 60_000 : 240_000 });
+    const out = await runScenario(join(here, 'scenarios', step.module), config, {
+      timeoutMs: quick ? 60_000 : 240_000,
+      env: telemetry ? { IW_BENCH_TELEMETRY: '1' } : {},
+    });
     const metrics = Object.fromEntries(Object.entries(out.metrics).map(([name, runs]) => [name, summarize(runs)]));
     log(`${((performance.now() - s0) / 1000).toFixed(1)} s`);
     if (out.errors?.length) log(`    engine reported: ${out.errors.slice(0, 3).join(' | ')}`);
+    if (telemetry) log(`    telemetry: ${out.notes?.telemetry?.spans ?? 0} spans exported in the scenario process`);
     return { status: 'ok', metrics, notes: out.notes, seconds: (performance.now() - s0) / 1000 };
   } catch (error) {
     failures++;
@@ -106,7 +112,7 @@ log(
 mkdirSync(dirname(outFile), { recursive: true });
 writeFileSync(
   outFile,
-  `${JSON.stringify({ startedAt: started.toISOString(), profile: quick ? 'quick' : 'full', seconds: Math.round(totalSeconds), machine, postgres: havePostgres, plan, results, derived, targets: verdicts }, null, 2)}\n`,
+  `${JSON.stringify({ startedAt: started.toISOString(), profile: quick ? 'quick' : 'full', telemetry, seconds: Math.round(totalSeconds), machine, postgres: havePostgres, plan, results, derived, targets: verdicts }, null, 2)}\n`,
 );
 log(`wrote ${outFile}`);
 process.exitCode = failures > 0 ? 1 : 0;

@@ -6,6 +6,7 @@ import type { EventRecord } from './model.js';
 import type { Store } from './store.js';
 import type { StoreAccess } from './store-access.js';
 import { transient } from './transient.js';
+import type { Telemetry } from './telemetry/telemetry.js';
 import type { EmitInput, EmittedEvent } from './types.js';
 import { environmentOf, SOURCES } from './validate.js';
 
@@ -25,6 +26,8 @@ export interface EmitDeps {
   maxPayloadBytes: number;
   /** Tells the scheduler that work may be due now. */
   wake(): void;
+  /** The `webhooks.emit` span (its traceparent is stored with the event) and the event count. */
+  telemetry: Telemetry;
 }
 
 /**
@@ -34,7 +37,13 @@ export interface EmitDeps {
  */
 export function createEmit(deps: EmitDeps) {
   const { access, clock, catalog } = deps;
-  const write = async <Tx>(input: LooseEmitInput, options: { transaction?: Tx; webhookIds?: string[] }): Promise<EmittedEvent> => {
+  const write = <Tx>(input: LooseEmitInput, options: { transaction?: Tx; webhookIds?: string[] }) =>
+    deps.telemetry.emit((traceparent) => writeTraced(input, options, traceparent));
+  const writeTraced = async <Tx>(
+    input: LooseEmitInput,
+    options: { transaction?: Tx; webhookIds?: string[] },
+    traceparent: string | null,
+  ): Promise<EmittedEvent> => {
     const { environment, type, source, data, eventTimestamp } = eventInput(input, catalog, deps.maxPayloadBytes);
     const now = clock.now();
     const event: EventRecord = {
@@ -49,6 +58,7 @@ export function createEmit(deps: EmitDeps) {
     const insert = (store: Store) =>
       store.insertEvent(event, {
         newDeliveryId: () => newId('msg', now),
+        traceparent,
         transaction: options.transaction,
         webhookIds: options.webhookIds,
       });

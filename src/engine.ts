@@ -1,7 +1,6 @@
 import { Dispatcher } from './delivery/dispatch.js';
 import { httpTransport } from './delivery/transport.js';
 import { createEmit } from './emit.js';
-import { describeError } from './errors.js';
 import { createDashboard } from './dashboard/handler.js';
 import { createHandler } from './http/handler.js';
 import { createManagement } from './management.js';
@@ -11,6 +10,8 @@ import { listNotices } from './notices/list.js';
 import { Retention } from './retention.js';
 import { type Chore, Scheduler } from './scheduler/scheduler.js';
 import { StoreAccess } from './store-access.js';
+import { logFields } from './telemetry/log-fields.js';
+import { Telemetry } from './telemetry/telemetry.js';
 import type { HttpApi, Webhooks, WebhooksOptions } from './types.js';
 
 /**
@@ -35,14 +36,16 @@ import type { HttpApi, Webhooks, WebhooksOptions } from './types.js';
 export function createWebhooks<Tx = unknown>(options: WebhooksOptions<Tx>): Webhooks<Tx> {
   const o = snapshotOptions(options);
   const { store, clock, keys, logger } = o;
-  const onError = (message: string, error: unknown) => logger.error(message, { error: describeError(error) });
+  const onError = (message: string, error: unknown) => logger.error(message, logFields(error));
   const ownTransport = options.transport === undefined;
   // As many connections per origin as attempts may be in flight: customers whose endpoints share a
   // host never queue behind another's hanging path for a connection (the slots bound the rest).
   const transport = options.transport ?? httpTransport({ connectionsPerOrigin: o.delivery.concurrency });
   const access = new StoreAccess(store, clock);
+  const telemetry = new Telemetry(options.telemetry, { store, clock });
 
-  const wake = () => scheduler.wake();
+  // The loop runs in no caller's context (a host request that emitted must not own its spans).
+  const wake = () => telemetry.detached(() => scheduler.wake());
   const dispatcher = new Dispatcher({
     store,
     clock,
@@ -56,6 +59,7 @@ export function createWebhooks<Tx = unknown>(options: WebhooksOptions<Tx>): Webh
       wake();
     },
     logger,
+    telemetry,
     workerId: o.delivery.workerId,
     timeoutMs: o.delivery.timeoutMs,
     disableAfterMs: o.disableAfterMs,
@@ -65,6 +69,7 @@ export function createWebhooks<Tx = unknown>(options: WebhooksOptions<Tx>): Webh
     clock,
     notifier: o.notifier,
     logger,
+    telemetry,
     workerId: o.delivery.workerId,
     pollIntervalMs: o.delivery.pollIntervalMs,
   });
@@ -72,7 +77,7 @@ export function createWebhooks<Tx = unknown>(options: WebhooksOptions<Tx>): Webh
   if (o.retentionMs !== null) chores.push(new Retention({ store, clock, logger, periodMs: o.retentionMs }));
   const scheduler = new Scheduler({ store, clock, options: o.delivery, dispatcher, onError, chores });
 
-  const { emit, emitTo } = createEmit({ access, clock, catalog: o.catalog, maxPayloadBytes: o.maxPayloadBytes, wake });
+  const { emit, emitTo } = createEmit({ access, clock, catalog: o.catalog, maxPayloadBytes: o.maxPayloadBytes, wake, telemetry });
   const management = createManagement({ access, clock, catalog: o.catalog, guard: o.guard, maxWebhooks: o.maxWebhooks, wake, emitTo });
   const api: HttpApi = { ...management, jwks: () => keys.jwks() };
   const handler = createHandler({ api, authorize: options.authorize, onError });
@@ -93,12 +98,12 @@ export function createWebhooks<Tx = unknown>(options: WebhooksOptions<Tx>): Webh
       if (!options.authorize) {
         logger.warn(
           "no authorize hook was given: every management API route answers 403 until createWebhooks({ authorize }) returns the caller's environment",
-          {},
+          { errorKind: 'ERR_NO_AUTHORIZE' },
         );
       }
       await access.ready();
       await keys.signingKey(); // a key that cannot sign fails start(), not every delivery
-      scheduler.start();
+      telemetry.detached(() => scheduler.start());
     },
     keys: { rotate: (newKey, rotateOptions) => keys.rotate(newKey, rotateOptions), list: () => keys.list() },
     notices: { list: (filter) => listNotices(access, filter) },
@@ -111,6 +116,7 @@ export function createWebhooks<Tx = unknown>(options: WebhooksOptions<Tx>): Webh
       // Last in, first out: stop the loop, let attempts in flight record, then release I/O.
       await scheduler.close();
       if (ownTransport) await transport.close?.();
+      telemetry.close();
       await store.close();
     },
     [Symbol.asyncDispose]() {

@@ -10,6 +10,8 @@ export type {
   Notifier,
   WebhookDisabledInfo,
   Logger,
+  LogMeta,
+  TelemetryOptions,
   EmitInput,
   EmittedEvent,
 } from './types.js';

@@ -1,6 +1,6 @@
 import type { Clock } from './clock.js';
-import { describeError } from './errors.js';
 import type { PurgeCounts, Store } from './store.js';
+import { logFields } from './telemetry/log-fields.js';
 import { transient } from './transient.js';
 import type { Logger } from './types.js';
 
@@ -56,7 +56,7 @@ export class Retention {
         await new Promise<void>((resolve) => setImmediate(resolve)); // let emits and claims in between
       }
     } catch (error) {
-      logger.error('retention failed; it runs again later', { error: describeError(error) });
+      logger.error('retention failed; it runs again later', logFields(error));
     }
     this.lastCounts = totals;
   }

@@ -87,8 +87,16 @@ export interface Store<Tx = unknown> {
    * Claims up to `limit` due deliveries (pending, `next_attempt_at <= now`), oldest due first, in
    * one atomic statement: sets `locked_by`, `locked_until = now + leaseMs` and moves
    * `next_attempt_at` to the lease expiry, so an abandoned claim becomes due again by itself.
+   * Each comes with `dueAt` (its `next_attempt_at` before the claim moved it) and the
+   * `traceparent` stored with its event.
    */
   claimDue(args: ClaimArgs): Promise<ClaimedDelivery[]>;
+  /**
+   * How many deliveries are due now and waiting (pending, `next_attempt_at <= now`; leased ones
+   * are not due until their lease ends), over every environment: the `webhooks.deliveries.due`
+   * gauge. One count over the due index, read at most once per metric collection.
+   */
+  countDue(now: number): Promise<number>;
   /** Gives back claims this worker will not attempt now: due at `now`, lease cleared. */
   release(ids: string[], workerId: string, now: number): Promise<void>;
   /**
@@ -139,6 +147,8 @@ export interface WebhookPatch {
 
 export interface InsertEventOptions<Tx> {
   newDeliveryId: () => string;
+  /** W3C traceparent of the emitting span, stored with the event for the attempts' spans. */
+  traceparent?: string | null;
   transaction?: Tx;
   /**
    * Deliver to exactly these webhooks (when enabled), subscribed to the type or not: a test

@@ -28,6 +28,7 @@
  *
  * All times are milliseconds since the Unix epoch, taken from the injected Clock.
  */
+import type { MeterProvider, TracerProvider } from '@opentelemetry/api';
 import type { CatalogEntry, EventTypeDefinition } from './catalog/catalog.js';
 import type { Clock } from './clock.js';
 import type { GuardOptions, Resolver } from './delivery/guard/guard.js';
@@ -87,7 +88,13 @@ export interface WebhooksOptions<Tx = unknown> {
    */
   retention?: { days: number } | false;
   delivery?: DeliveryOptions;
+  /** Where warnings and errors go, with the same structured fields on each (see {@link Logger}). */
   logger?: Logger;
+  /**
+   * OpenTelemetry metrics and traces (README "Observability"). Default: the global providers,
+   * i.e. the host's SDK when it registered one, a no-op otherwise.
+   */
+  telemetry?: TelemetryOptions;
   /**
    * Authorizes a management API request: returns the caller's environment, or null to refuse
    * (403). Without it every management route answers 403 (fail closed). The JWKS is public.
@@ -149,10 +156,57 @@ export interface WebhookDisabledInfo {
   lastError: string | null;
 }
 
-/** Where warnings and errors go. Default: errors to `console.error`, warnings nowhere. */
+/**
+ * Where warnings and errors go. Default: the console (`console.warn`, `console.error`).
+ *
+ * `message` is a sentence for people; `meta` carries the same fields on every call, for
+ * machines: `errorKind` (a short stable code to filter and alert on: `ERR_STORE`, `SQLITE_BUSY`,
+ * PostgreSQL's `57P01`, `ERR_NO_AUTHORIZE`, or an error's class name), `error` (the error's
+ * message with its cause) when there is one, and the records it concerns: `webhookId`,
+ * `deliveryId`, `noticeId`. Never an event's data, a token, a response body or key material.
+ *
+ * Any logger fits in two lines; pino takes the fields first:
+ *
+ * @example
+ * ```ts
+ * import pino from 'pino';
+ * const log = pino().child({ component: 'identity-webhooks' });
+ * const hooks = createWebhooks({
+ *   ...options,
+ *   logger: { warn: (message, meta) => log.warn(meta, message), error: (message, meta) => log.error(meta, message) },
+ * });
+ * ```
+ */
 export interface Logger {
-  warn(message: string, meta?: Record<string, unknown>): void;
-  error(message: string, meta?: Record<string, unknown>): void;
+  warn(message: string, meta?: LogMeta): void;
+  error(message: string, meta?: LogMeta): void;
+}
+
+/** The structured fields of a logged warning or error (see {@link Logger}). */
+export interface LogMeta extends Record<string, unknown> {
+  errorKind?: string;
+  error?: string;
+  webhookId?: string;
+  deliveryId?: string;
+  noticeId?: string;
+}
+
+/**
+ * OpenTelemetry, through the API only (`@opentelemetry/api`, a peer dependency): the engine's
+ * metrics and spans go to these providers, or to the global ones the host's SDK registered.
+ * Register the SDK before `createWebhooks`: meters are taken once, there.
+ */
+export interface TelemetryOptions {
+  /** Default: the global meter provider (`metrics.getMeterProvider()`). */
+  meterProvider?: MeterProvider;
+  /** Default: the global tracer provider (`trace.getTracerProvider()`). */
+  tracerProvider?: TracerProvider;
+  /**
+   * Send a W3C `traceparent` header with each attempt (the `webhooks.deliver` span's context), so
+   * a receiver that traces joins the emitting request's trace. Default false: it tells every
+   * receiver your trace ids.
+   */
+  propagateTraceContext?: boolean;
 }
 
 /** `data` of each built-in event type, by code (generated from the catalog's schemas). */

@@ -156,6 +156,18 @@ export const MIGRATIONS: readonly Migration[] = [
       await db.schema.createIndex('iw_events_created').on('iw_events').column('created_at').execute();
     },
   },
+  {
+    version: 4,
+    name: 'telemetry',
+    async up(db) {
+      // The W3C traceparent of the `webhooks.emit` span, written with the event, so every attempt
+      // (in any process, hours later) continues the trace of the request that emitted it.
+      await db.schema.alterTable('iw_events').addColumn('traceparent', 'text').execute();
+      // The due time the last claim found, before its lease moved `next_attempt_at`: how late the
+      // attempt started (the `webhooks.delivery.lag` histogram).
+      await db.schema.alterTable('iw_deliveries').addColumn('claimed_due_at', 'bigint').execute();
+    },
+  },
 ];
 
 /** Applies what is missing, each migration in its own transaction with its ledger row. */

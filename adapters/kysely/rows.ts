@@ -97,6 +97,7 @@ export function fromDelivery(d: DeliveryRecord): DeliveryRow {
     last_result: d.lastResult,
     event_type: d.eventType,
     last_error: d.lastError,
+    claimed_due_at: null,
     created_at: d.createdAt,
     updated_at: d.updatedAt,
   };

@@ -40,6 +40,8 @@ export interface EventRow {
   data: string;
   event_timestamp: Millis;
   created_at: Millis;
+  /** W3C traceparent of the emit span, or null (migration 4). */
+  traceparent: string | null;
 }
 
 export interface DeliveryRow {
@@ -58,6 +60,8 @@ export interface DeliveryRow {
   event_type: string;
   /** The last failed attempt's message; null after a success (migration 2). */
   last_error: string | null;
+  /** `next_attempt_at` as the last claim found it, before the lease moved it (migration 4). */
+  claimed_due_at: Millis | null;
   created_at: Millis;
   updated_at: Millis;
 }

@@ -18,6 +18,7 @@ import { listPage, recoverBatch, resend } from './log.js';
 import { claimNotices, finishNotice, listNotices, nextNoticeDueAt } from './notices.js';
 import { emptyCounts, PURGE_STEPS, purgeStep } from './retention.js';
 import { holdPending, recordOutcomes } from './outcomes.js';
+import { countDueQuery } from './telemetry.js';
 import { fromDelivery, fromWebhook, toAttempt, toDelivery, toEvent, toWebhook } from './rows.js';
 import type { DeliveryRow, EngineTables } from './schema.js';
 
@@ -214,6 +215,7 @@ export class KyselyStore implements Store<HostTransaction> {
           data: JSON.stringify(event.data),
           event_timestamp: event.eventTimestamp,
           created_at: event.createdAt,
+          traceparent: options.traceparent ?? null,
         })
         .onConflict((oc) => oc.column('id').doNothing())
         .returning('id')
@@ -323,15 +325,24 @@ export class KyselyStore implements Store<HostTransaction> {
       this.db.selectFrom('iw_events').selectAll().where('id', 'in', eventIds).execute(),
     ]);
     const hookById = new Map(hooks.map((h) => [h.id, toWebhook(h)]));
-    const eventById = new Map(events.map((e) => [e.id, toEvent(e)]));
+    const eventById = new Map(events.map((e) => [e.id, { event: toEvent(e), traceparent: e.traceparent ?? null }]));
     const claimed: ClaimedDelivery[] = [];
     for (const row of rows) {
       const webhook = hookById.get(row.webhook_id);
-      const event = eventById.get(row.event_id);
+      const found = eventById.get(row.event_id);
       // A webhook deleted between claim and read took its deliveries with it: nothing to send.
-      if (webhook && event) claimed.push({ delivery: toDelivery(row), webhook, event });
+      if (!webhook || !found) continue;
+      const delivery = toDelivery(row);
+      // The claim copied the due time into claimed_due_at before moving next_attempt_at.
+      const dueAt = row.claimed_due_at == null ? delivery.updatedAt : Number(row.claimed_due_at);
+      claimed.push({ delivery, webhook, event: found.event, dueAt, traceparent: found.traceparent });
     }
     return claimed;
+  }
+
+  async countDue(now: number): Promise<number> {
+    const { n } = await countDueQuery(this.db, now).executeTakeFirstOrThrow();
+    return Number(n);
   }
 
   async release(ids: string[], workerId: string, now: number): Promise<void> {

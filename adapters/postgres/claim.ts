@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { ClaimArgs } from '../../src/store.js';
+import { DUE_AT } from '../kysely/telemetry.js';
 import { dueIds } from '../kysely/due.js';
 import type { DeliveryRow, EngineTables } from '../kysely/schema.js';
 
@@ -28,7 +29,7 @@ export function claimQuery(db: Kysely<EngineTables>, { now, limit, workerId, lea
     .with('due', (qb) => dueIds(qb, { now, limit, excludeWebhookIds, excludeEnvironments }).forUpdate().skipLocked())
     .updateTable('iw_deliveries')
     .from('due')
-    .set({ locked_by: workerId, locked_until: until, next_attempt_at: until, updated_at: now })
+    .set({ locked_by: workerId, locked_until: until, next_attempt_at: until, updated_at: now, claimed_due_at: DUE_AT })
     .whereRef('iw_deliveries.id', '=', 'due.id')
     .returningAll('iw_deliveries');
 }

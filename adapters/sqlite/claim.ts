@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { ClaimArgs } from '../../src/store.js';
+import { DUE_AT } from '../kysely/telemetry.js';
 import { dueIds } from '../kysely/due.js';
 import type { DeliveryRow, EngineTables } from '../kysely/schema.js';
 
@@ -15,7 +16,7 @@ export function claimDue(
 ): Promise<DeliveryRow[]> {
   return db
     .updateTable('iw_deliveries')
-    .set({ locked_by: workerId, locked_until: now + leaseMs, next_attempt_at: now + leaseMs, updated_at: now })
+    .set({ locked_by: workerId, locked_until: now + leaseMs, next_attempt_at: now + leaseMs, updated_at: now, claimed_due_at: DUE_AT })
     .where('id', 'in', dueIds(db, { now, limit, excludeWebhookIds, excludeEnvironments }))
     .returningAll()
     .execute();

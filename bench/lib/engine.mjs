@@ -1,5 +1,9 @@
 import { createWebhooks, generateSigningKey } from 'identity-webhooks';
 
+// With --telemetry, the OpenTelemetry SDK is registered before any engine exists. Loaded only
+// then: without it, no scenario process carries the SDK's modules (its RSS and start-up included).
+if (process.env.IW_BENCH_TELEMETRY === '1') (await import('./telemetry.mjs')).registerTelemetry();
+
 /** The event every scenario sends: a realistic user.created (about 330 bytes of JSON data). */
 export const EVENT_TYPE = 'user.created';
 export const EVENT_DATA = Object.freeze({

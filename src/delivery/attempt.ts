@@ -19,6 +19,8 @@ export async function runAttempt(
   claimed: ClaimedDelivery,
   token: Promise<string>,
   deps: { transport: Transport; clock: Clock; timeoutMs: number; guard?: Guard },
+  /** W3C trace context for the receiver (`telemetry.propagateTraceContext`); absent: no header. */
+  traceparent?: string,
 ): Promise<AttemptRecord> {
   const startedAt = deps.clock.now();
   const t0 = performance.now();
@@ -31,9 +33,15 @@ export async function runAttempt(
   };
   try {
     const body = await token;
+    const headers: Record<string, string> = {
+      'content-type': 'application/jwt',
+      'webhook-id': claimed.delivery.id,
+      'user-agent': USER_AGENT,
+    };
+    if (traceparent !== undefined) headers.traceparent = traceparent;
     const res = await deps.transport.send({
       url: claimed.webhook.endpoint,
-      headers: { 'content-type': 'application/jwt', 'webhook-id': claimed.delivery.id, 'user-agent': USER_AGENT },
+      headers,
       body,
       timeoutMs: deps.timeoutMs,
       ...(deps.guard ? { guard: deps.guard, policy: deps.guard } : {}),

@@ -1,10 +1,11 @@
 import type { Clock } from '../clock.js';
-import { describeError } from '../errors.js';
 import type { ClaimedDelivery } from '../model.js';
 import type { Backoff } from '../scheduler/backoff.js';
 import type { KeySet } from '../signing/keyset.js';
 import { buildClaims, signClaims } from '../signing/token.js';
 import type { Store } from '../store.js';
+import { logFields } from '../telemetry/log-fields.js';
+import type { Telemetry } from '../telemetry/telemetry.js';
 import type { Logger } from '../types.js';
 import { runAttempt } from './attempt.js';
 import type { Guard } from './guard/guard.js';
@@ -22,6 +23,8 @@ export interface DispatchDeps {
   /** Told when a record disabled a webhook: its notice was written with the disable (see notices/outbox.ts). */
   onNotice(): void;
   logger: Logger;
+  /** The attempt's `webhooks.deliver` span and metrics, the disable count. */
+  telemetry: Telemetry;
   workerId: string;
   timeoutMs: number;
   disableAfterMs: number;
@@ -80,15 +83,15 @@ export class Dispatcher {
 
   /** Attempts one delivery and records the outcome; resolves when it is recorded (or given up). */
   async deliver({ claimed, token }: Dispatch): Promise<{ success: boolean }> {
-    const { clock, backoff, workerId, disableAfterMs } = this.deps;
-    const attempt = await runAttempt(claimed, token, this.deps);
+    const { clock, backoff, workerId, disableAfterMs, telemetry } = this.deps;
+    const attempt = await telemetry.deliver(claimed, (traceparent) => runAttempt(claimed, token, this.deps, traceparent));
     if (attempt.errorKind === 'internal') {
       // Ours, not the endpoint's: logged loudly, retried on the back-off, never charged to the webhook.
       this.deps.logger.error('an attempt failed inside the engine; it will be tried again', {
         deliveryId: claimed.delivery.id,
         webhookId: claimed.webhook.id,
         errorKind: 'internal',
-        error: attempt.errorMessage,
+        error: attempt.errorMessage ?? 'internal error',
       });
     }
     const now = clock.now();
@@ -97,14 +100,16 @@ export class Dispatcher {
       // Until our lease ends nobody else sends this delivery, so keep trying that long.
       const leaseLeft = (claimed.delivery.lockedUntil ?? now) - clock.now();
       const { disabled } = await this.#recorder.record({ attempt, workerId, now, retryAt, disableAfterMs }, leaseLeft);
-      if (disabled) this.deps.onNotice();
+      if (disabled) {
+        telemetry.disabled(disabled);
+        this.deps.onNotice();
+      }
     } catch (error) {
       // Not recorded: the lease runs out and the delivery is attempted again (same webhook-id).
-      this.deps.logger.error('could not record an attempt; its lease will expire and it will be attempted again', {
-        deliveryId: claimed.delivery.id,
-        webhookId: claimed.webhook.id,
-        error: describeError(error),
-      });
+      this.deps.logger.error(
+        'could not record an attempt; its lease will expire and it will be attempted again',
+        logFields(error, { webhookId: claimed.webhook.id, deliveryId: claimed.delivery.id }),
+      );
     }
     return { success: attempt.success };
   }

@@ -114,6 +114,9 @@ export function smtpNotifier(options: SmtpNotifierOptions): SmtpNotifier {
     if (sent.rejected && sent.rejected.length > 0) {
       // Some recipient got it: resending would repeat it to them for every refused one.
       logger?.warn(`smtpNotifier: the notice for webhook ${info.webhook.id} was refused for some recipients`, {
+        errorKind: 'recipients_refused',
+        webhookId: info.webhook.id,
+        noticeId: info.noticeId,
         messageId,
         rejected: sent.rejected.map(String),
       });

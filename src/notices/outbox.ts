@@ -2,6 +2,8 @@ import type { Clock } from '../clock.js';
 import { describeError } from '../errors.js';
 import type { NoticeRecord } from '../model.js';
 import type { Store } from '../store.js';
+import { logFields } from '../telemetry/log-fields.js';
+import type { Telemetry } from '../telemetry/telemetry.js';
 import { transient } from '../transient.js';
 import type { Logger, Notifier, WebhookDisabledInfo } from '../types.js';
 
@@ -34,6 +36,8 @@ export interface NoticeOutboxDeps {
   clock: Clock;
   notifier: Notifier | undefined;
   logger: Logger;
+  /** Counts each call of the notifier by outcome. */
+  telemetry: Telemetry;
   workerId: string;
   /** Longest wait before looking for notices another process wrote. */
   pollIntervalMs: number;
@@ -84,7 +88,7 @@ export class NoticeOutbox {
   }
 
   async #send(notifier: Notifier, notice: NoticeRecord): Promise<void> {
-    const { store, clock, logger, workerId } = this.deps;
+    const { store, clock, logger, workerId, telemetry } = this.deps;
     const { webhook, failingSince, disabledAt, lastError } = notice.info;
     const info: WebhookDisabledInfo = {
       noticeId: notice.id,
@@ -102,11 +106,13 @@ export class NoticeOutbox {
         NOTIFIER_TIMEOUT_MS,
       );
       outcome = { now: clock.now(), sent: true };
+      telemetry.notice(true);
     } catch (error) {
+      telemetry.notice(false);
       const now = clock.now();
       const delay = NOTICE_BACKOFF[notice.attempts];
       const retryAt = delay === undefined ? null : now + delay;
-      const meta = { noticeId: notice.id, webhookId: webhook.id, attempt: notice.attempts + 1, error: describeError(error) };
+      const meta = { ...logFields(error, { noticeId: notice.id, webhookId: webhook.id }), attempt: notice.attempts + 1 };
       if (retryAt === null) logger.error('the notifier kept failing; the notice is given up (see hooks.notices.list)', meta);
       else logger.warn(`the notifier failed; the notice is tried again at ${new Date(retryAt).toISOString()}`, meta);
       outcome = { now, sent: false, retryAt, error: describeError(error) };
@@ -115,10 +121,10 @@ export class NoticeOutbox {
       await transient(this.#isTransient, () => store.finishNotice(notice.id, workerId, outcome), NOTICE_LEASE_MS / 2);
     } catch (error) {
       // Not recorded: the lease runs out and the notice is tried again (same noticeId).
-      logger.error('could not record a notice; its lease will expire and it will be sent again', {
-        noticeId: notice.id,
-        error: describeError(error),
-      });
+      logger.error(
+        'could not record a notice; its lease will expire and it will be sent again',
+        logFields(error, { noticeId: notice.id, webhookId: webhook.id }),
+      );
     }
   }
 }

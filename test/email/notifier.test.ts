@@ -167,7 +167,13 @@ describe('smtpNotifier over a real SMTP server', () => {
     expect(warnings).toEqual([
       [
         expect.stringContaining('refused for some recipients'),
-        { messageId: '<notice_01JTESTNOTICE@acme.example>', rejected: ['gone@acme.example'] },
+        {
+          errorKind: 'recipients_refused',
+          webhookId: 'webhook_01JTESTWEBHOOK',
+          noticeId: 'notice_01JTESTNOTICE',
+          messageId: '<notice_01JTESTNOTICE@acme.example>',
+          rejected: ['gone@acme.example'],
+        },
       ],
     ]);
   });

@@ -5,6 +5,7 @@ import type { AttemptRecord, EventRecord, WebhookRecord } from '../../src/model.
 import type { RecordAttemptArgs, Store } from '../../src/store.js';
 import { describeLogContract } from './conformance-log.js';
 import { describeNoticeContract } from './conformance-notices.js';
+import { describeTelemetryContract } from './conformance-telemetry.js';
 
 /**
  * One conformance suite for every store: each adapter's test file calls
@@ -256,6 +257,7 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
 
     describeLogContract(() => s, ready);
     describeNoticeContract(ready, () => t.sibling());
+    describeTelemetryContract(ready);
 
     describe('claims and leases', () => {
       beforeEach(ready);
