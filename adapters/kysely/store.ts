@@ -18,7 +18,7 @@ import { listPage, recoverBatch, resend } from './log.js';
 import { claimNotices, finishNotice, listNotices, nextNoticeDueAt } from './notices.js';
 import { emptyCounts, PURGE_STEPS, purgeStep } from './retention.js';
 import { holdPending, recordOutcomes } from './outcomes.js';
-import { fromDelivery, fromWebhook, toAttempt, toDelivery, toEvent, toWebhook } from './rows.js';
+import { fromDelivery, fromWebhook, toAttempt, toDelivery, toEvent, toLease, toWebhook } from './rows.js';
 import type { DeliveryRow, EngineTables } from './schema.js';
 
 type Db = Kysely<EngineTables>;
@@ -235,8 +235,6 @@ export class KyselyStore implements Store<HostTransaction> {
         status: 'pending',
         attemptCount: 0,
         nextAttemptAt: event.createdAt,
-        lockedBy: null,
-        lockedUntil: null,
         lastAttemptAt: null,
         lastResult: null,
         eventType: event.type,
@@ -321,7 +319,7 @@ export class KyselyStore implements Store<HostTransaction> {
       const webhook = hookById.get(row.webhook_id);
       const event = eventById.get(row.event_id);
       // A webhook deleted between claim and read took its deliveries with it: nothing to send.
-      if (webhook && event) claimed.push({ delivery: toDelivery(row), webhook, event });
+      if (webhook && event) claimed.push({ delivery: toDelivery(row), webhook, event, lease: toLease(row) });
     }
     return claimed;
   }
