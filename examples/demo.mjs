@@ -8,7 +8,6 @@ import { join } from 'node:path';
 import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { createWebhooks, generateSigningKey, ManualClock } from 'identity-webhooks';
 import { sqliteStore } from 'identity-webhooks/sqlite';
-import { createDashboard } from '../dist/src/dashboard/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'identity-webhooks-demo-'));
 const log = (...args) => console.log(...args);
@@ -41,10 +40,9 @@ async function serve(handler) {
 // dashboard its customers use at /settings/webhooks.
 const DASHBOARD = '/settings/webhooks';
 let hooks;
-let dashboard;
 const host = await serve((req) => {
   const { pathname } = new URL(req.url);
-  return pathname === DASHBOARD || pathname.startsWith(`${DASHBOARD}/`) ? dashboard(req) : hooks.handler(req);
+  return pathname === DASHBOARD || pathname.startsWith(`${DASHBOARD}/`) ? hooks.dashboard(req) : hooks.handler(req);
 });
 // Every caller manages the 'default' environment: fine for a demo on 127.0.0.1, never for a real
 // host, whose hook reads its own session (cookie or token) and returns that customer's environment.
@@ -54,11 +52,10 @@ hooks = createWebhooks({
   keys: [await generateSigningKey()],
   issuer: host.url, // receivers find the key set at {issuer}/.well-known/jwks
   allowPrivateNetworks: true, // the receiver below is on 127.0.0.1: development only
-  retry: { schedule: [500, 1000, 2000], jitter: 0 }, // short, so the demo shows retries in seconds
+  backoff: { schedule: [500, 1000, 2000], jitter: 0 }, // short, so the demo shows retries in seconds
   notifier: { webhookDisabled: (info) => log(`  ✉ email to account holder: webhook "${info.webhook.name}" disabled (${info.lastError})`) },
   authorize,
 });
-dashboard = createDashboard({ api: hooks.handler, authorize, onError: (message, error) => console.error(message, error) });
 await hooks.start();
 log(`identity host on ${host.url}, JWKS at ${host.url}/.well-known/jwks`);
 log(`dashboard at ${host.url}${DASHBOARD}${serving ? '' : ' (npm run demo -- --serve keeps it running)'}`);

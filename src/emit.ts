@@ -3,7 +3,9 @@ import type { Clock } from './clock.js';
 import { ValidationError, WebhooksError } from './errors.js';
 import { newId } from './ids.js';
 import type { EventRecord } from './model.js';
+import type { Store } from './store.js';
 import type { StoreAccess } from './store-access.js';
+import { transient } from './transient.js';
 import type { EmitInput, EmittedEvent } from './types.js';
 import { environmentOf, SOURCES } from './validate.js';
 
@@ -44,12 +46,24 @@ export function createEmit(deps: EmitDeps) {
       eventTimestamp: eventTimestamp ?? now,
       createdAt: now,
     };
-    const deliveries = await access.run('writing the event', (store) =>
+    const insert = (store: Store) =>
       store.insertEvent(event, {
         newDeliveryId: () => newId('msg', now),
         transaction: options.transaction,
         webhookIds: options.webhookIds,
-      }),
+      });
+    // On our own transaction, a dropped connection costs a transient retry with the same event id
+    // (the insert is idempotent), not an error to the host. In the host's transaction a failure is
+    // the host's to handle: its transaction is gone with it.
+    const deliveries = await access.run('writing the event', (store) =>
+      options.transaction === undefined
+        ? transient(
+            (e) => store.isTransient(e),
+            () => insert(store),
+            EMIT_RETRY_MS,
+            0,
+          )
+        : insert(store),
     );
     // Within a host transaction the rows are not visible until the host commits; the poll (or
     // an explicit wake() after commit) picks them up.
@@ -86,10 +100,50 @@ function eventInput(input: LooseEmitInput, catalog: Catalog, maxPayloadBytes: nu
     throw new WebhooksError('ERR_PAYLOAD_TOO_LARGE', `data is ${bytes} bytes; the limit is ${maxPayloadBytes}`, { field: 'data' });
   }
   const data = JSON.parse(json) as Record<string, unknown>;
+  const deep = tooDeep(data, MAX_DEPTH);
+  if (deep !== null) {
+    // Deeper data is stored fine but overflows the stack wherever it is read back recursively (it
+    // used to fail every attempt as `internal`, charged to the customer's endpoint).
+    throw new ValidationError(`data is nested more than ${MAX_DEPTH} levels deep (at ${deep})`, { field: 'data' });
+  }
   catalog.validateEvent(input.type, data);
   const eventTimestamp = input.eventTimestamp === undefined ? undefined : +input.eventTimestamp;
-  if (eventTimestamp !== undefined && !Number.isFinite(eventTimestamp)) {
-    throw new ValidationError('eventTimestamp must be a valid time', { field: 'eventTimestamp' });
+  // Stored as a 64-bit integer of milliseconds and sent as an ISO time: it must be a whole number
+  // within the Date range (±8.64e15 ms), or one store would refuse it and the other keep it.
+  if (eventTimestamp !== undefined && (!Number.isSafeInteger(eventTimestamp) || Math.abs(eventTimestamp) > MAX_TIME)) {
+    throw new ValidationError('eventTimestamp must be a valid time: a Date, or whole milliseconds since the epoch within the Date range', {
+      field: 'eventTimestamp',
+    });
   }
   return { environment, type: input.type, source: input.source, data, eventTimestamp };
+}
+
+/** How long emit keeps retrying a database that dropped its connection before it reports ERR_STORE. */
+const EMIT_RETRY_MS = 5_000;
+
+/** Deepest nesting of objects and arrays `data` may have (the built-in events use 5). */
+export const MAX_DEPTH = 32;
+const MAX_TIME = 8.64e15;
+
+/** The path of the first value nested deeper than `max`, or null. Iterative: deep input cannot overflow the stack here. */
+function tooDeep(root: unknown, max: number): string | null {
+  type Node = { value: unknown; depth: number; parent: Node | null; key: string };
+  const stack: Node[] = [{ value: root, depth: 0, parent: null, key: 'data' }];
+  while (stack.length > 0) {
+    const node = stack.pop()!;
+    if (typeof node.value !== 'object' || node.value === null) continue;
+    if (node.depth >= max) return pathOf(node);
+    for (const key of Object.keys(node.value)) {
+      stack.push({ value: (node.value as Record<string, unknown>)[key], depth: node.depth + 1, parent: node, key });
+    }
+  }
+  return null;
+}
+
+/** `data.a.b[0]…`, built only for the error (kept short). */
+function pathOf(node: { parent: { parent: unknown; key: string } | null; key: string } | null): string {
+  const keys: string[] = [];
+  for (let n = node as { parent: unknown; key: string } | null; n; n = n.parent as typeof n) keys.push(n.key);
+  const path = keys.reverse().join('.');
+  return path.length > 120 ? `${path.slice(0, 117)}...` : path;
 }

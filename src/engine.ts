@@ -37,7 +37,9 @@ export function createWebhooks<Tx = unknown>(options: WebhooksOptions<Tx>): Webh
   const { store, clock, keys, logger } = o;
   const onError = (message: string, error: unknown) => logger.error(message, { error: describeError(error) });
   const ownTransport = options.transport === undefined;
-  const transport = options.transport ?? httpTransport();
+  // As many connections per origin as attempts may be in flight: customers whose endpoints share a
+  // host never queue behind another's hanging path for a connection (the slots bound the rest).
+  const transport = options.transport ?? httpTransport({ connectionsPerOrigin: o.delivery.concurrency });
   const access = new StoreAccess(store, clock);
 
   const wake = () => scheduler.wake();

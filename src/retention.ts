@@ -43,14 +43,16 @@ export class Retention {
     if (now - this.#lastRun < PURGE_INTERVAL_MS) return;
     this.#lastRun = now;
     const totals: PurgeCounts = { expired: 0, deliveries: 0, events: 0, notices: 0 };
+    // One cutoff for the whole run: the work is then finite (rows that age meanwhile wait for
+    // the next run), so rounds can go on until one finds nothing, even when a step takes fewer
+    // than PURGE_BATCH rows to stay within its bound (deliveries with many attempts).
+    const cutoff = now - periodMs;
     try {
       for (;;) {
-        const round = await transient(this.#isTransient, () =>
-          store.purge({ cutoff: clock.now() - periodMs, now: clock.now(), limit: PURGE_BATCH }),
-        );
+        const round = await transient(this.#isTransient, () => store.purge({ cutoff, now: clock.now(), limit: PURGE_BATCH }));
         if (round === null) break; // another process is purging
         for (const key of Object.keys(totals) as Array<keyof PurgeCounts>) totals[key] += round[key];
-        if (Object.values(round).every((n) => n < PURGE_BATCH)) break;
+        if (Object.values(round).every((n) => n === 0)) break;
         await new Promise<void>((resolve) => setImmediate(resolve)); // let emits and claims in between
       }
     } catch (error) {

@@ -53,6 +53,7 @@ export interface Store<Tx = unknown> {
    * Kysely transaction on the same database) the rows join it and commit or roll back with it.
    */
   insertEvent(event: EventRecord, options: InsertEventOptions<Tx>): Promise<DeliveryRecord[]>;
+  // (Idempotent by event id: inserting an event already stored writes nothing and returns its deliveries.)
   getEvent(environment: string, id: string): Promise<EventRecord | null>;
 
   /**
@@ -170,6 +171,8 @@ export interface ClaimArgs {
   leaseMs: number;
   /** Webhooks this worker is already saturating (per-endpoint concurrency). */
   excludeWebhookIds?: string[];
+  /** Environments this worker is already giving their full share (per-environment concurrency). */
+  excludeEnvironments?: string[];
 }
 
 export interface RecordAttemptArgs {

@@ -116,8 +116,14 @@ export interface DeliveryOptions {
   timeoutMs?: number;
   /** Attempts in flight per process. Default 64. */
   concurrency?: number;
-  /** Attempts in flight per webhook per process. Default 8. */
+  /** Attempts in flight per webhook per process. Default 8 (one while the webhook is failing). */
   perEndpointConcurrency?: number;
+  /**
+   * A customer's (environment's) fair share of this process's attempts in flight. Default: a
+   * quarter of `concurrency`, at least twice `perEndpointConcurrency`. Beyond it an environment may use
+   * idle slots, but never the last `perEndpointConcurrency` ones, kept for anyone else's new work.
+   */
+  perEnvironmentConcurrency?: number;
   /** Most deliveries taken by one claim. Default 64. */
   batchSize?: number;
   /** How long a claim is ours. Default timeoutMs + 30 s. */

@@ -24,15 +24,26 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
 
 export function environmentOf(value: unknown): string {
   if (value === undefined) return 'default';
-  if (typeof value !== 'string' || value.length === 0 || value.length > LIMITS.environmentLength || LONE_SURROGATE.test(value)) {
-    throw new ValidationError(`environment must be a string of 1-${LIMITS.environmentLength} characters`, { field: 'environment' });
+  if (typeof value !== 'string' || value.length === 0 || value.length > LIMITS.environmentLength || !storable(value)) {
+    throw new ValidationError(`environment must be a string of 1-${LIMITS.environmentLength} characters, without NUL or lone surrogates`, {
+      field: 'environment',
+    });
   }
   return value;
 }
 
-/** An id argument: a string of sane length (anything else cannot exist, so it is "not found"). */
+/**
+ * Text both databases store as given: PostgreSQL refuses NUL in text (an error, which would be
+ * a 500), and a lone surrogate has no UTF-8 form (stored as something else). Anything that fails
+ * this cannot name a stored record.
+ */
+export function storable(value: string): boolean {
+  return !value.includes('\u0000') && !LONE_SURROGATE.test(value);
+}
+
+/** An id argument: a string of sane length and storable text (anything else cannot exist, so it is "not found"). */
 export function isPlausibleId(id: unknown, prefix: string): id is string {
-  return typeof id === 'string' && id.startsWith(`${prefix}_`) && id.length <= LIMITS.idLength;
+  return typeof id === 'string' && id.startsWith(`${prefix}_`) && id.length <= LIMITS.idLength && storable(id);
 }
 
 export function name(value: unknown): string {

@@ -11,9 +11,10 @@ import type { EngineTables } from './schema.js';
  */
 export function dueIds(
   qc: QueryCreator<EngineTables>,
-  { now, limit, excludeWebhookIds }: Pick<ClaimArgs, 'now' | 'limit' | 'excludeWebhookIds'>,
+  { now, limit, excludeWebhookIds, excludeEnvironments }: Pick<ClaimArgs, 'now' | 'limit' | 'excludeWebhookIds' | 'excludeEnvironments'>,
 ) {
   let due = qc.selectFrom('iw_deliveries').select('id').where('status', '=', sql.lit('pending')).where('next_attempt_at', '<=', now);
   if (excludeWebhookIds && excludeWebhookIds.length > 0) due = due.where('webhook_id', 'not in', excludeWebhookIds);
+  if (excludeEnvironments && excludeEnvironments.length > 0) due = due.where('environment', 'not in', excludeEnvironments);
   return due.orderBy('next_attempt_at').limit(limit);
 }

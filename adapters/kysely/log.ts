@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Kysely, type QueryCreator, type Transaction } from 'kysely';
 import { WebhookDisabledError } from '../../src/errors.js';
 import type { DeliveryRecord } from '../../src/model.js';
 import type { DeliveryCursor, DeliveryFilter } from '../../src/store.js';
@@ -61,15 +61,36 @@ export async function resend(trx: Trx, environment: string, id: string, now: num
   if (status !== 'enabled') throw new WebhookDisabledError(current.webhook_id);
   // A live lease means an attempt is in flight right now: that is the attempt asked for, and
   // queueing another would send the message twice at once.
-  const row = await trx
-    .updateTable('iw_deliveries')
-    .set({ status: 'pending', next_attempt_at: now, locked_by: null, locked_until: null, updated_at: now })
-    .where('environment', '=', environment)
-    .where('id', '=', id)
-    .where('status', 'in', ['pending', 'delivered', 'failed'])
-    .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', now)]))
-    .returningAll()
-    .executeTakeFirst();
+  const queue = (db: QueryCreator<EngineTables>) =>
+    db
+      .updateTable('iw_deliveries')
+      .set({ status: 'pending', next_attempt_at: now, locked_by: null, locked_until: null, updated_at: now })
+      .where('environment', '=', environment)
+      .where('id', '=', id)
+      .where('status', 'in', ['pending', 'delivered', 'failed'])
+      .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', now)]))
+      .returningAll();
+  if (rowLocks) {
+    // PostgreSQL: one statement, so when nothing was queued the row answered is the row the update
+    // saw. As two statements, an attempt's outcome committing between them (the update saw the
+    // attempt in flight and changed nothing) answered `delivered` for a resend that queued nothing.
+    // Not a row lock either: waiting for the attempt's lock would deadlock with its outcome, which
+    // locks the delivery and then the webhook this transaction holds FOR SHARE.
+    const rows = await trx
+      .with('queued', (db) => queue(db))
+      .selectFrom('queued')
+      .selectAll()
+      .unionAll((db) =>
+        db
+          .selectFrom('iw_deliveries')
+          .selectAll()
+          .where('id', '=', id)
+          .where((eb) => eb.not(eb.exists(eb.selectFrom('queued').select('queued.id')))),
+      )
+      .execute();
+    return toDelivery(rows[0]!);
+  }
+  const row = await queue(trx).executeTakeFirst();
   if (row) return toDelivery(row);
   const unchanged = await trx.selectFrom('iw_deliveries').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
   return toDelivery(unchanged);

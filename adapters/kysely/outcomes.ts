@@ -126,6 +126,9 @@ async function applyOne(
     // Later items of the same group see this delivery as it now is.
     Object.assign(delivery, { status, locked_by: null, attempt_count: Number(delivery.attempt_count) + 1 });
   }
+  // Our own failure (`internal`: a bug in the engine, not the endpoint) says nothing about the
+  // endpoint's health: it never starts or extends failing_since, so it can never disable it.
+  if (!attempt.success && attempt.errorKind === 'internal') return { disabled: null };
   if (attempt.success) {
     await trx
       .updateTable('iw_webhooks')

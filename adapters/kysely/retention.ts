@@ -10,8 +10,10 @@ type Trx = Transaction<EngineTables>;
  *
  * 1. held deliveries of a webhook disabled before the cutoff fail as `expired` (and are purged
  *    one period later, like any finished delivery);
- * 2. delivered and failed deliveries untouched since the cutoff go, with their attempts;
- * 3. events older than the cutoff with no delivery left go (a pending one keeps its event);
+ * 2. delivered and failed deliveries untouched since the cutoff go, with their attempts (at most
+ *    `limit` deliveries and, by their attempt counts, about `limit` attempts);
+ * 3. events older than the cutoff with no delivery left go: with their last delivery in step 2,
+ *    or (those that never had one) from a window of the oldest (a pending delivery keeps its event);
  * 4. sent notices older than the cutoff go.
  */
 export const PURGE_STEPS = ['expired', 'deliveries', 'events', 'notices'] as const;
@@ -38,28 +40,58 @@ export async function purgeStep(trx: Trx, step: (typeof PURGE_STEPS)[number], { 
     case 'deliveries': {
       const old = await trx
         .selectFrom('iw_deliveries')
-        .select('id')
+        .select(['id', 'event_id', 'attempt_count'])
         .where(sql<boolean>`status in ('delivered', 'failed')`)
         .where('updated_at', '<', cutoff)
         .orderBy('updated_at')
         .limit(limit)
         .execute();
       if (old.length === 0) return 0;
-      const ids = old.map((r) => r.id);
+      // The attempts go in the same transaction: a failed delivery has one per try of the
+      // back-off (15 by default), so take only as many deliveries as keep the attempts within
+      // `limit` too (at least one delivery, so a round always makes progress).
+      const ids: string[] = [];
+      const events = new Set<string>();
+      let attempts = 0;
+      for (const r of old) {
+        attempts += Number(r.attempt_count);
+        if (ids.length > 0 && attempts > limit) break;
+        ids.push(r.id);
+        events.add(r.event_id);
+      }
       await trx.deleteFrom('iw_attempts').where('delivery_id', 'in', ids).execute();
       const gone = await trx.deleteFrom('iw_deliveries').where('id', 'in', ids).executeTakeFirst();
+      // Their events go with the last of their deliveries (found by key, at most one per
+      // delivery), so the events step never has to look for them behind events still in use.
+      await trx
+        .deleteFrom('iw_events')
+        .where('id', 'in', [...events])
+        .where('created_at', '<', cutoff)
+        .where(({ not, exists, selectFrom }) =>
+          not(exists(selectFrom('iw_deliveries as d').select('d.id').whereRef('d.event_id', '=', 'iw_events.id'))),
+        )
+        .execute();
       return Number(gone.numDeletedRows);
     }
     case 'events': {
+      // Events that never had a delivery, or lost theirs otherwise (a webhook deleted). Only the
+      // `limit` oldest old events are looked at: a scan "until `limit` are found" would read past
+      // every old event that still has a delivery (during a catch-up, all of them: 1.5 million
+      // buffers for a million old deliveries). Events still in use at the head of the window hold
+      // back only these orphans, until their deliveries go.
+      const window = trx
+        .selectFrom('iw_events')
+        .select(['id', 'created_at'])
+        .where('created_at', '<', cutoff)
+        .orderBy('created_at')
+        .limit(limit)
+        .as('e');
       const old = await trx
-        .selectFrom('iw_events as e')
+        .selectFrom(window)
         .select('e.id')
-        .where('e.created_at', '<', cutoff)
         .where(({ not, exists, selectFrom }) =>
           not(exists(selectFrom('iw_deliveries as d').select('d.id').whereRef('d.event_id', '=', 'e.id'))),
         )
-        .orderBy('e.created_at')
-        .limit(limit)
         .execute();
       if (old.length === 0) return 0;
       const gone = await trx

@@ -204,7 +204,7 @@ export class KyselyStore implements Store<HostTransaction> {
 
   async insertEvent(event: EventRecord, options: InsertEventOptions<HostTransaction>): Promise<DeliveryRecord[]> {
     const write = async (db: Db): Promise<DeliveryRecord[]> => {
-      await db
+      const inserted = await db
         .insertInto('iw_events')
         .values({
           id: event.id,
@@ -215,7 +215,15 @@ export class KyselyStore implements Store<HostTransaction> {
           event_timestamp: event.eventTimestamp,
           created_at: event.createdAt,
         })
-        .execute();
+        .onConflict((oc) => oc.column('id').doNothing())
+        .returning('id')
+        .executeTakeFirst();
+      // Idempotent by event id: a retry after a commit whose reply was lost finds the event and
+      // answers with the deliveries that commit wrote, instead of failing or writing twice.
+      if (!inserted) {
+        const rows = await db.selectFrom('iw_deliveries').selectAll().where('event_id', '=', event.id).orderBy('id').execute();
+        return rows.map(toDelivery);
+      }
       let targets = db
         .selectFrom('iw_webhooks')
         .select(['id', 'event_types'])

@@ -22,10 +22,10 @@ import type { DeliveryRow, EngineTables } from '../kysely/schema.js';
  * returning iw_deliveries.*
  * ```
  */
-export function claimQuery(db: Kysely<EngineTables>, { now, limit, workerId, leaseMs, excludeWebhookIds }: ClaimArgs) {
+export function claimQuery(db: Kysely<EngineTables>, { now, limit, workerId, leaseMs, excludeWebhookIds, excludeEnvironments }: ClaimArgs) {
   const until = now + leaseMs;
   return db
-    .with('due', (qb) => dueIds(qb, { now, limit, excludeWebhookIds }).forUpdate().skipLocked())
+    .with('due', (qb) => dueIds(qb, { now, limit, excludeWebhookIds, excludeEnvironments }).forUpdate().skipLocked())
     .updateTable('iw_deliveries')
     .from('due')
     .set({ locked_by: workerId, locked_until: until, next_attempt_at: until, updated_at: now })

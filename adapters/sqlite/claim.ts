@@ -11,12 +11,12 @@ import type { DeliveryRow, EngineTables } from '../kysely/schema.js';
  */
 export function claimDue(
   db: Kysely<EngineTables>,
-  { now, limit, workerId, leaseMs, excludeWebhookIds }: ClaimArgs,
+  { now, limit, workerId, leaseMs, excludeWebhookIds, excludeEnvironments }: ClaimArgs,
 ): Promise<DeliveryRow[]> {
   return db
     .updateTable('iw_deliveries')
     .set({ locked_by: workerId, locked_until: now + leaseMs, next_attempt_at: now + leaseMs, updated_at: now })
-    .where('id', 'in', dueIds(db, { now, limit, excludeWebhookIds }))
+    .where('id', 'in', dueIds(db, { now, limit, excludeWebhookIds, excludeEnvironments }))
     .returningAll()
     .execute();
 }

@@ -83,14 +83,27 @@ export function sqliteStore(options: SqliteStoreOptions): KyselyStore {
  */
 function backgroundCheckpoints(db: SqliteDatabase, everyMs: number): NodeJS.Timeout {
   db.pragma('wal_autocheckpoint = 0');
-  const timer = setInterval(() => {
-    if (!db.open || db.inTransaction) return;
+  // After a checkpoint resets the WAL, SQLite truncates the file to this size: without it the WAL
+  // keeps its largest size ever (seen: 50 MB beside a 6 MB database after 90 simulated days).
+  db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT}`);
+  const checkpoint = (triesLeft: number) => {
+    if (!db.open) return;
+    // Our own transaction is open between two awaited statements: look again in a moment rather
+    // than wait a whole interval (under steady load a tick can keep landing inside one).
+    if (db.inTransaction) {
+      if (triesLeft > 0) setTimeout(() => checkpoint(triesLeft - 1), 2).unref();
+      return;
+    }
     try {
       db.pragma('wal_checkpoint(PASSIVE)');
     } catch {
       // Busy or locked: the next round tries again; the WAL only grows meanwhile.
     }
-  }, everyMs);
+  };
+  const timer = setInterval(() => checkpoint(20), everyMs);
   timer.unref();
   return timer;
 }
+
+/** Bytes the WAL file is truncated to after a checkpoint resets it. */
+const WAL_SIZE_LIMIT = 16 * 1024 * 1024;

@@ -79,9 +79,18 @@ export class Dispatcher {
   }
 
   /** Attempts one delivery and records the outcome; resolves when it is recorded (or given up). */
-  async deliver({ claimed, token }: Dispatch): Promise<void> {
+  async deliver({ claimed, token }: Dispatch): Promise<{ success: boolean }> {
     const { clock, backoff, workerId, disableAfterMs } = this.deps;
     const attempt = await runAttempt(claimed, token, this.deps);
+    if (attempt.errorKind === 'internal') {
+      // Ours, not the endpoint's: logged loudly, retried on the back-off, never charged to the webhook.
+      this.deps.logger.error('an attempt failed inside the engine; it will be tried again', {
+        deliveryId: claimed.delivery.id,
+        webhookId: claimed.webhook.id,
+        errorKind: 'internal',
+        error: attempt.errorMessage,
+      });
+    }
     const now = clock.now();
     const retryAt = attempt.success ? null : backoff.nextAttemptAt(claimed.delivery.attemptCount + 1, now);
     try {
@@ -97,6 +106,7 @@ export class Dispatcher {
         error: describeError(error),
       });
     }
+    return { success: attempt.success };
   }
 
   async #sign(c: ClaimedDelivery, now: number): Promise<string> {

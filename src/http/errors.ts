@@ -18,7 +18,7 @@ export class HttpError extends Error {
 }
 
 /** What a route is about, so "not found" can say which thing was not found. */
-export type Resource = 'webhook' | 'event';
+export type Resource = 'webhook' | 'event' | 'delivery';
 
 /**
  * Engine error codes on the wire. A plan cap is 400, not 403: Kinde's clients read 403 as "your
@@ -47,6 +47,22 @@ const FIELD_CODES: Record<string, string> = {
 };
 
 /**
+ * Parameters of the delivery operations, by the engine's name for them (`limit` is `page_size`
+ * on the wire, `cursor` is `next_token`). A refusal about one of them names it in the code
+ * whatever the engine's code, an unknown `event_type` included: the caller must learn which
+ * parameter to fix.
+ */
+const PARAMETER_CODES: Record<string, string> = {
+  limit: 'INVALID_PAGE_SIZE',
+  cursor: 'INVALID_NEXT_TOKEN',
+  next_token: 'INVALID_NEXT_TOKEN',
+  status: 'INVALID_STATUS',
+  eventType: 'INVALID_EVENT_TYPE',
+  since: 'INVALID_SINCE',
+  until: 'INVALID_UNTIL',
+};
+
+/**
  * The one place where failures become HTTP. Anything not recognised is logged through `onError`
  * and answered with a bare 500, so no internal detail reaches the caller.
  */
@@ -66,6 +82,9 @@ export function toErrorResponse(
 
 function refine(error: WebhooksError, code: string, resource: Resource | undefined): string {
   if (error.code === 'ERR_NOT_FOUND' && resource) return `${resource.toUpperCase()}_NOT_FOUND`;
+  if (error.field !== undefined && Object.hasOwn(PARAMETER_CODES, error.field)) {
+    if (error.code === 'ERR_VALIDATION' || error.code === 'ERR_UNKNOWN_EVENT_TYPE') return PARAMETER_CODES[error.field]!;
+  }
   if (error.code === 'ERR_VALIDATION' && error.field !== undefined) {
     const root = error.field.split(/[.[]/, 1)[0] ?? '';
     return Object.hasOwn(FIELD_CODES, root) ? FIELD_CODES[root]! : code;

@@ -54,7 +54,7 @@ export function disableInput(body: Record<string, unknown>): void {
 }
 
 /** An unknown field is refused rather than ignored: a typo (`eventTypes`) must not pass as success. */
-function onlyFields(body: Record<string, unknown>, allowed: readonly string[]): void {
+export function onlyFields(body: Record<string, unknown>, allowed: readonly string[]): void {
   for (const key of Object.keys(body)) {
     if (!allowed.includes(key)) {
       throw new HttpError(

@@ -36,11 +36,39 @@ const eventTypes = {
 
 export const ERROR_CODES_DOC = [
   '400: INVALID_JSON, INVALID_BODY, UNKNOWN_FIELD, INVALID_NAME, INVALID_DESCRIPTION, INVALID_ENDPOINT, INVALID_EVENT_TYPES,',
-  'UNKNOWN_EVENT_TYPE, ENDPOINT_NOT_ALLOWED, INVALID_RESUME_HELD, WEBHOOK_LIMIT_REACHED, INVALID_REQUEST;',
-  '403: INVALID_CREDENTIALS; 404: ROUTE_NOT_FOUND, WEBHOOK_NOT_FOUND, EVENT_NOT_FOUND; 405: METHOD_NOT_ALLOWED;',
+  'UNKNOWN_EVENT_TYPE, ENDPOINT_NOT_ALLOWED, INVALID_RESUME_HELD, WEBHOOK_LIMIT_REACHED, INVALID_REQUEST,',
+  'UNKNOWN_PARAMETER, INVALID_STATUS, INVALID_EVENT_TYPE, INVALID_PAGE_SIZE, INVALID_NEXT_TOKEN, INVALID_SINCE, INVALID_UNTIL;',
+  '403: INVALID_CREDENTIALS; 404: ROUTE_NOT_FOUND, WEBHOOK_NOT_FOUND, EVENT_NOT_FOUND, DELIVERY_NOT_FOUND; 405: METHOD_NOT_ALLOWED;',
+  '409: WEBHOOK_DISABLED;',
   '413: PAYLOAD_TOO_LARGE; 415: UNSUPPORTED_MEDIA_TYPE; 429: returned by the host, not this library;',
   '500: INTERNAL_ERROR; 503: SERVICE_UNAVAILABLE.',
 ].join(' ');
+
+const deliveryStatus = {
+  type: 'string',
+  enum: ['pending', 'held', 'delivered', 'failed'],
+  description: 'pending (due or being attempted), held (webhook disabled), delivered, failed (back-off spent, or dropped on enable).',
+};
+
+/** Query parameters of `GET /api/v1/webhooks/{webhook_id}/deliveries`; an empty value is the same as none. */
+export const LOG_QUERY = [
+  { name: 'status', in: 'query', required: false, schema: deliveryStatus, description: 'Only deliveries in this state.' },
+  { name: 'event_type', in: 'query', required: false, schema: str, description: 'Only deliveries of this event type code.' },
+  {
+    name: 'page_size',
+    in: 'query',
+    required: false,
+    schema: { type: 'integer', minimum: 1, maximum: 100, default: 25 },
+    description: 'Deliveries per page.',
+  },
+  {
+    name: 'next_token',
+    in: 'query',
+    required: false,
+    schema: str,
+    description: 'The next_token of the previous page (a position, so pages do not shift as new deliveries arrive).',
+  },
+] as const;
 
 export const SCHEMAS = {
   Error: { type: 'object', required: ['code', 'message'], properties: { code: { ...str, description: ERROR_CODES_DOC }, message: str } },
@@ -98,6 +126,88 @@ export const SCHEMAS = {
     additionalProperties: false,
     properties: { resume_held: { type: 'boolean', description: 'Deliver what was held while disabled (default true); false drops it.' } },
   },
+  Delivery: {
+    type: 'object',
+    description: 'Extension: one event owed to this webhook.',
+    required: [
+      'id',
+      'event_id',
+      'event_type',
+      'status',
+      'attempt_count',
+      'created_on',
+      'next_attempt_on',
+      'last_attempt_on',
+      'last_status_code',
+      'last_error',
+    ],
+    properties: {
+      id: { ...str, description: 'The webhook-id header value, the same on every attempt.' },
+      event_id: str,
+      event_type: str,
+      status: deliveryStatus,
+      attempt_count: { type: 'integer', minimum: 0 },
+      created_on: time,
+      next_attempt_on: { ...nullableTime, description: 'While pending: when it is (or, during an attempt, would again be) due.' },
+      last_attempt_on: nullableTime,
+      last_status_code: { type: ['integer', 'null'], description: 'HTTP status of the last attempt; null if none was received.' },
+      last_error: { type: ['string', 'null'], description: 'What went wrong in the last attempt; null after a success.' },
+    },
+  },
+  Attempt: {
+    type: 'object',
+    description: 'Extension: one HTTP try of a delivery.',
+    required: ['id', 'started_on', 'duration_ms', 'status_code', 'error_kind', 'error', 'response_excerpt', 'success'],
+    properties: {
+      id: str,
+      started_on: time,
+      duration_ms: { type: 'integer', minimum: 0 },
+      status_code: { type: ['integer', 'null'] },
+      error_kind: {
+        type: ['string', 'null'],
+        enum: ['timeout', 'network', 'dns', 'blocked', 'redirect', 'status', 'internal', null],
+        description: 'Null on success.',
+      },
+      error: { type: ['string', 'null'] },
+      response_excerpt: { type: ['string', 'null'], description: 'The first bytes of the response body (at most 4 KiB).' },
+      success: { type: 'boolean' },
+    },
+  },
+  RecoverRequest: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['since'],
+    properties: {
+      since: { ...time, description: 'Failed deliveries of events emitted at or after this time are sent again.' },
+      until: { ...nullableTime, description: 'And before this time (default: now).' },
+    },
+  },
+  TestEventRequest: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      event_type: { type: ['string', 'null'], description: "Any type of the catalog (default: the webhook's first subscribed type)." },
+    },
+  },
+  GetDeliveriesResponse: envelope(
+    ['OK'],
+    {
+      deliveries: { type: 'array', items: ref('Delivery') },
+      next_token: { type: ['string', 'null'], description: 'Pass as next_token for the next page; null on the last page.' },
+    },
+    ['deliveries', 'next_token'],
+  ),
+  GetAttemptsResponse: envelope(['OK'], { attempts: { type: 'array', items: ref('Attempt') } }, ['attempts']),
+  ResendDeliveryResponse: envelope(['DELIVERY_RESENT'], { delivery: ref('Delivery') }, ['delivery']),
+  RecoverResponse: envelope(
+    ['DELIVERIES_RECOVERED'],
+    { recovered: { type: 'integer', minimum: 0, description: 'How many failed deliveries were queued again.' } },
+    ['recovered'],
+  ),
+  TestEventResponse: envelope(['TEST_EVENT_SENT'], { event_id: str, delivery_id: { ...str, description: 'Its webhook-id.' } }, [
+    'event_id',
+    'delivery_id',
+  ]),
   GetWebhooksResponse: envelope(['OK'], { webhooks: { type: 'array', items: ref('Webhook') } }, ['webhooks']),
   CreateWebhookResponse: envelope(
     ['WEBHOOK_CREATED'],

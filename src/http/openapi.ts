@@ -1,11 +1,19 @@
 import { JWKS_PATHS } from './jwks.js';
-import { SCHEMAS } from './openapi-schemas.js';
+import { LOG_QUERY, SCHEMAS } from './openapi-schemas.js';
 import { API_BASE, ROUTES, type Route } from './routes.js';
 
 /** Where the document itself is served. */
 export const OPENAPI_PATH = `${API_BASE}/openapi.json`;
 
-type Op = { summary: string; request?: string; requestRequired?: boolean; response: string; errors: string[] };
+type Op = {
+  summary: string;
+  request?: string;
+  requestRequired?: boolean;
+  response: string;
+  errors: string[];
+  /** Query parameters, described in `openapi-schemas.ts`. */
+  query?: readonly Record<string, unknown>[];
+};
 
 const RESPONSES: Record<string, { description: string }> = {
   BadRequest: { description: 'Invalid request: the code names the problem, the message names the field.' },
@@ -16,11 +24,13 @@ const RESPONSES: Record<string, { description: string }> = {
   TooManyRequests: { description: 'Throttled. Returned by the host in front of this API (the library has no limiter).' },
   InternalError: { description: 'Unexpected failure; logged by the server, no detail is returned.' },
   ServiceUnavailable: { description: 'The webhooks engine is shutting down.' },
+  Conflict: { description: 'WEBHOOK_DISABLED: the webhook is disabled; enable it first.' },
 };
 const STATUS: Record<string, string> = {
   BadRequest: '400',
   Forbidden: '403',
   NotFound: '404',
+  Conflict: '409',
   PayloadTooLarge: '413',
   UnsupportedMediaType: '415',
   TooManyRequests: '429',
@@ -58,6 +68,35 @@ const OPS: Record<string, Op> = {
     response: 'WebhookResponse',
     errors: [...BODY, 'NotFound'],
   },
+  GetWebHookDeliveries: {
+    summary: "The webhook's deliveries, newest first, in pages (extension)",
+    response: 'GetDeliveriesResponse',
+    errors: ['BadRequest', 'NotFound'],
+    query: LOG_QUERY,
+  },
+  GetDeliveryAttempts: {
+    summary: 'The attempts of one delivery, oldest first (extension)',
+    response: 'GetAttemptsResponse',
+    errors: ['NotFound'],
+  },
+  ResendDelivery: {
+    summary: 'Send a delivery again now, with the same webhook-id (extension)',
+    response: 'ResendDeliveryResponse',
+    errors: [...BODY, 'NotFound', 'Conflict'],
+  },
+  RecoverWebHookDeliveries: {
+    summary: 'Send again every failed delivery of events emitted in [since, until) (extension)',
+    request: 'RecoverRequest',
+    requestRequired: true,
+    response: 'RecoverResponse',
+    errors: [...BODY, 'NotFound', 'Conflict'],
+  },
+  SendTestEvent: {
+    summary: "Send a test event (the type's sample data) to this webhook only (extension)",
+    request: 'TestEventRequest',
+    response: 'TestEventResponse',
+    errors: [...BODY, 'NotFound', 'Conflict'],
+  },
   GetEvent: { summary: 'Get an event', response: 'GetEventResponse', errors: ['NotFound'] },
   GetEventTypes: { summary: 'List event types', response: 'GetEventTypesResponse', errors: [] },
 };
@@ -71,12 +110,13 @@ function operation(route: Route) {
   for (const name of [...op.errors, 'Forbidden', 'TooManyRequests', 'InternalError', 'ServiceUnavailable']) {
     responses[STATUS[name]!] = { $ref: `#/components/responses/${name}` };
   }
-  const params = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => ({
+  const params: Record<string, unknown>[] = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => ({
     name: m[1],
     in: 'path',
     required: true,
     schema: { type: 'string' },
   }));
+  params.push(...(op.query ?? []));
   return {
     operationId: route.operationId,
     summary: op.summary,

@@ -1,8 +1,11 @@
+import { NotFoundError } from '../errors.js';
+import type { DeliveryRecord } from '../model.js';
 import type { HttpApi } from '../types.js';
 import { readJsonObject } from './body.js';
 import { createInput, disableInput, enableInput, patchInput } from './input.js';
+import { logQuery, recoverInput, resendInput, testInput } from './log-input.js';
 import { jsonResponse } from './responses.js';
-import { wireEvent, wireEventType, wireWebhook } from './wire.js';
+import { wireAttempt, wireDelivery, wireEvent, wireEventType, wireWebhook } from './wire.js';
 
 /** What a route operation runs with: the management functions, the caller's environment and the path ids. */
 export interface OperationContext {
@@ -23,6 +26,9 @@ export const SUCCESS = {
   WEBHOOK_DELETED: 'Webhook deleted',
   WEBHOOK_ENABLED: 'Webhook enabled',
   WEBHOOK_DISABLED: 'Webhook disabled',
+  DELIVERY_RESENT: 'Delivery queued to be sent again',
+  DELIVERIES_RECOVERED: 'Failed deliveries queued to be sent again',
+  TEST_EVENT_SENT: 'Test event queued',
 } as const;
 
 const ok = (code: keyof typeof SUCCESS, rest: Record<string, unknown> = {}) => jsonResponse(200, { code, message: SUCCESS[code], ...rest });
@@ -79,4 +85,53 @@ export async function getEvent({ api, environment, params }: OperationContext): 
 
 export async function listEventTypes({ api }: OperationContext): Promise<Response> {
   return ok('OK', { event_types: api.eventTypes.list().map(wireEventType) });
+}
+
+/** Extension: the webhook's delivery log, newest first, in pages (`next_token` null on the last). */
+export async function listDeliveries({ api, request, environment, params }: OperationContext): Promise<Response> {
+  const query = logQuery(new URL(request.url));
+  // The webhook first (a 404, not an empty page, when it is not there or is another
+  // environment's): the page query then never walks another environment's log to find nothing.
+  const webhook = await api.webhooks.get(params.webhook_id!, { environment });
+  const page = await api.deliveries.list({ webhookId: webhook.id, environment, ...query });
+  return ok('OK', { deliveries: page.deliveries.map(wireDelivery), next_token: page.nextCursor });
+}
+
+/** Extension: the attempts of one delivery of this webhook, oldest first. */
+export async function listAttempts({ api, environment, params }: OperationContext): Promise<Response> {
+  const delivery = await deliveryOf(api, environment, params);
+  const attempts = await api.deliveries.attempts(delivery.id, { environment });
+  return ok('OK', { attempts: attempts.map(wireAttempt) });
+}
+
+/** Extension: one new attempt now, same `webhook-id`; 409 WEBHOOK_DISABLED on a disabled webhook. */
+export async function resendDelivery({ api, request, environment, params }: OperationContext): Promise<Response> {
+  resendInput(await readJsonObject(request, { required: false }));
+  const delivery = await deliveryOf(api, environment, params);
+  return ok('DELIVERY_RESENT', { delivery: wireDelivery(await api.deliveries.resend(delivery.id, { environment })) });
+}
+
+/** Extension: queue again the failed deliveries of events emitted in `[since, until)`. */
+export async function recoverDeliveries({ api, request, environment, params }: OperationContext): Promise<Response> {
+  const range = recoverInput(await readJsonObject(request, { required: true }));
+  const { recovered } = await api.webhooks.recover(params.webhook_id!, { environment, ...range });
+  return ok('DELIVERIES_RECOVERED', { recovered });
+}
+
+/** Extension: send one event of a type (default: the first subscribed) with the type's example data. */
+export async function sendTestEvent({ api, request, environment, params }: OperationContext): Promise<Response> {
+  const options = testInput(await readJsonObject(request, { required: false }));
+  const sent = await api.webhooks.test(params.webhook_id!, { environment, ...options });
+  return ok('TEST_EVENT_SENT', { event_id: sent.eventId, delivery_id: sent.deliveryId });
+}
+
+/**
+ * The delivery in the path, if it belongs to the webhook in the path. Another webhook's delivery
+ * gets the very answer an unknown id gets, so a path cannot be used to learn what exists.
+ */
+async function deliveryOf(api: HttpApi, environment: string, params: Record<string, string>): Promise<DeliveryRecord> {
+  const id = params.delivery_id!;
+  const delivery = await api.deliveries.get(id, { environment });
+  if (delivery.webhookId !== params.webhook_id) throw new NotFoundError('delivery', id.slice(0, 128));
+  return delivery;
 }

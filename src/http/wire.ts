@@ -1,5 +1,5 @@
 import type { CatalogEntry } from '../catalog/catalog.js';
-import type { EventRecord, WebhookRecord } from '../model.js';
+import type { AttemptRecord, DeliveryRecord, EventRecord, WebhookRecord } from '../model.js';
 
 /**
  * Records as the management API shows them: Kinde's fields and names first, our extensions after
@@ -51,4 +51,39 @@ export function wireEvent(e: EventRecord) {
 
 export function wireEventType(t: CatalogEntry) {
   return { id: t.id, code: t.code, name: t.name, origin: t.origin, schema: t.schema };
+}
+
+/**
+ * Extension: a delivery in the log. `id` is its `webhook-id`. `next_attempt_on` is set only while
+ * it is pending (during an attempt: when the lease ends, when it would be tried again if this
+ * process died); `last_status_code` is the HTTP status of the last attempt, null when none was
+ * received (not yet tried, timeout, network error, dropped on enable).
+ */
+export function wireDelivery(d: DeliveryRecord) {
+  return {
+    id: d.id,
+    event_id: d.eventId,
+    event_type: d.eventType,
+    status: d.status,
+    attempt_count: d.attemptCount,
+    created_on: iso(d.createdAt),
+    next_attempt_on: isoOrNull(d.nextAttemptAt),
+    last_attempt_on: isoOrNull(d.lastAttemptAt),
+    last_status_code: d.lastResult !== null && /^\d{3}$/.test(d.lastResult) ? Number(d.lastResult) : null,
+    last_error: d.lastError,
+  };
+}
+
+/** Extension: one HTTP try of a delivery. */
+export function wireAttempt(a: AttemptRecord) {
+  return {
+    id: a.id,
+    started_on: iso(a.startedAt),
+    duration_ms: a.durationMs,
+    status_code: a.statusCode,
+    error_kind: a.errorKind,
+    error: a.errorMessage,
+    response_excerpt: a.responseExcerpt,
+    success: a.success,
+  };
 }

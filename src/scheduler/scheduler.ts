@@ -8,8 +8,10 @@ export interface SchedulerOptions {
   workerId: string;
   /** Attempts in flight at once in this process. */
   concurrency: number;
-  /** Attempts in flight at once per webhook in this process. */
+  /** Attempts in flight at once per webhook in this process (one while the webhook is failing). */
   perEndpointConcurrency: number;
+  /** Attempts in flight at once per environment (customer) in this process: its fair share. */
+  perEnvironmentConcurrency: number;
   /** Most deliveries claimed by one statement. */
   batchSize: number;
   /** How long a claim is ours; must exceed the HTTP timeout. */
@@ -31,7 +33,7 @@ export interface SchedulerDeps {
   /** What running a claimed delivery means (see `delivery/dispatch.ts`). */
   dispatcher: {
     prepare(claimed: readonly ClaimedDelivery[], now: number): Dispatch[];
-    deliver(dispatch: Dispatch): Promise<void>;
+    deliver(dispatch: Dispatch): Promise<{ success: boolean }>;
   };
   onError(message: string, error: unknown): void;
   /** Background work run on the scheduler's passes (see #startChores). */
@@ -64,6 +66,9 @@ export class Scheduler {
   #chores = new Set<Promise<void>>();
   #runningChores = new Set<Chore>();
   #perWebhook = new Map<string, number>();
+  #perEnvironment = new Map<string, number>();
+  /** Per webhook: its bound in this process (see #limitOf). */
+  #webhookLimit = new Map<string, number>();
   #notify: (() => void) | null = null;
   /** Claimed deliveries waiting for a slot of their webhook (at most perEndpointConcurrency each). */
   #waiting = new Map<string, Dispatch[]>();
@@ -127,9 +132,14 @@ export class Scheduler {
     this.#dirty = true;
     this.#notify?.();
     if (!this.#loop) {
-      this.#loop = this.#run().finally(() => {
+      // Passes run back to back while something made the last one dirty (a wake-up landing as it
+      // finished): one promise covers them all, so whoever awaits this (a ManualClock firing its
+      // timer, drain()) sees the work done, not a pass started behind its back.
+      this.#loop = (async () => {
+        do await this.#run();
+        while (this.#dirty && !this.#closed);
+      })().finally(() => {
         this.#loop = null;
-        if (this.#dirty && !this.#closed) void this.#kick();
       });
     }
     return this.#loop;
@@ -176,33 +186,73 @@ export class Scheduler {
     }
   }
 
-  /** Claims up to `limit` and starts what the per-webhook bound allows; returns how many were claimed. */
+  /**
+   * How many attempts a webhook may have in flight here: its full bound while healthy, one (a
+   * half-open probe) while it is failing. Known from its record at claim (failing_since, shared by
+   * every process) and from the outcomes seen here since.
+   */
+  #limitOf(webhookId: string): number {
+    return this.#webhookLimit.get(webhookId) ?? this.deps.options.perEndpointConcurrency;
+  }
+
+  /**
+   * Claims up to `limit` and starts what the bounds allow; returns how many were claimed.
+   *
+   * Fair share: the first claim skips environments already at their share
+   * (`perEnvironmentConcurrency`), so every other customer's due work comes first. Only when that
+   * finds nothing more do environments over their share get idle slots, and never the last
+   * `perEndpointConcurrency` of them: a customer whose endpoints all hang fills at most the rest,
+   * and anyone else's next delivery starts at once.
+   */
   async #claim(limit: number): Promise<number> {
+    const { options } = this.deps;
+    const busy = [...this.#perEnvironment].filter(([, n]) => n >= options.perEnvironmentConcurrency).map(([env]) => env);
+    const got = await this.#claimAndStart(limit, busy, options.perEnvironmentConcurrency);
+    if (got >= limit || busy.length === 0) return got;
+    const reserve = options.perEndpointConcurrency;
+    const spare = Math.min(options.batchSize, options.concurrency - this.#inflight.size - reserve);
+    if (spare <= 0) return got;
+    return got + (await this.#claimAndStart(spare, [], options.concurrency - reserve));
+  }
+
+  /** One claim, then each delivery started, held for its webhook's next slot, or given back. */
+  async #claimAndStart(limit: number, excludeEnvironments: string[], environmentBound: number): Promise<number> {
     const { store, clock, options } = this.deps;
-    // Webhooks at their bound, or with claimed deliveries already waiting here, get nothing more.
-    const saturated = [...this.#perWebhook]
-      .filter(([id, n]) => n >= options.perEndpointConcurrency || this.#waiting.has(id))
-      .map(([id]) => id);
+    // Webhooks at their bound (or with claimed deliveries already waiting here) get nothing more.
+    const saturated = [...this.#perWebhook].filter(([id, n]) => n >= this.#limitOf(id) || this.#waiting.has(id)).map(([id]) => id);
     const now = clock.now();
     const claimed = await transient(this.#isTransient, () =>
-      store.claimDue({ now, limit, workerId: options.workerId, leaseMs: options.leaseMs, excludeWebhookIds: saturated }),
+      store.claimDue({
+        now,
+        limit,
+        workerId: options.workerId,
+        leaseMs: options.leaseMs,
+        excludeWebhookIds: saturated,
+        excludeEnvironments,
+      }),
     );
     const surplus: string[] = [];
     // A held delivery starts within one attempt's deadline (its webhook's running attempts all
     // end by then) and must be recorded before its lease ends: hold only when the lease allows.
     const canHold = options.timeoutMs !== undefined && options.leaseMs >= 2 * options.timeoutMs + HOLD_MARGIN_MS;
     for (const d of this.deps.dispatcher.prepare(claimed, now)) {
-      const webhookId = d.claimed.webhook.id;
-      const running = this.#perWebhook.get(webhookId) ?? 0;
-      if (running >= options.perEndpointConcurrency) {
-        const queue = this.#waiting.get(webhookId) ?? [];
-        if (canHold && queue.length < options.perEndpointConcurrency) {
+      const { webhook } = d.claimed;
+      if (!this.#webhookLimit.has(webhook.id) || webhook.failingSince !== null) {
+        this.#webhookLimit.set(webhook.id, webhook.failingSince === null ? options.perEndpointConcurrency : 1);
+      }
+      if ((this.#perEnvironment.get(webhook.environment) ?? 0) >= environmentBound) {
+        surplus.push(d.claimed.delivery.id); // its customer has its share: back for later
+        continue;
+      }
+      const limitOf = this.#limitOf(webhook.id);
+      if ((this.#perWebhook.get(webhook.id) ?? 0) >= limitOf) {
+        const queue = this.#waiting.get(webhook.id) ?? [];
+        if (canHold && queue.length < limitOf) {
           queue.push(d);
-          this.#waiting.set(webhookId, queue);
+          this.#waiting.set(webhook.id, queue);
         } else surplus.push(d.claimed.delivery.id);
         continue;
       }
-      this.#perWebhook.set(webhookId, running + 1);
       this.#track(d);
     }
     if (surplus.length > 0) await transient(this.#isTransient, () => store.release(surplus, options.workerId, clock.now()));
@@ -230,23 +280,51 @@ export class Scheduler {
   }
 
   #track(d: Dispatch): void {
-    const task = this.deps.dispatcher.deliver(d).finally(() => {
-      this.#inflight.delete(task);
-      const id = d.claimed.webhook.id;
-      // The freed slot goes to a delivery of the same webhook already claimed and waiting.
-      const next = this.#closed ? undefined : this.#waiting.get(id)?.shift();
-      if (next) {
-        if (this.#waiting.get(id)!.length === 0) this.#waiting.delete(id);
-        this.#track(next);
-      } else {
-        const n = (this.#perWebhook.get(id) ?? 1) - 1;
-        if (n <= 0) this.#perWebhook.delete(id);
-        else this.#perWebhook.set(id, n);
+    const { id, environment } = d.claimed.webhook;
+    bump(this.#perWebhook, id, +1);
+    bump(this.#perEnvironment, environment, +1);
+    const task = this.deps.dispatcher
+      .deliver(d)
+      .then(({ success }) => {
+        // Adapt at once: a failure makes the webhook a one-at-a-time probe; a success restores it.
+        this.#webhookLimit.set(id, success ? this.deps.options.perEndpointConcurrency : 1);
+      })
+      .finally(() => {
+        this.#inflight.delete(task);
+        bump(this.#perWebhook, id, -1);
+        bump(this.#perEnvironment, environment, -1);
+        this.#startWaiting(id);
         this.#starved = false; // this webhook may be claimed for again
-      }
-      this.#notify?.();
-    });
+        this.#notify?.();
+      });
     this.#inflight.add(task);
+  }
+
+  /** A slot of `webhookId` freed: start its waiting deliveries as far as the bounds allow, give back the rest. */
+  #startWaiting(webhookId: string): void {
+    const queue = this.#waiting.get(webhookId);
+    if (!queue || this.#closed) return;
+    const { options } = this.deps;
+    // Already claimed, so only the hard bound of an environment applies here (see #claim).
+    const hardBound = options.concurrency - options.perEndpointConcurrency;
+    let blocked = false;
+    while (queue.length > 0 && (this.#perWebhook.get(webhookId) ?? 0) < this.#limitOf(webhookId)) {
+      if ((this.#perEnvironment.get(queue[0]!.claimed.webhook.environment) ?? 0) >= hardBound) {
+        blocked = true;
+        break;
+      }
+      this.#track(queue.shift()!);
+    }
+    // A webhook that became a one-at-a-time probe keeps no more claims than it can use, and a
+    // claim that cannot start soon goes back rather than sit out its lease here.
+    const extra = queue.splice(blocked ? 0 : Math.max(0, this.#limitOf(webhookId) - (this.#perWebhook.get(webhookId) ?? 0)));
+    if (queue.length === 0) this.#waiting.delete(webhookId);
+    if (extra.length > 0) {
+      const ids = extra.map((d) => d.claimed.delivery.id);
+      void transient(this.#isTransient, () => this.deps.store.release(ids, options.workerId, this.deps.clock.now())).catch(
+        (error: unknown) => this.deps.onError('could not give back deliveries of a failing webhook; their leases will expire', error),
+      );
+    }
   }
 
   async #arm(maxDelay = this.deps.options.pollIntervalMs): Promise<void> {
@@ -273,3 +351,9 @@ export class Scheduler {
 
 /** Room left in the lease, past two attempt deadlines, for recording the outcome. */
 const HOLD_MARGIN_MS = 5_000;
+
+function bump(counts: Map<string, number>, key: string, by: number): void {
+  const n = (counts.get(key) ?? 0) + by;
+  if (n <= 0) counts.delete(key);
+  else counts.set(key, n);
+}

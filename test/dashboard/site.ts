@@ -5,7 +5,6 @@ import { toNodeHandler } from '../../src/http/node.js';
 import { systemClock, type WebhooksOptions } from '../../src/index.js';
 import { makeEngine } from '../helpers/engine.js';
 import { conforming } from '../http/setup.js';
-import { withDeliveryRoutes } from './delivery-routes.js';
 
 /**
  * A host as the browser tests see it: a real engine on a real SQLite file (system clock, the SSRF
@@ -48,7 +47,7 @@ export async function startSite(options: Partial<WebhooksOptions> = {}, hostFile
   await engine.hooks.start();
   const errors: string[] = [];
   const dashboard = createDashboard({
-    api: withDeliveryRoutes(engine.hooks, conforming(engine.hooks.handler), cookieAuth),
+    api: conforming(engine.hooks.handler),
     authorize: cookieAuth,
     onError: (message, error) => errors.push(`${message}: ${String(error)}`),
   });

@@ -54,9 +54,19 @@ describe('scheduler', () => {
     cleanups.push(() => env.close());
     const { hooks } = env;
     await hooks.start();
-    for (const name of ['a', 'b', 'c', 'd'])
-      await hooks.webhooks.create({ name, endpoint: `https://example.com/${name}`, eventTypes: ['user.created'] });
-    for (let i = 0; i < 10; i++) await hooks.emit({ type: 'user.created', source: 'admin', data: userData() });
+    // Three customers, so the global bound (6) is what binds, not one customer's fair share
+    // (here 2, and up to 6 - 2 = 4 with nobody else waiting).
+    const environments = ['e1', 'e1', 'e2', 'e3'];
+    for (const [i, name] of ['a', 'b', 'c', 'd'].entries())
+      await hooks.webhooks.create({
+        name,
+        endpoint: `https://example.com/${name}`,
+        eventTypes: ['user.created'],
+        environment: environments[i],
+      });
+    for (let i = 0; i < 10; i++)
+      for (const environment of ['e1', 'e2', 'e3'])
+        await hooks.emit({ type: 'user.created', source: 'admin', data: userData(), environment });
     await until('six attempts in flight', () => gated.inflight >= 6);
     await new Promise((r) => setTimeout(r, 50));
     expect(gated.inflight).toBe(6);
@@ -65,7 +75,10 @@ describe('scheduler', () => {
     expect(gated.stats.sent).toBe(40);
     expect(gated.stats.max).toBe(6);
     for (const [, n] of gated.stats.maxPerHost) expect(n).toBeLessThanOrEqual(2);
-    expect((await hooks.deliveries.list({ status: 'delivered', limit: 100 })).deliveries.length).toBe(40);
+    for (const environment of ['e1', 'e2', 'e3']) {
+      const delivered = (await hooks.deliveries.list({ status: 'delivered', limit: 100, environment })).deliveries.length;
+      expect([environment, delivered]).toEqual([environment, environment === 'e1' ? 20 : 10]);
+    }
   });
 
   test('one timer, however many deliveries wait at different times', async () => {

@@ -1,4 +1,5 @@
 import { execFile, fork, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -9,7 +10,9 @@ import type { SigningKey } from '../../src/index.js';
 export { until } from './cleanup.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const OUT = join(ROOT, 'node_modules/.cache/identity-webhooks-test/dist');
+// One build per checkout: git worktrees share node_modules through a symlink, and one tree's
+// build (its stamp newer than the other's sources) must never run another tree's tests.
+const OUT = join(ROOT, 'node_modules/.cache/identity-webhooks-test', createHash('sha256').update(ROOT).digest('hex').slice(0, 12), 'dist');
 
 /**
  * Compiles src/ and adapters/ for the child processes (plain node cannot run our TypeScript),
@@ -57,6 +60,12 @@ export interface Worker {
 export interface WorkerOptions {
   delivery?: Record<string, number>;
   maxConnections?: number;
+  /** The auto-disable threshold (default 72 h). */
+  disableAfterMs?: number;
+  /** The durable back-off of deliveries. */
+  backoff?: { schedule: number[]; jitter?: number };
+  /** Send disable notices with smtpNotifier to this server, from `webhooks+<worker id>@acme.example`. */
+  smtp?: { url: string };
 }
 
 /** Starts one host process on `url`; resolves when its engine has started. */

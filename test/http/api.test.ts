@@ -208,6 +208,70 @@ describe.each(['direct', 'http'] as const)('management routes (%s)', (mode) => {
     await api('DELETE', `/api/v1/webhooks/${ids[0]}`);
     expect((await api('POST', '/api/v1/webhooks', { body: createBody() })).status).toBe(200);
   });
+
+  test('delivery operations (extension): log, attempts, resend, recover, test event', async () => {
+    const receiver = await startReceiver();
+    cleanups.push(() => receiver.close());
+    const { engine, api } = await setup(mode, { allowPrivateNetworks: true });
+    await engine.hooks.start();
+    const id = (await api('POST', '/api/v1/webhooks', { body: createBody({ endpoint: `${receiver.url}/in` }) })).json.webhook.id;
+    const base = `/api/v1/webhooks/${id}`;
+
+    const sent = await api('POST', `${base}/test`);
+    expect(sent.json).toEqual({
+      code: 'TEST_EVENT_SENT',
+      message: 'Test event queued',
+      event_id: expect.stringMatching(/^event_/),
+      delivery_id: expect.stringMatching(/^msg_/),
+    });
+    await engine.hooks.drain();
+    expect(receiver.requests.map((r) => r.headers['webhook-id'])).toEqual([sent.json.delivery_id]);
+
+    const log = await api('GET', `${base}/deliveries`);
+    expect(log.json).toEqual({
+      code: 'OK',
+      message: 'Success',
+      deliveries: [
+        {
+          id: sent.json.delivery_id,
+          event_id: sent.json.event_id,
+          event_type: 'user.created',
+          status: 'delivered',
+          attempt_count: 1,
+          created_on: expect.stringMatching(ISO),
+          next_attempt_on: null,
+          last_attempt_on: expect.stringMatching(ISO),
+          last_status_code: 200,
+          last_error: null,
+        },
+      ],
+      next_token: null,
+    });
+    const attempts = await api('GET', `${base}/deliveries/${sent.json.delivery_id}/attempts`);
+    expect(attempts.json).toEqual({
+      code: 'OK',
+      message: 'Success',
+      attempts: [
+        {
+          id: expect.any(String),
+          started_on: expect.stringMatching(ISO),
+          duration_ms: expect.any(Number),
+          status_code: 200,
+          error_kind: null,
+          error: null,
+          response_excerpt: 'ok',
+          success: true,
+        },
+      ],
+    });
+    const resent = await api('POST', `${base}/deliveries/${sent.json.delivery_id}/resend`);
+    expect(resent.json).toMatchObject({ code: 'DELIVERY_RESENT', delivery: { id: sent.json.delivery_id, status: 'pending' } });
+    await engine.hooks.drain();
+    expect(receiver.requests.map((r) => r.headers['webhook-id'])).toEqual([sent.json.delivery_id, sent.json.delivery_id]);
+
+    const recovered = await api('POST', `${base}/recover`, { body: { since: '2000-01-01T00:00:00Z' } });
+    expect(recovered.json).toEqual({ code: 'DELIVERIES_RECOVERED', message: 'Failed deliveries queued to be sent again', recovered: 0 });
+  });
 });
 
 test('an auto-disabled webhook shows status, reason, failing_since and last_error over HTTP, and re-enabling over HTTP resumes it', async () => {
@@ -263,8 +327,13 @@ test('OpenAPI document: served publicly at /api/v1/openapi.json, servers follow 
     '/api/v1/openapi.json',
     '/api/v1/webhooks',
     '/api/v1/webhooks/{webhook_id}',
+    '/api/v1/webhooks/{webhook_id}/deliveries',
+    '/api/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/attempts',
+    '/api/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/resend',
     '/api/v1/webhooks/{webhook_id}/disable',
     '/api/v1/webhooks/{webhook_id}/enable',
+    '/api/v1/webhooks/{webhook_id}/recover',
+    '/api/v1/webhooks/{webhook_id}/test',
   ]);
   // Every $ref resolves.
   const refs = [...JSON.stringify(doc).matchAll(/"\$ref":"#\/([^"]+)"/g)].map((m) => m[1]!);
@@ -274,5 +343,10 @@ test('OpenAPI document: served publicly at /api/v1/openapi.json, servers follow 
       ref,
     ).toBeDefined();
   expect(doc.paths['/api/v1/webhooks/{webhook_id}/enable'].post['x-extension']).toBe(true);
+  for (const route of ROUTES.filter((r) => r.path.includes('deliveries') || /\/(recover|test)$/.test(r.path)))
+    expect(doc.paths[route.path][route.method.toLowerCase()]['x-extension'], route.path).toBe(true);
+  expect(
+    doc.paths['/api/v1/webhooks/{webhook_id}/deliveries'].get.parameters.map((p: { name: string; in: string }) => `${p.in} ${p.name}`),
+  ).toEqual(['path webhook_id', 'query status', 'query event_type', 'query page_size', 'query next_token']);
   expect(doc.paths['/api/v1/webhooks'].post['x-extension']).toBeUndefined();
 });

@@ -243,7 +243,7 @@ test('an authorize hook answering anything at all: 200 for a proper environment,
           answer = a;
           const res = await authEngine.handler(new Request('http://x/api/v1/webhooks'));
           const env = typeof a === 'object' && a !== null ? (a as { environment?: unknown }).environment : undefined;
-          const proper = typeof env === 'string' && env.length > 0 && env.length <= 128 && wellFormed(env);
+          const proper = typeof env === 'string' && env.length > 0 && env.length <= 128 && wellFormed(env) && !env.includes('\u0000');
           expect(res.status).toBe(proper ? 200 : 403);
         },
       ),

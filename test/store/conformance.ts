@@ -4,6 +4,7 @@ import { LimitReachedError } from '../../src/errors.js';
 import type { AttemptRecord, EventRecord, WebhookRecord } from '../../src/model.js';
 import type { RecordAttemptArgs, Store } from '../../src/store.js';
 import { describeLogContract } from './conformance-log.js';
+import { describeNoticeContract } from './conformance-notices.js';
 
 /**
  * One conformance suite for every store: each adapter's test file calls
@@ -269,6 +270,7 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
     });
 
     describeLogContract(() => s, ready);
+    describeNoticeContract(ready, () => t.sibling());
 
     describe('claims and leases', () => {
       beforeEach(ready);

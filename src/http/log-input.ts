@@ -1,0 +1,115 @@
+import { decodeCursor } from '../cursor.js';
+import type { DeliveryStatus } from '../model.js';
+import { HttpError } from './errors.js';
+import { onlyFields } from './input.js';
+
+/**
+ * Wire input of the delivery operations (the log's query string, the recover and test bodies) to
+ * engine input. As in input.ts, only forms are judged here (a number, a date-time, a string), with
+ * messages that name the wire parameter; the values (a known status, a known event type, since
+ * before until) are the engine's to judge, and `errors.ts` names the parameter in the code.
+ */
+
+const LOG_PARAMETERS = ['status', 'event_type', 'page_size', 'next_token'] as const;
+/** The page size bounds of `hooks.deliveries.list` (its `limit`). */
+const PAGE_SIZE = { min: 1, max: 100 };
+
+export interface LogQuery {
+  status?: DeliveryStatus;
+  eventType?: string;
+  limit?: number;
+  cursor?: string;
+}
+
+/**
+ * `GET …/deliveries?status=&event_type=&page_size=&next_token=`. An unknown parameter is refused
+ * (a typo like `pagesize` must not silently give the default), and so is a repeated one. An
+ * empty value is the same as none, as generated clients and HTML forms send them.
+ */
+export function logQuery(url: URL): LogQuery {
+  const seen = new Set<string>();
+  for (const key of url.searchParams.keys()) {
+    if (!(LOG_PARAMETERS as readonly string[]).includes(key)) {
+      throw new HttpError(
+        400,
+        'UNKNOWN_PARAMETER',
+        `${JSON.stringify(key.slice(0, 64))} is not a parameter of this request (allowed: ${LOG_PARAMETERS.join(', ')})`,
+      );
+    }
+    if (seen.has(key)) throw new HttpError(400, `INVALID_${key.toUpperCase()}`, `${key} may be given once`);
+    seen.add(key);
+  }
+  const value = (key: (typeof LOG_PARAMETERS)[number]) => url.searchParams.get(key) || undefined;
+  const query: LogQuery = {};
+  const status = value('status');
+  if (status !== undefined) query.status = status as DeliveryStatus;
+  const eventType = value('event_type');
+  if (eventType !== undefined) query.eventType = eventType;
+  const pageSize = value('page_size');
+  if (pageSize !== undefined) {
+    const n = /^[0-9]{1,4}$/.test(pageSize) ? Number(pageSize) : Number.NaN;
+    if (!(n >= PAGE_SIZE.min && n <= PAGE_SIZE.max))
+      throw new HttpError(400, 'INVALID_PAGE_SIZE', `page_size must be an integer from ${PAGE_SIZE.min} to ${PAGE_SIZE.max}`);
+    query.limit = n;
+  }
+  const token = value('next_token');
+  if (token !== undefined) {
+    // Decoded here only to name the parameter in the message; the engine decodes it again.
+    decodeCursor(token, 'next_token');
+    query.cursor = token;
+  }
+  return query;
+}
+
+/** `POST …/recover` body: `{ since, until? }`, ISO 8601 date-times. */
+export function recoverInput(body: Record<string, unknown>): { since: number; until?: number } {
+  onlyFields(body, ['since', 'until']);
+  if (body.since === undefined || body.since === null)
+    throw new HttpError(400, 'INVALID_SINCE', 'since is required (an ISO 8601 date-time)');
+  const since = dateTime(body.since, 'since');
+  if (body.until === undefined || body.until === null) return { since };
+  return { since, until: dateTime(body.until, 'until') };
+}
+
+/** `POST …/resend` body (optional): no fields. */
+export function resendInput(body: Record<string, unknown>): void {
+  onlyFields(body, []);
+}
+
+/** `POST …/test` body (optional): `{ event_type? }`; absent or null is the webhook's first type. */
+export function testInput(body: Record<string, unknown>): { eventType?: string } {
+  onlyFields(body, ['event_type']);
+  const type = body.event_type;
+  if (type === undefined || type === null) return {};
+  if (typeof type !== 'string') throw new HttpError(400, 'INVALID_EVENT_TYPE', 'event_type must be a string (an event type code)');
+  return { eventType: type };
+}
+
+/**
+ * RFC 3339 `date-time` (the ISO 8601 profile OpenAPI's `format: date-time` means): date, time and
+ * an offset, all required, e.g. `2026-01-01T00:00:00Z`. Other forms are refused rather than
+ * guessed at (`Date.parse` takes a bare date as UTC but a bare date-time as local time, and rolls
+ * February 30 over into March).
+ */
+const DATE_TIME = /^(\d{4})-(\d\d)-(\d\d)[Tt](\d\d):(\d\d):(\d\d)(\.\d{1,9})?([Zz]|[+-](\d\d):(\d\d))$/;
+
+export function dateTime(value: unknown, field: string): number {
+  const refused = () =>
+    new HttpError(
+      400,
+      `INVALID_${field.toUpperCase()}`,
+      `${field} must be an ISO 8601 date-time with an offset, e.g. 2026-01-01T00:00:00Z`,
+    );
+  if (typeof value !== 'string') throw refused();
+  const m = DATE_TIME.exec(value);
+  if (!m) throw refused();
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  const offsetHours = m[9] === undefined ? 0 : Number(m[9]);
+  const offsetMinutes = m[10] === undefined ? 0 : Number(m[10]);
+  const date = new Date(Date.UTC(year, month - 1, day));
+  if (date.getUTCFullYear() !== year || date.getUTCMonth() !== month - 1 || date.getUTCDate() !== day) throw refused();
+  if (hour > 23 || minute > 59 || second > 59 || offsetHours > 23 || offsetMinutes > 59) throw refused();
+  const ms = Date.parse(value.toUpperCase());
+  if (!Number.isFinite(ms)) throw refused();
+  return ms;
+}

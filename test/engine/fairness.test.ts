@@ -1,0 +1,94 @@
+import http from 'node:http';
+import { expect, test } from 'vitest';
+import { sqliteStore } from '../../adapters/sqlite/index.js';
+import { createWebhooks, systemClock } from '../../src/index.js';
+import { useCleanups } from '../helpers/cleanup.js';
+import { percentile } from '../helpers/fleet.js';
+import { testKey, userData } from '../helpers/fixtures.js';
+import { tempDir } from '../helpers/http.js';
+
+/**
+ * One customer's dead endpoints must never slow another's (issue 16). The noisy neighbour as it
+ * was found: 50 webhooks of one environment on endpoints that accept and never answer, and 5
+ * webhooks of another customer on a hanging path of a host shared with the healthy customer.
+ * Before the fair share, 8 such webhooks took all 64 slots for 15 s at a time and the healthy
+ * customer waited a median of 13 s.
+ */
+const cleanups = useCleanups();
+const TIMEOUT_MS = 6_000;
+
+/** A server on 127.0.0.1: `/ok…` answers 200 and is recorded; anything else hangs until closed. */
+async function server() {
+  const arrivals: Array<{ path: string; at: number }> = [];
+  const hanging = new Set<http.ServerResponse>();
+  const s = http.createServer((req, res) => {
+    req.resume();
+    if (req.url?.startsWith('/ok')) {
+      arrivals.push({ path: req.url, at: performance.now() });
+      res.end('ok');
+    } else hanging.add(res);
+  });
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(s.address() as { port: number }).port}`;
+  cleanups.push(
+    () =>
+      new Promise<void>((r) => {
+        for (const res of hanging) res.destroy();
+        s.closeAllConnections();
+        s.close(() => r());
+      }),
+  );
+  return { url, arrivals, hanging };
+}
+
+test('50 hanging webhooks of one customer and 5 on a shared host leave a healthy customer on that host unaffected', async () => {
+  const dead = await server();
+  const shared = await server();
+  const dir = tempDir();
+  cleanups.push(() => dir.cleanup());
+  const hooks = createWebhooks({
+    store: sqliteStore({ filename: dir.file('fair.db') }),
+    keys: [await testKey()],
+    issuer: 'https://auth.example.com',
+    clock: systemClock,
+    allowPrivateNetworks: true,
+    delivery: { timeoutMs: TIMEOUT_MS, pollIntervalMs: 200 }, // otherwise the defaults: 64 slots, 8 per webhook
+    logger: { warn: () => {}, error: () => {} },
+  });
+  cleanups.push(() => hooks.close());
+  await hooks.start();
+  const make = (environment: string, endpoint: string) =>
+    hooks.webhooks.create({ environment, name: 'w', endpoint, eventTypes: ['user.created'] });
+  for (let i = 0; i < 50; i++) await make('noisy', `${dead.url}/hang/${i}`);
+  for (let i = 0; i < 5; i++) await make('neighbour', `${shared.url}/hang/shared`);
+  await make('healthy', `${shared.url}/ok`);
+
+  // The noisy customers go first: 10 events each, 550 attempts that will all hang.
+  for (let i = 0; i < 10; i++) {
+    await hooks.emit({ type: 'user.created', source: 'api', data: userData(), environment: 'noisy' });
+    await hooks.emit({ type: 'user.created', source: 'api', data: userData(), environment: 'neighbour' });
+  }
+  const busy = performance.now();
+  while (dead.hanging.size + shared.hanging.size < 40 && performance.now() - busy < 3_000) await new Promise((r) => setTimeout(r, 10));
+  expect(dead.hanging.size + shared.hanging.size).toBeGreaterThanOrEqual(40); // the slots they may take are taken
+
+  // Then the healthy customer, on the same host as a hanging path: 30 events, 100 ms apart.
+  const sentAt = new Map<number, number>();
+  for (let i = 0; i < 30; i++) {
+    sentAt.set(i, performance.now());
+    await hooks.emit({ type: 'user.created', source: 'api', data: userData({ id: `kp_${i}` }), environment: 'healthy' });
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const deadline = performance.now() + TIMEOUT_MS / 2;
+  while (shared.arrivals.length < 30 && performance.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  const firstTimeout = busy + TIMEOUT_MS;
+  // Every healthy delivery arrived, and well before the first hanging attempt even timed out.
+  expect(shared.arrivals).toHaveLength(30);
+  expect(Math.max(...shared.arrivals.map((a) => a.at))).toBeLessThan(firstTimeout);
+  const latencies = shared.arrivals.map((a, i) => a.at - sentAt.get(i)!);
+  console.log(
+    `[fairness] healthy latency with ${dead.hanging.size + shared.hanging.size} attempts hanging: p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms, max ${Math.max(...latencies).toFixed(1)} ms`,
+  );
+  // Neither noisy customer got past its share of the 64 slots while others had work.
+  expect(dead.hanging.size).toBeLessThanOrEqual(64 - 8);
+});
