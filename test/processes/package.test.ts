@@ -13,7 +13,8 @@ import { useTestPostgres, type TestPostgres } from '../helpers/postgres.js';
  * must build it), installed into a scratch project with `--omit=optional` (no better-sqlite3, so
  * nothing is compiled), then a PostgreSQL host and a receiver-only customer run from it as plain
  * JavaScript, `identity-webhooks/sqlite` names the driver it lacks, and every entry point
- * type-checks with `skipLibCheck: false` and only `@types/node`. The install uses the registry
+ * type-checks with `skipLibCheck: false` and only `@types/node`; `npm install <path>` of a fresh
+ * clone says what to run instead of "tsc: not found". The install uses the registry
  * (the npm cache is usually warm); with no registry it fails under CI=true and is skipped, loudly,
  * elsewhere.
  */
@@ -46,11 +47,8 @@ beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'iw-pack-'));
   const tree = join(work, 'tree');
   project = join(work, 'project');
-  // A fresh tree as a clone has it: no dist/, our node_modules for the build's own tools.
-  cpSync(ROOT, tree, {
-    recursive: true,
-    filter: (source) => !/[/\\](node_modules|dist|\.git|\.tmp)$/.test(source) && !/\.db(-wal|-shm)?$/.test(source),
-  });
+  // A fresh tree as a clone has it (no dist/), with our node_modules for the build's own tools.
+  copyTree(tree);
   symlinkSync(join(ROOT, 'node_modules'), join(tree, 'node_modules'), 'dir');
   const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', work, '--loglevel=error'], {
     cwd: tree,
@@ -197,6 +195,26 @@ describe('the installed package at run time', () => {
   });
 });
 
+describe('npm install <path>', () => {
+  test('a fresh clone (no dev dependencies, so no TypeScript) fails in prepare with what to run instead', async (context) => {
+    needsInstall(context);
+    const host = join(work, 'path-host');
+    mkdirSync(host);
+    writeFileSync(join(host, 'package.json'), JSON.stringify({ name: 'path-host', private: true, type: 'module' }));
+    // npm runs `prepare` in the folder but installs none of its dev dependencies: no TypeScript.
+    const fresh = join(work, 'fresh');
+    copyTree(fresh);
+    const failed = await run('npm', ['install', fresh, ...NPM_FLAGS], { cwd: host, timeout: 60_000 }).then(
+      () => null,
+      (error: { stderr?: string }) => error.stderr ?? '',
+    );
+    expect(failed).toContain('cannot build dist/: TypeScript, a dev dependency, is not installed');
+    expect(failed).toContain('Run `npm install`');
+    // A clone whose dependencies are installed builds in prepare and links: checked by hand (a
+    // second build here would add a minute); `npm pack` above already runs the same prepare.
+  }, 60_000);
+});
+
 describe.concurrent('the installed types', () => {
   test.for(ENTRIES)(
     '%s type-checks with skipLibCheck false, strict, NodeNext and only @types/node',
@@ -257,6 +275,14 @@ function script(file: string, env: Record<string, string>): Script {
       }
     },
   };
+}
+
+/** A copy of this tree as a fresh clone has it: no node_modules, no dist/. */
+function copyTree(to: string): void {
+  cpSync(ROOT, to, {
+    recursive: true,
+    filter: (source) => !/[/\\](node_modules|dist|\.git|\.tmp)$/.test(source) && !/\.db(-wal|-shm)?$/.test(source),
+  });
 }
 
 function freePort(): Promise<number> {
