@@ -181,17 +181,54 @@ describe('the installed package at run time', () => {
 
   test('with better-sqlite3 beside it (what a default install adds), the SQLite default works', async (context) => {
     needsInstall(context);
-    // The compiled driver of our own install stands in for the one `npm install identity-webhooks`
-    // compiles (two minutes here): the package finds it by plain resolution from its own folder.
-    const link = join(project, 'node_modules/better-sqlite3');
-    symlinkSync(join(ROOT, 'node_modules/better-sqlite3'), link, 'dir');
-    try {
+    await withSqliteDriver(async () => {
       const { stdout } = await run(process.execPath, ['sqlite.mjs'], { cwd: project, timeout: 20_000 });
       const result = JSON.parse(stdout.trim().split('\n').at(-1)!);
       expect(result).toMatchObject({ opened: true, webhooks: [result.created] });
-    } finally {
-      rmSync(link, { force: true });
-    }
+    });
+  });
+
+  test("README 'Keys in production': generate, load from a variable or a file, rotate, as written", async (context) => {
+    needsInstall(context);
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const section = readme.slice(
+      readme.indexOf('## Keys in production'),
+      readme.indexOf('\n## ', readme.indexOf('## Keys in production') + 1),
+    );
+    const generate = /```sh\n([\s\S]*?)```/.exec(section)?.[1];
+    const load = /```js\n([\s\S]*?)```/.exec(section)?.[1];
+    expect(generate && load).toBeTruthy();
+    const newKey = async () => {
+      await run('sh', ['-c', generate!], { cwd: project, timeout: 20_000 });
+      const [key] = JSON.parse(readFileSync(join(project, 'webhook-signing-keys.json'), 'utf8'));
+      expect(key).toMatchObject({ kty: 'RSA', alg: 'RS256', d: expect.any(String), kid: expect.any(String) });
+      return key as { kid: string };
+    };
+    const [current, next] = [await newKey(), await newKey()];
+    // The snippet as written, plus one line so the script ends.
+    writeFileSync(join(project, 'keys.mjs'), `${load}await hooks.close();\n`);
+    writeFileSync(join(project, 'secret.json'), JSON.stringify([current, next]));
+    const keysAfter = async (env: Record<string, string>) => {
+      const { stdout } = await run(process.execPath, ['keys.mjs'], { cwd: project, timeout: 20_000, env: { ...process.env, ...env } });
+      return stdout
+        .trim()
+        .split('\n')
+        .filter((line) => /^\S+ (signing|next|retiring|published)$/.test(line));
+    };
+    const inTen = new Date(Date.now() + 10 * 60_000).toISOString();
+    const anHourAgo = new Date(Date.now() - 3600_000).toISOString();
+    await withSqliteDriver(async () => {
+      expect(await keysAfter({ WEBHOOK_SIGNING_KEYS: JSON.stringify([current]) })).toEqual([`${current.kid} signing`]);
+      // Rotation announced (from a mounted file): the next key is published before it signs.
+      expect(await keysAfter({ WEBHOOK_SIGNING_KEYS_FILE: 'secret.json', WEBHOOK_NEXT_KEY_SIGNS_FROM: inTen })).toEqual([
+        `${current.kid} signing`,
+        `${next.kid} next`,
+      ]);
+      // A process started long after the switch: the old key has already left the key set.
+      expect(await keysAfter({ WEBHOOK_SIGNING_KEYS: JSON.stringify([current, next]), WEBHOOK_NEXT_KEY_SIGNS_FROM: anHourAgo })).toEqual([
+        `${next.kid} signing`,
+      ]);
+    });
   });
 });
 
@@ -275,6 +312,21 @@ function script(file: string, env: Record<string, string>): Script {
       }
     },
   };
+}
+
+/**
+ * Runs `fn` with our compiled better-sqlite3 linked beside the installed package, standing in for
+ * the one `npm install identity-webhooks` compiles (two minutes here); the package finds it by
+ * plain resolution from its own folder.
+ */
+async function withSqliteDriver(fn: () => Promise<void>): Promise<void> {
+  const link = join(project, 'node_modules/better-sqlite3');
+  symlinkSync(join(ROOT, 'node_modules/better-sqlite3'), link, 'dir');
+  try {
+    await fn();
+  } finally {
+    rmSync(link, { force: true });
+  }
 }
 
 /** A copy of this tree as a fresh clone has it: no node_modules, no dist/. */
