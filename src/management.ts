@@ -145,16 +145,18 @@ export function createManagement(deps: ManagementDeps): Management {
         const value = filter[key];
         if (value !== undefined && !v.isPlausibleId(value, prefix)) return { deliveries: [], nextCursor: null };
       }
-      const page = await access.run('listing deliveries', (s) =>
-        s.listDeliveries(environment, {
+      const page = await access.run('listing deliveries', async (s) => {
+        // Another environment's webhook: nothing, found by its key, not by walking its log.
+        if (filter.webhookId !== undefined && !(await s.getWebhook(environment, filter.webhookId))) return { deliveries: [], next: null };
+        return s.listDeliveries(environment, {
           webhookId: filter.webhookId,
           eventId: filter.eventId,
           status: filter.status,
           eventType: filter.eventType,
           limit,
           after,
-        }),
-      );
+        });
+      });
       return { deliveries: page.deliveries, nextCursor: page.next ? encodeCursor(page.next) : null };
     },
     async get(id, options) {

@@ -58,7 +58,10 @@ export function pageHtml(prefix: string, assets: AssetSet): string {
     ...preloads,
     '</head>',
     '<body>',
-    `<main><webhooks-portal api="${escapeHtml(`${prefix}/api/v1`)}" history></webhooks-portal></main>`,
+    // The element's own headings start at h2 (it is made to sit inside a host's page); the full
+    // page gives it the h1 a screen reader expects: where in the host's settings this is.
+    '<main><h1>Settings</h1>',
+    `<webhooks-portal api="${escapeHtml(`${prefix}/api/v1`)}" history></webhooks-portal></main>`,
     '</body>',
     '</html>',
     '',

@@ -5,7 +5,10 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import type { SigningKey } from '../../src/index.js';
+import { testKey } from './fixtures.js';
+import { type TestPostgres, useTestPostgres } from './postgres.js';
 
 export { until } from './cleanup.js';
 
@@ -160,4 +163,27 @@ export async function startLedger(delayMs = 0) {
 export function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? NaN;
+}
+
+/**
+ * The setup every multi-process test file shares: the test PostgreSQL, the library built for the
+ * children, a signing key, and cleanups run after each test (a failing one is reported, not fatal).
+ */
+export function useFleet(label: string) {
+  const fleet = { cleanups: [] as Array<() => Promise<unknown>> } as {
+    server: TestPostgres;
+    dist: string;
+    key: SigningKey;
+    cleanups: Array<() => Promise<unknown>>;
+  };
+  beforeAll(async () => {
+    [fleet.server, fleet.dist, fleet.key] = await Promise.all([useTestPostgres(label), buildForChildren(), testKey()]);
+  }, 120_000);
+  afterAll(async () => {
+    await fleet.server?.close();
+  });
+  afterEach(async () => {
+    while (fleet.cleanups.length) await fleet.cleanups.pop()!().catch((e) => console.warn('cleanup failed:', e));
+  });
+  return fleet;
 }

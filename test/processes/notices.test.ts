@@ -1,32 +1,21 @@
-import { afterAll, afterEach, beforeAll, expect, test } from 'vitest';
+import { useFleet } from '../helpers/fleet.js';
+import { expect, test } from 'vitest';
 import pg from 'pg';
-import { createWebhooks, type SigningKey } from '../../src/index.js';
+import { createWebhooks } from '../../src/index.js';
 import { postgresStore } from '../../adapters/postgres/index.js';
-import { buildForChildren, spawnWorker, until, type Worker } from '../helpers/fleet.js';
-import { testKey, userData } from '../helpers/fixtures.js';
-import { createSchema, useTestPostgres, type TestPostgres } from '../helpers/postgres.js';
+import { spawnWorker, until, type Worker } from '../helpers/fleet.js';
+import { userData } from '../helpers/fixtures.js';
+import { createSchema } from '../helpers/postgres.js';
 import { closedPort, startSmtpServer } from '../helpers/smtp.js';
 
 /**
  * The notice outbox across real processes: two host processes on one PostgreSQL schema, each with
- * the package's SMTP notifier pointed at ONE real SMTP server here, disable several webhooks of a
+ * the package's SMTP notifier pointed at ONE real SMTP setup.server here, disable several webhooks of a
  * dead endpoint on the system clock (a disable threshold of seconds, not 72 hours). Every notice
  * must arrive as exactly one email, whichever process disabled its webhook and whichever claimed it.
  */
-let server: TestPostgres;
-let dist: string;
-let key: SigningKey;
-beforeAll(async () => {
-  [server, dist, key] = await Promise.all([useTestPostgres('notices'), buildForChildren(), testKey()]);
-}, 120_000);
-afterAll(async () => {
-  await server?.close();
-});
-
-const cleanups: Array<() => Promise<unknown>> = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!().catch((e) => console.warn('cleanup failed:', e));
-});
+const setup = useFleet('notices');
+const cleanups = setup.cleanups;
 
 const WEBHOOKS = 12;
 
@@ -34,7 +23,7 @@ test('two PostgreSQL processes disable webhooks of a dead endpoint: each notice 
   const t0 = performance.now();
   const smtp = await startSmtpServer();
   cleanups.push(() => smtp.close());
-  const schema = await createSchema(server.url, 'n');
+  const schema = await createSchema(setup.server.url, 'n');
   cleanups.push(() => schema.drop());
   // Failures every 150 ms, disabled once a failure lands 1.5 s after the first: within seconds.
   const options = {
@@ -43,13 +32,13 @@ test('two PostgreSQL processes disable webhooks of a dead endpoint: each notice 
     backoff: { schedule: Array.from({ length: 40 }, () => 150), jitter: 0 },
     smtp: { url: smtp.url },
   };
-  const workers: Worker[] = await Promise.all(['w0', 'w1'].map((id) => spawnWorker(dist, schema.url, id, key, options)));
+  const workers: Worker[] = await Promise.all(['w0', 'w1'].map((id) => spawnWorker(setup.dist, schema.url, id, setup.key, options)));
   cleanups.push(() => Promise.all(workers.map((w) => w.kill())));
 
   // The host side that only creates and emits (never started: it delivers nothing).
   const host = createWebhooks({
     store: postgresStore({ connectionString: schema.url }),
-    keys: [key],
+    keys: [setup.key],
     issuer: 'http://127.0.0.1/',
     allowPrivateNetworks: true,
   });

@@ -1,13 +1,14 @@
+import { useFleet } from '../helpers/fleet.js';
 import { fork, type ChildProcess } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { postgresStore } from '../../adapters/postgres/index.js';
-import { createWebhooks, type SigningKey, type Webhooks } from '../../src/index.js';
-import { testKey, userData } from '../helpers/fixtures.js';
-import { buildForChildren, until } from '../helpers/fleet.js';
+import { createWebhooks, type Webhooks } from '../../src/index.js';
+import { userData } from '../helpers/fixtures.js';
+import { until } from '../helpers/fleet.js';
 import { startReceiver } from '../helpers/http.js';
-import { createSchema, useTestPostgres, type TestPostgres } from '../helpers/postgres.js';
+import { createSchema } from '../helpers/postgres.js';
 
 /**
  * Resend and recover under concurrency on PostgreSQL (issue 11), with real host processes
@@ -15,20 +16,8 @@ import { createSchema, useTestPostgres, type TestPostgres } from '../helpers/pos
  * recovering the same webhook at once queue each failed delivery once; a resend racing with a
  * scheduled retry makes at most one extra attempt, never two attempts at once.
  */
-let server: TestPostgres;
-let dist: string;
-let key: SigningKey;
-beforeAll(async () => {
-  [server, dist, key] = await Promise.all([useTestPostgres('operations'), buildForChildren(), testKey()]);
-}, 120_000);
-afterAll(async () => {
-  await server?.close();
-});
-
-const cleanups: Array<() => Promise<unknown>> = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!().catch((e) => console.warn('cleanup failed:', e));
-});
+const setup = useFleet('operations');
+const cleanups = setup.cleanups;
 
 interface OpsWorker {
   id: string;
@@ -42,10 +31,10 @@ async function spawnOpsWorker(url: string, id: string, options: Record<string, u
   const child: ChildProcess = fork(WORKER, [], {
     env: {
       ...process.env,
-      IW_DIST: dist,
+      IW_DIST: setup.dist,
       DATABASE_URL: url,
       WORKER_ID: id,
-      IW_KEY: JSON.stringify(key),
+      IW_KEY: JSON.stringify(setup.key),
       IW_OPTIONS: JSON.stringify(options),
     },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -92,12 +81,12 @@ async function spawnOpsWorker(url: string, id: string, options: Record<string, u
 
 /** A fresh schema, two delivering processes, an emitter here that never delivers, an admin pool. */
 async function fleet(options: Record<string, unknown>) {
-  const schema = await createSchema(server.url, 'o');
+  const schema = await createSchema(setup.server.url, 'o');
   cleanups.push(() => schema.drop());
   const workers = await Promise.all(['w0', 'w1'].map((id) => spawnOpsWorker(schema.url, id, options)));
   const emitter: Webhooks = createWebhooks({
     store: postgresStore({ connectionString: schema.url, maxConnections: 4 }),
-    keys: [key],
+    keys: [setup.key],
     issuer: 'http://127.0.0.1/',
     allowPrivateNetworks: true,
   });
@@ -172,11 +161,11 @@ describe('delivery operations on PostgreSQL, several processes', () => {
   }, 30_000);
 
   test('a resend during an attempt whose outcome is being written neither waits for it nor queues a second attempt', async () => {
-    const schema = await createSchema(server.url, 'o');
+    const schema = await createSchema(setup.server.url, 'o');
     cleanups.push(() => schema.drop());
     const hooks = createWebhooks({
       store: postgresStore({ connectionString: schema.url, maxConnections: 4 }),
-      keys: [key],
+      keys: [setup.key],
       issuer: 'http://127.0.0.1/',
       allowPrivateNetworks: true,
     });

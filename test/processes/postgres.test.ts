@@ -1,40 +1,29 @@
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { useFleet } from '../helpers/fleet.js';
+import { describe, expect, test } from 'vitest';
 import pg from 'pg';
 import type { Kysely } from 'kysely';
-import { createWebhooks, type SigningKey, type Webhooks } from '../../src/index.js';
+import { createWebhooks, type Webhooks } from '../../src/index.js';
 import { postgresStore } from '../../adapters/postgres/index.js';
-import { buildForChildren, percentile, spawnWorker, startLedger, until, type Worker, type WorkerOptions } from '../helpers/fleet.js';
-import { testKey, userData } from '../helpers/fixtures.js';
-import { createSchema, disruptDatabase, useTestPostgres, type TestPostgres } from '../helpers/postgres.js';
+import { percentile, spawnWorker, startLedger, until, type Worker, type WorkerOptions } from '../helpers/fleet.js';
+import { userData } from '../helpers/fixtures.js';
+import { createSchema, disruptDatabase } from '../helpers/postgres.js';
 
 /**
  * Real host processes on one PostgreSQL: the claims, leases and wake-ups that let N processes
  * share the work with no coordinator. Workers are `node` children over the compiled library;
  * receivers and the ledger live here. Latencies are measured and printed, never asserted.
  */
-let server: TestPostgres;
-let dist: string;
-let key: SigningKey;
-beforeAll(async () => {
-  [server, dist, key] = await Promise.all([useTestPostgres('processes'), buildForChildren(), testKey()]);
-}, 120_000);
-afterAll(async () => {
-  await server?.close();
-});
-
-const cleanups: Array<() => Promise<unknown>> = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!().catch((e) => console.warn('cleanup failed:', e));
-});
+const setup = useFleet('processes');
+const cleanups = setup.cleanups;
 
 /** A fresh schema, N workers started on it at once (so they migrate at once), an emitter that never delivers, an admin pool. */
 async function fleet(n: number, options: WorkerOptions) {
-  const schema = await createSchema(server.url, 'p');
+  const schema = await createSchema(setup.server.url, 'p');
   cleanups.push(() => schema.drop());
-  const workers = await Promise.all(Array.from({ length: n }, (_, i) => spawnWorker(dist, schema.url, `w${i}`, key, options)));
+  const workers = await Promise.all(Array.from({ length: n }, (_, i) => spawnWorker(setup.dist, schema.url, `w${i}`, setup.key, options)));
   cleanups.push(() => Promise.all(workers.map((w) => w.kill())));
   const store = postgresStore({ connectionString: schema.url, maxConnections: 8 });
-  const emitter = createWebhooks({ store, keys: [key], issuer: 'http://127.0.0.1/', allowPrivateNetworks: true });
+  const emitter = createWebhooks({ store, keys: [setup.key], issuer: 'http://127.0.0.1/', allowPrivateNetworks: true });
   cleanups.push(() => emitter.close());
   const emitMany = (n: number) => emitEvents(emitter, store.kysely, n);
   const admin = new pg.Pool({ connectionString: schema.url, max: 2 });
@@ -191,7 +180,7 @@ describe('several host processes on one PostgreSQL', () => {
     const ids = await f.emitMany(EVENTS);
 
     await until('a third of the deliveries', () => ledger.arrivals.length >= (2 * EVENTS) / 3, 60_000, 5);
-    const outage = await disruptDatabase(server, f.url, Number(process.env.TEST_PG_OUTAGE_MS ?? 1500));
+    const outage = await disruptDatabase(setup.server, f.url, Number(process.env.TEST_PG_OUTAGE_MS ?? 1500));
     const back = performance.now();
     const seen = new Set(ledger.arrivals.filter((a) => a.at < outage.startedAt).map((a) => a.webhookId));
     await until(
