@@ -1,7 +1,7 @@
 /**
  * The records the engine stores. The words (webhook, event, delivery, attempt, lease, …) are
  * defined in the glossary at the top of `types.ts`. All times are milliseconds since the Unix
- * epoch, taken from the injected Clock.
+ * epoch, taken from the injected Clock (the HTTP API shows them as ISO 8601: see "Times" there).
  */
 
 export type WebhookStatus = 'enabled' | 'disabled';
@@ -47,8 +47,6 @@ export interface DeliveryRecord {
   status: DeliveryStatus;
   attemptCount: number;
   nextAttemptAt: number | null;
-  lockedBy: string | null;
-  lockedUntil: number | null;
   lastAttemptAt: number | null;
   /** Status code or error kind of the last attempt (`200`, `500`, `timeout`). */
   lastResult: string | null;
@@ -78,7 +76,10 @@ export interface AttemptRecord {
   success: boolean;
 }
 
-/** A delivery handed to a scheduler by a claim, with what the attempt needs to run. */
+/**
+ * A delivery handed to a scheduler by a claim, with what the attempt needs to run and the lease
+ * the claim took. The lease is the engine's business: it lives here, never on `DeliveryRecord`.
+ */
 export interface ClaimedDelivery {
   delivery: DeliveryRecord;
   webhook: WebhookRecord;
@@ -87,6 +88,8 @@ export interface ClaimedDelivery {
   dueAt: number;
   /** W3C traceparent stored with the event by `emit` (its `webhooks.emit` span), or null. */
   traceparent: string | null;
+  /** Who holds the delivery (`workerId`) and until when (epoch ms, from the Clock). */
+  lease: { workerId: string; until: number };
 }
 
 export type NoticeStatus = 'pending' | 'sent' | 'failed';

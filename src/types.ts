@@ -14,7 +14,8 @@
  * - **claim**: a scheduler taking due deliveries for itself, in one statement.
  * - **lease**: a claim's lifetime: `locked_by` holds the delivery until `locked_until`. While
  *   leased, `next_attempt_at` holds the lease expiry, so a delivery whose process died becomes due
- *   again by itself.
+ *   again by itself. Engine-internal: a claim hands it over as `ClaimedDelivery.lease`; no public
+ *   record carries it.
  * - **dispatch**: what happens to one claimed delivery: token, attempt, outcome, notice.
  * - **outcome**: the recorded consequence of an attempt (delivered, next try, failed, disable).
  * - **back-off**: the durable schedule of attempts after failures, stored per delivery
@@ -26,7 +27,11 @@
  * - **notice**: a message to a webhook's account holder (today: "your webhook was disabled").
  * - **key**: an RS256 private key; the first signs, all are published in the key set (JWKS).
  *
- * All times are milliseconds since the Unix epoch, taken from the injected Clock.
+ * **Times.** One unit per surface. The JavaScript API (records, options, `ManualClock`) uses
+ * milliseconds since the Unix epoch, the Clock's unit; where a time is an argument, a `Date` is
+ * accepted too (`emit`'s `eventTimestamp`, `recover`'s `since`/`until`). The HTTP API and the
+ * tokens use ISO 8601 strings in UTC with milliseconds (`created_on`, `timestamp`:
+ * `2026-03-01T12:00:00.000Z`). Every time comes from the injected Clock.
  */
 import type { MeterProvider, TracerProvider } from '@opentelemetry/api';
 import type { CatalogEntry, EventTypeDefinition } from './catalog/catalog.js';

@@ -71,8 +71,6 @@ export function toDelivery(r: DeliveryRow): DeliveryRecord {
     status: r.status as DeliveryStatus,
     attemptCount: Number(r.attempt_count),
     nextAttemptAt: msOrNull(r.next_attempt_at),
-    lockedBy: r.locked_by,
-    lockedUntil: msOrNull(r.locked_until),
     lastAttemptAt: msOrNull(r.last_attempt_at),
     lastResult: r.last_result,
     eventType: r.event_type,
@@ -82,6 +80,12 @@ export function toDelivery(r: DeliveryRow): DeliveryRecord {
   };
 }
 
+/** The lease a claim just took on `r` (the claim sets both columns, so neither is null here). */
+export function toLease(r: DeliveryRow): { workerId: string; until: number } {
+  return { workerId: r.locked_by ?? '', until: msOrNull(r.locked_until) ?? 0 };
+}
+
+/** The row of a new delivery: nobody holds it yet. */
 export function fromDelivery(d: DeliveryRecord): DeliveryRow {
   return {
     id: d.id,
@@ -91,8 +95,8 @@ export function fromDelivery(d: DeliveryRecord): DeliveryRow {
     status: d.status,
     attempt_count: d.attemptCount,
     next_attempt_at: d.nextAttemptAt,
-    locked_by: d.lockedBy,
-    locked_until: d.lockedUntil,
+    locked_by: null,
+    locked_until: null,
     last_attempt_at: d.lastAttemptAt,
     last_result: d.lastResult,
     event_type: d.eventType,

@@ -19,7 +19,7 @@ import { claimNotices, finishNotice, listNotices, nextNoticeDueAt } from './noti
 import { emptyCounts, PURGE_STEPS, purgeStep } from './retention.js';
 import { holdPending, recordOutcomes } from './outcomes.js';
 import { countDueQuery } from './telemetry.js';
-import { fromDelivery, fromWebhook, toAttempt, toDelivery, toEvent, toWebhook } from './rows.js';
+import { fromDelivery, fromWebhook, toAttempt, toDelivery, toEvent, toLease, toWebhook } from './rows.js';
 import type { DeliveryRow, EngineTables } from './schema.js';
 
 type Db = Kysely<EngineTables>;
@@ -245,8 +245,6 @@ export class KyselyStore implements Store<HostTransaction> {
         status: 'pending',
         attemptCount: 0,
         nextAttemptAt: event.createdAt,
-        lockedBy: null,
-        lockedUntil: null,
         lastAttemptAt: null,
         lastResult: null,
         eventType: event.type,
@@ -335,7 +333,7 @@ export class KyselyStore implements Store<HostTransaction> {
       const delivery = toDelivery(row);
       // The claim copied the due time into claimed_due_at before moving next_attempt_at.
       const dueAt = row.claimed_due_at == null ? delivery.updatedAt : Number(row.claimed_due_at);
-      claimed.push({ delivery, webhook, event: found.event, dueAt, traceparent: found.traceparent });
+      claimed.push({ delivery, webhook, event: found.event, dueAt, traceparent: found.traceparent, lease: toLease(row) });
     }
     return claimed;
   }

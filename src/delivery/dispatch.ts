@@ -98,7 +98,7 @@ export class Dispatcher {
     const retryAt = attempt.success ? null : backoff.nextAttemptAt(claimed.delivery.attemptCount + 1, now);
     try {
       // Until our lease ends nobody else sends this delivery, so keep trying that long.
-      const leaseLeft = (claimed.delivery.lockedUntil ?? now) - clock.now();
+      const leaseLeft = claimed.lease.until - clock.now();
       const { disabled } = await this.#recorder.record({ attempt, workerId, now, retryAt, disableAfterMs }, leaseLeft);
       if (disabled) {
         telemetry.disabled(disabled);

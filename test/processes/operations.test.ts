@@ -177,10 +177,11 @@ describe('delivery operations on PostgreSQL, several processes', () => {
     cleanups.push(() => outcome.end());
     // An attempt in flight in another process (a live lease) whose outcome is being written now.
     const leaseEnds = Date.now() + 60_000;
-    await outcome.query("update iw_deliveries set locked_by = 'other', locked_until = $2, attempt_count = 1 where id = $1", [
-      id,
-      leaseEnds,
-    ]);
+    // As a claim leaves it: the lease also moves next_attempt_at to its expiry.
+    await outcome.query(
+      "update iw_deliveries set locked_by = 'other', locked_until = $2, next_attempt_at = $2, attempt_count = 1 where id = $1",
+      [id, leaseEnds],
+    );
     await outcome.query('begin');
     await outcome.query(
       "update iw_deliveries set status = 'delivered', locked_by = null, locked_until = null, next_attempt_at = null, attempt_count = 2 where id = $1",
@@ -192,9 +193,12 @@ describe('delivery operations on PostgreSQL, several processes', () => {
       setTimeout(() => reject(new Error('the resend waited for the outcome')), 5_000).unref(),
     );
     const answered = await Promise.race([hooks.deliveries.resend(id!), waited]).finally(() => void outcome.query('commit').catch(() => {}));
-    expect(answered).toMatchObject({ status: 'pending', attemptCount: 1, lockedBy: 'other', lockedUntil: leaseEnds });
+    // The leased row as it was (a queued resend would be due now), not the outcome being written.
+    expect(answered).toMatchObject({ status: 'pending', attemptCount: 1, nextAttemptAt: leaseEnds });
     await outcome.query('select 1'); // after the commit queued above
-    expect(await hooks.deliveries.get(id!)).toMatchObject({ status: 'delivered', attemptCount: 2, lockedBy: null });
+    expect(await hooks.deliveries.get(id!)).toMatchObject({ status: 'delivered', attemptCount: 2 });
+    const { rows } = await outcome.query('select locked_by from iw_deliveries where id = $1', [id]);
+    expect(rows[0].locked_by).toBeNull();
   }, 30_000);
 
   test('a resend racing with a scheduled retry makes at most one extra attempt, never two at once', async () => {
@@ -223,7 +227,7 @@ describe('delivery operations on PostgreSQL, several processes', () => {
 
     // Resends from the other side of the retry: from well before it is due to after it was answered.
     const gapMs = Math.ceil((RETRY_MS + 3 * SLOW_MS) / N);
-    const answers = await f.workers[1]!.call<Array<{ id: string; status: string; attemptCount: number; lockedBy: string | null }>>({
+    const answers = await f.workers[1]!.call<Array<{ id: string; status: string; attemptCount: number; inFlight: boolean }>>({
       type: 'resend',
       ids,
       at: firstDone + RETRY_MS / 2,
@@ -241,7 +245,7 @@ describe('delivery operations on PostgreSQL, several processes', () => {
     const kinds = { queuedBeforeRetry: 0, absorbedInFlight: 0, afterRetry: 0 };
     const wrong: string[] = [];
     for (const a of answers) {
-      if (a.lockedBy !== null) kinds.absorbedInFlight++;
+      if (a.inFlight) kinds.absorbedInFlight++;
       else if (a.attemptCount === 1) kinds.queuedBeforeRetry++;
       else kinds.afterRetry++;
       // Before or during the retry, the resend IS the retry (2 attempts); after it, one more (3).

@@ -44,8 +44,11 @@ const run = {
     const out = [];
     for (const [i, id] of ids.entries()) {
       await sleep(at + i * gapMs - Date.now());
+      const asked = Date.now();
       const d = await hooks.deliveries.resend(id);
-      out.push({ id, status: d.status, attemptCount: d.attemptCount, lockedBy: d.lockedBy, at: Date.now() });
+      // Left to an attempt in flight: still due at its lease's expiry, not now (records carry no lease).
+      const inFlight = d.status === 'pending' && d.nextAttemptAt !== null && d.nextAttemptAt > asked;
+      out.push({ id, status: d.status, attemptCount: d.attemptCount, inFlight, at: Date.now() });
     }
     return out;
   },

@@ -2,15 +2,15 @@ import { beforeEach, describe, expect, test } from 'vitest';
 import { WebhookDisabledError } from '../../src/errors.js';
 import type { DeliveryRecord } from '../../src/model.js';
 import type { Store } from '../../src/store.js';
-import { attempt, event, id, LEASE, T0, webhook } from './conformance.js';
+import { attempt, event, id, LEASE, leaseOf, T0, type TestableStore, webhook } from './conformance.js';
 
 /**
  * The delivery log and its operations (keyset pages, resend, recover, test events), part of the
  * store contract: run by describeStore on every adapter.
  */
-export function describeLogContract(store: () => Store, ready: () => Promise<Store>): void {
+export function describeLogContract(store: () => TestableStore, ready: () => Promise<TestableStore>): void {
   describe('delivery log and operations', () => {
-    let s: Store;
+    let s: TestableStore;
     beforeEach(async () => {
       s = await ready();
     });
@@ -87,14 +87,15 @@ export function describeLogContract(store: () => Store, ready: () => Promise<Sto
       // In flight under a live lease: unchanged, no second attempt queued.
       const claimed = await s.claimDue({ now, limit: 10, workerId: 'busy', leaseMs: LEASE });
       expect(claimed.map((x) => x.delivery.id)).toContain(b);
-      expect(await s.resendDelivery('env_a', b, now + 1)).toMatchObject({ id: b, lockedBy: 'busy', nextAttemptAt: now + LEASE });
+      expect(await s.resendDelivery('env_a', b, now + 1)).toMatchObject({ id: b, nextAttemptAt: now + LEASE });
+      expect((await leaseOf(s, b)).workerId).toBe('busy');
       // Its lease ran out (its process died): due now, the dead claim cleared.
       expect(await s.resendDelivery('env_a', c, now + LEASE + 1)).toMatchObject({
         id: c,
         status: 'pending',
-        lockedBy: null,
         nextAttemptAt: now + LEASE + 1,
       });
+      expect(await leaseOf(s, c)).toEqual({ workerId: null, until: null });
       expect(await s.resendDelivery('env_b', a, now)).toBeNull();
       expect(await s.resendDelivery('env_a', id('msg'), now)).toBeNull();
       await s.disableWebhook('env_a', hook.id, 'manual', now);

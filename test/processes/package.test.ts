@@ -1,0 +1,349 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, test, type TestContext } from 'vitest';
+import { useTestPostgres, type TestPostgres } from '../helpers/postgres.js';
+
+/**
+ * The package as a user gets it: `npm pack` of a copy of this tree with no `dist/` (so `prepare`
+ * must build it), installed into a scratch project with `--omit=optional` (no better-sqlite3, so
+ * nothing is compiled), then a PostgreSQL host and a receiver-only customer run from it as plain
+ * JavaScript, `identity-webhooks/sqlite` names the driver it lacks, and every entry point
+ * type-checks with `skipLibCheck: false` and only `@types/node`; `npm install <path>` of a fresh
+ * clone says what to run instead of "tsc: not found". The install uses the registry
+ * (the npm cache is usually warm); with no registry it fails under CI=true and is skipped, loudly,
+ * elsewhere.
+ */
+const ROOT = resolve(import.meta.dirname, '../..');
+const FIXTURES = join(import.meta.dirname, 'package');
+const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+const run = promisify(execFile);
+// A registry out of reach fails in seconds, not after npm's minutes of retries.
+const NPM_FLAGS = [
+  '--prefer-offline',
+  '--no-audit',
+  '--no-fund',
+  '--loglevel=error',
+  '--fetch-retries=1',
+  '--fetch-retry-mintimeout=1000',
+  '--fetch-retry-maxtimeout=3000',
+  '--fetch-timeout=30000',
+];
+const ENTRIES = ['main', 'postgres', 'receiver', 'http', 'email', 'dashboard', 'sqlite'];
+
+let work: string;
+let project: string;
+let tarballFiles: string[] = [];
+let packed: { size: number; unpackedSize: number; entryCount: number; filename: string };
+/** Why the scratch install could not run (no registry), or null once it is installed. */
+let unreachable: string | null = null;
+let server: TestPostgres | undefined;
+
+beforeAll(async () => {
+  work = mkdtempSync(join(tmpdir(), 'iw-pack-'));
+  const tree = join(work, 'tree');
+  project = join(work, 'project');
+  // A fresh tree as a clone has it (no dist/), with our node_modules for the build's own tools.
+  copyTree(tree);
+  symlinkSync(join(ROOT, 'node_modules'), join(tree, 'node_modules'), 'dir');
+  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', work, '--loglevel=error'], {
+    cwd: tree,
+    timeout: 120_000,
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  // prepare's own output (the build) comes first; npm's JSON report is the last array printed.
+  const report = JSON.parse(stdout.slice(stdout.lastIndexOf('\n[') + 1))[0];
+  packed = report;
+  tarballFiles = report.files.map((f: { path: string }) => f.path).sort();
+  console.info(
+    `[package] ${report.filename}: ${report.entryCount} files, ${(report.size / 1024).toFixed(1)} kB packed, ${(report.unpackedSize / 1024).toFixed(1)} kB unpacked`,
+  );
+
+  mkdirSync(project);
+  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'scratch-host', private: true, type: 'module' }));
+  const wanted = [
+    join(work, report.filename),
+    `pg@${manifest.devDependencies.pg}`,
+    `@types/node@${manifest.devDependencies['@types/node']}`,
+    // Our own TypeScript: a newer major ships its compiler as an optional platform package,
+    // which --omit=optional would leave out.
+    `typescript@${manifest.devDependencies.typescript}`,
+  ];
+  try {
+    await run('npm', ['install', ...wanted, '--omit=optional', ...NPM_FLAGS], { cwd: project, timeout: 120_000 });
+  } catch (error) {
+    const { stderr = '', killed = false } = error as { stderr?: string; killed?: boolean };
+    const cause = killed
+      ? 'it took over 120 s'
+      : stderr.split('\n').find((line) => /ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ECONNRESET|ETIMEDOUT|ENETUNREACH/.test(line));
+    if (!cause) throw error;
+    unreachable = cause.trim();
+    const message = `npm install could not reach the registry: ${unreachable}`;
+    if (process.env.CI === 'true') throw new Error(`[package] ${message}`);
+    console.warn(`\n${'!'.repeat(100)}\n[package] SKIPPING the installed-package tests: ${message}\n${'!'.repeat(100)}\n`);
+    return;
+  }
+  for (const file of readdirSync(FIXTURES)) cpSync(join(FIXTURES, file), join(project, file), { recursive: true });
+}, 240_000);
+
+afterAll(async () => {
+  await server?.close();
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+/** Skips a test that needs the scratch install when the registry was out of reach (never under CI). */
+function needsInstall(context: TestContext): void {
+  if (unreachable !== null) context.skip(`no registry: ${unreachable}`);
+}
+
+describe('the packed tarball', () => {
+  test('holds the built code and the docs, and nothing of the tests', () => {
+    const outside = tarballFiles.filter(
+      (f) =>
+        !f.startsWith('dist/src/') &&
+        !f.startsWith('dist/adapters/') &&
+        !['package.json', 'README.md', 'ARCHITECTURE.md', 'SECURITY.md', 'LICENSE'].includes(f),
+    );
+    expect(outside).toEqual([]);
+    for (const entry of Object.values(manifest.exports as Record<string, string | { types: string; default: string }>)) {
+      if (typeof entry === 'string') continue;
+      expect(tarballFiles).toContain(entry.types.slice(2));
+      expect(tarballFiles).toContain(entry.default.slice(2));
+    }
+    // Source maps would point at src/*.ts, which is not shipped: the build emits none.
+    expect(tarballFiles.filter((f) => f.endsWith('.map'))).toEqual([]);
+    expect(tarballFiles.filter((f) => /(^|\/)(test|tests|__tests__|fixtures)\/|\.test\.|openapi-check|delivery-routes/.test(f))).toEqual(
+      [],
+    );
+    expect(packed.size).toBeLessThan(400 * 1024);
+  });
+
+  test('installs with --omit=optional without better-sqlite3, and its manifest keeps SQLite the default', (context) => {
+    needsInstall(context);
+    expect(existsSync(join(project, 'node_modules/identity-webhooks/dist/src/index.js'))).toBe(true);
+    expect(existsSync(join(project, 'node_modules/better-sqlite3'))).toBe(false);
+    const installed = JSON.parse(readFileSync(join(project, 'node_modules/identity-webhooks/package.json'), 'utf8'));
+    // A plain `npm install identity-webhooks` installs optional dependencies: SQLite works out of the box.
+    expect(Object.keys(installed.optionalDependencies)).toEqual(['better-sqlite3']);
+    expect(installed.dependencies).not.toHaveProperty('pg');
+    expect(installed.dependencies).not.toHaveProperty('better-sqlite3');
+    expect(installed.peerDependenciesMeta.pg).toEqual({ optional: true });
+  });
+});
+
+describe('the installed package at run time', () => {
+  test('a PostgreSQL host delivers an event that a receiver-only customer verifies against its key set', async (context) => {
+    needsInstall(context);
+    server = await useTestPostgres('package');
+    const children: ChildProcess[] = [];
+    try {
+      // The host's port is chosen first: the receiver's verifier needs the issuer at start-up.
+      const port = await freePort();
+      const issuer = `http://127.0.0.1:${port}/auth`;
+      const receiver = script('receiver.mjs', { ISSUER: issuer });
+      children.push(receiver.child);
+      const { url: receiverUrl } = await receiver.next('listening');
+
+      const host = script('host.mjs', { DATABASE_URL: server.url, RECEIVER_URL: receiverUrl, HOST_PORT: String(port) });
+      children.push(host.child);
+      const emitted = await host.next('emitted');
+      expect(emitted.issuer).toBe(issuer);
+      const verified = await receiver.next('verified');
+      expect(verified.webhookId).toBe(emitted.deliveryId);
+      expect(verified.event).toMatchObject({
+        type: 'user.created',
+        source: 'api',
+        event_id: emitted.eventId,
+        iss: issuer,
+        data: emitted.data,
+      });
+      const done = await host.next('done');
+      expect(done.delivery).toMatchObject({ id: emitted.deliveryId, status: 'delivered', lastResult: '200', attemptCount: 1 });
+      expect(done.delivery).not.toHaveProperty('lockedBy');
+      expect(done.attempts).toHaveLength(1);
+      expect(await host.exited).toBe(0);
+    } finally {
+      for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+    }
+  }, 60_000);
+
+  test('identity-webhooks/sqlite without better-sqlite3 imports, and sqliteStore names the package to install', async (context) => {
+    needsInstall(context);
+    const { stdout } = await run(process.execPath, ['sqlite.mjs'], { cwd: project, timeout: 20_000 });
+    const result = JSON.parse(stdout.trim().split('\n').at(-1)!);
+    expect(result).toEqual({ opened: false, message: expect.stringContaining('npm install better-sqlite3') });
+    expect(result.message).toMatch(/^sqliteStore needs the "better-sqlite3" package/);
+  });
+
+  test('with better-sqlite3 beside it (what a default install adds), the SQLite default works', async (context) => {
+    needsInstall(context);
+    await withSqliteDriver(async () => {
+      const { stdout } = await run(process.execPath, ['sqlite.mjs'], { cwd: project, timeout: 20_000 });
+      const result = JSON.parse(stdout.trim().split('\n').at(-1)!);
+      expect(result).toMatchObject({ opened: true, webhooks: [result.created] });
+    });
+  });
+
+  test("README 'Keys in production': generate, load from a variable or a file, rotate, as written", async (context) => {
+    needsInstall(context);
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const section = readme.slice(
+      readme.indexOf('## Keys in production'),
+      readme.indexOf('\n## ', readme.indexOf('## Keys in production') + 1),
+    );
+    const generate = /```sh\n([\s\S]*?)```/.exec(section)?.[1];
+    const load = /```js\n([\s\S]*?)```/.exec(section)?.[1];
+    expect(generate && load).toBeTruthy();
+    const newKey = async () => {
+      await run('sh', ['-c', generate!], { cwd: project, timeout: 20_000 });
+      const [key] = JSON.parse(readFileSync(join(project, 'webhook-signing-keys.json'), 'utf8'));
+      expect(key).toMatchObject({ kty: 'RSA', alg: 'RS256', d: expect.any(String), kid: expect.any(String) });
+      return key as { kid: string };
+    };
+    const [current, next] = [await newKey(), await newKey()];
+    // The snippet as written, plus one line so the script ends.
+    writeFileSync(join(project, 'keys.mjs'), `${load}await hooks.close();\n`);
+    writeFileSync(join(project, 'secret.json'), JSON.stringify([current, next]));
+    const keysAfter = async (env: Record<string, string>) => {
+      const { stdout } = await run(process.execPath, ['keys.mjs'], { cwd: project, timeout: 20_000, env: { ...process.env, ...env } });
+      return stdout
+        .trim()
+        .split('\n')
+        .filter((line) => /^\S+ (signing|next|retiring|published)$/.test(line));
+    };
+    const inTen = new Date(Date.now() + 10 * 60_000).toISOString();
+    const anHourAgo = new Date(Date.now() - 3600_000).toISOString();
+    await withSqliteDriver(async () => {
+      expect(await keysAfter({ WEBHOOK_SIGNING_KEYS: JSON.stringify([current]) })).toEqual([`${current.kid} signing`]);
+      // Rotation announced (from a mounted file): the next key is published before it signs.
+      expect(await keysAfter({ WEBHOOK_SIGNING_KEYS_FILE: 'secret.json', WEBHOOK_NEXT_KEY_SIGNS_FROM: inTen })).toEqual([
+        `${current.kid} signing`,
+        `${next.kid} next`,
+      ]);
+      // A process started long after the switch: the old key has already left the key set.
+      expect(await keysAfter({ WEBHOOK_SIGNING_KEYS: JSON.stringify([current, next]), WEBHOOK_NEXT_KEY_SIGNS_FROM: anHourAgo })).toEqual([
+        `${next.kid} signing`,
+      ]);
+    });
+  });
+});
+
+describe('npm install <path>', () => {
+  test('a fresh clone (no dev dependencies, so no TypeScript) fails in prepare with what to run instead', async (context) => {
+    needsInstall(context);
+    const host = join(work, 'path-host');
+    mkdirSync(host);
+    writeFileSync(join(host, 'package.json'), JSON.stringify({ name: 'path-host', private: true, type: 'module' }));
+    // npm runs `prepare` in the folder but installs none of its dev dependencies: no TypeScript.
+    const fresh = join(work, 'fresh');
+    copyTree(fresh);
+    const failed = await run('npm', ['install', fresh, ...NPM_FLAGS], { cwd: host, timeout: 60_000 }).then(
+      () => null,
+      (error: { stderr?: string }) => error.stderr ?? '',
+    );
+    expect(failed).toContain('cannot build dist/: TypeScript, a dev dependency, is not installed');
+    expect(failed).toContain('Run `npm install`');
+    // A clone whose dependencies are installed builds in prepare and links: checked by hand (a
+    // second build here would add a minute); `npm pack` above already runs the same prepare.
+  }, 60_000);
+});
+
+describe.concurrent('the installed types', () => {
+  test.for(ENTRIES)(
+    '%s type-checks with skipLibCheck false, strict, NodeNext and only @types/node',
+    { timeout: 60_000 },
+    async (entry, context) => {
+      needsInstall(context);
+      const tsc = join(project, 'node_modules/typescript/bin/tsc');
+      const flags = ['--noEmit', '--strict', '--skipLibCheck', 'false', '--module', 'nodenext', '--moduleResolution', 'nodenext'];
+      // No DOM lib: a Node host's Request and Response come from @types/node.
+      const more = ['--target', 'es2022', '--lib', 'es2023', '--types', 'node', '--pretty', 'false'];
+      const result = await run(process.execPath, [tsc, ...flags, ...more, `types/${entry}.ts`], { cwd: project, timeout: 60_000 }).then(
+        () => '',
+        (error: { stdout?: string; message: string }) => error.stdout || error.message,
+      );
+      expect(result).toBe('');
+    },
+  );
+});
+
+interface Script {
+  child: ChildProcess;
+  /** The next JSON line whose `step` is `step` (earlier lines are skipped); rejects on exit or after 30 s. */
+  next(step: string): Promise<Record<string, any>>;
+  exited: Promise<number | null>;
+}
+
+/** Runs one of the scratch project's scripts with node, reading the JSON lines it prints. */
+function script(file: string, env: Record<string, string>): Script {
+  const child = spawn(process.execPath, [file], { cwd: project, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const lines: Record<string, any>[] = [];
+  const waiting: Array<() => void> = [];
+  let stderr = '';
+  child.stderr!.on('data', (chunk) => void (stderr += chunk));
+  createInterface({ input: child.stdout! }).on('line', (line) => {
+    try {
+      lines.push(JSON.parse(line));
+    } catch {
+      return; // not one of ours (a log line)
+    }
+    for (const wake of waiting.splice(0)) wake();
+  });
+  const exited = new Promise<number | null>((done) => child.once('exit', (code) => (done(code), waiting.splice(0).forEach((w) => w()))));
+  return {
+    child,
+    exited,
+    async next(step) {
+      const deadline = Date.now() + 30_000;
+      for (;;) {
+        const i = lines.findIndex((l) => l.step === step);
+        if (i >= 0) return lines.splice(0, i + 1).at(-1)!;
+        if (child.exitCode !== null || Date.now() > deadline) {
+          throw new Error(`${file} printed no "${step}" (exit ${child.exitCode}); stderr:\n${stderr.slice(-3000)}`);
+        }
+        await new Promise<void>((wake) => {
+          waiting.push(wake);
+          setTimeout(wake, 500);
+        });
+      }
+    },
+  };
+}
+
+/**
+ * Runs `fn` with our compiled better-sqlite3 linked beside the installed package, standing in for
+ * the one `npm install identity-webhooks` compiles (two minutes here); the package finds it by
+ * plain resolution from its own folder.
+ */
+async function withSqliteDriver(fn: () => Promise<void>): Promise<void> {
+  const link = join(project, 'node_modules/better-sqlite3');
+  symlinkSync(join(ROOT, 'node_modules/better-sqlite3'), link, 'dir');
+  try {
+    await fn();
+  } finally {
+    rmSync(link, { force: true });
+  }
+}
+
+/** A copy of this tree as a fresh clone has it: no node_modules, no dist/. */
+function copyTree(to: string): void {
+  cpSync(ROOT, to, {
+    recursive: true,
+    filter: (source) => !/[/\\](node_modules|dist|\.git|\.tmp)$/.test(source) && !/\.db(-wal|-shm)?$/.test(source),
+  });
+}
+
+function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const probe = net.createServer();
+    probe.once('error', fail);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as net.AddressInfo;
+      probe.close(() => done(port));
+    });
+  });
+}
