@@ -1,34 +1,16 @@
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { metrics } from '@opentelemetry/api';
 import { sqliteStore } from '../../adapters/sqlite/index.js';
 import { createWebhooks } from '../../src/index.js';
 import { DUE_COUNT_MAX_AGE_MS } from '../../src/telemetry/due-count.js';
 import { createInstruments } from '../../src/telemetry/metrics.js';
-import { useCleanups } from '../helpers/cleanup.js';
+import { useTelemetryEngines } from './engine.js';
 import { makeEngine } from '../helpers/engine.js';
 import { testKey, userData } from '../helpers/fixtures.js';
 import { startReceiver, tempDir } from '../helpers/http.js';
-import { testSdk, total, useContextManager } from './sdk.js';
+import { testSdk, total } from './sdk.js';
 
-const cleanups = useCleanups();
-let stopContext: () => void;
-beforeAll(() => {
-  stopContext = useContextManager();
-});
-afterAll(() => stopContext());
-
-/** An engine with the SDK's providers, a receiver on 127.0.0.1 answering 200 on /ok and 500 elsewhere. */
-async function setup(overrides: Parameters<typeof makeEngine>[0] = {}) {
-  const sdk = testSdk();
-  const receiver = await startReceiver((req) => (req.path.startsWith('/ok') ? 200 : 500));
-  const env = await makeEngine({ telemetry: sdk.telemetry, ...overrides });
-  cleanups.push(
-    () => sdk.shutdown(),
-    () => receiver.close(),
-    () => env.close(),
-  );
-  return { sdk, receiver, ...env };
-}
+const { cleanups, setup } = useTelemetryEngines();
 
 const ALLOWED_KEYS = new Set(['webhooks.outcome', 'webhooks.event_type', 'webhooks.error_kind', 'webhooks.reason']);
 

@@ -1,31 +1,14 @@
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { sqliteStore } from '../../adapters/sqlite/index.js';
-import { useCleanups } from '../helpers/cleanup.js';
+import { useTelemetryEngines } from './engine.js';
 import { makeEngine } from '../helpers/engine.js';
 import { userData } from '../helpers/fixtures.js';
 import { startReceiver, tempDir } from '../helpers/http.js';
-import { testSdk, total, useContextManager } from './sdk.js';
+import { testSdk, total } from './sdk.js';
 
-const cleanups = useCleanups();
-let stopContext: () => void;
-beforeAll(() => {
-  stopContext = useContextManager();
-});
-afterAll(() => stopContext());
-
-async function setup(overrides: Parameters<typeof makeEngine>[0] = {}) {
-  const sdk = testSdk();
-  const receiver = await startReceiver((req) => (req.path.startsWith('/ok') ? 200 : 500));
-  const env = await makeEngine({ telemetry: sdk.telemetry, ...overrides });
-  cleanups.push(
-    () => sdk.shutdown(),
-    () => receiver.close(),
-    () => env.close(),
-  );
-  return { sdk, receiver, ...env };
-}
+const { cleanups, setup } = useTelemetryEngines();
 
 const named = (spans: ReadableSpan[], name: string) => spans.filter((s) => s.name === name);
 const parentOf = (span: ReadableSpan) => span.parentSpanContext?.spanId;
