@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createWebhooks, generateSigningKey, ManualClock } from 'identity-webhooks';
 import { sqliteStore } from 'identity-webhooks/sqlite';
+import { EVENT_DATA } from './lib/engine.mjs';
 
 const DAYS = Number(process.env.DAYS ?? 90);
 const EVENTS_PER_HOUR = Number(process.env.EVENTS_PER_HOUR ?? 2);
@@ -70,19 +71,7 @@ for (const [name, path] of [
 ])
   await hooks.webhooks.create({ name, endpoint: `${base}${path}`, eventTypes: ['user.created'] });
 
-const data = {
-  user: {
-    id: 'kp_0123456789abcdef',
-    email: 'ada@example.com',
-    first_name: 'Ada',
-    last_name: 'Lovelace',
-    phone: null,
-    username: null,
-    is_password_reset_requested: false,
-    is_suspended: false,
-    organizations: [{ code: 'org_1234', permissions: null, roles: null }],
-  },
-};
+const data = EVENT_DATA;
 
 const size = (f) => {
   try {

@@ -23,3 +23,16 @@ export function userData(overrides: Record<string, unknown> = {}) {
     },
   };
 }
+
+/** A stored `user.created` event of environment `default`, emitted at `at` (what a token is built from). */
+export function userEvent(at: number, id = 'event_1') {
+  return {
+    id,
+    environment: 'default',
+    type: 'user.created',
+    source: 'api' as const,
+    data: userData(),
+    eventTimestamp: at,
+    createdAt: at,
+  };
+}

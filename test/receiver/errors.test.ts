@@ -7,7 +7,7 @@ import { buildClaims } from '../../src/signing/token.js';
 import { jwksResponse } from '../../src/http/jwks.js';
 import { createReceiver, createVerifier, type WebhookVerificationError } from '../../src/receiver/index.js';
 import { serveHandler } from '../helpers/http.js';
-import { testKey, userData } from '../helpers/fixtures.js';
+import { testKey, userEvent } from '../helpers/fixtures.js';
 
 // Issue 15, point 4: receiver errors that point at the fix. The sender gets what it can act on;
 // the receiver's operator (onError, error.message) gets the URL tried and what to check.
@@ -42,15 +42,7 @@ afterAll(async () => {
 /** A token signed by the issuer's real key, with `iss` as given (absent when undefined). */
 async function token(iss: unknown): Promise<string> {
   const at = clock.now() - 1000;
-  const record = {
-    id: 'event_1',
-    environment: 'default',
-    type: 'user.created',
-    source: 'api' as const,
-    data: userData(),
-    eventTimestamp: at,
-    createdAt: at,
-  };
+  const record = userEvent(at);
   const claims: Record<string, unknown> = { ...buildClaims(record, 'x', clock.now()), iss };
   if (iss === undefined) delete claims.iss;
   return new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid: key.kid, typ: 'JWT' }).sign((await importSigningKey(key)).key);

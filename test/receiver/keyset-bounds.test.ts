@@ -5,7 +5,7 @@ import { importSigningKey } from '../../src/signing/keys.js';
 import { buildClaims, signClaims } from '../../src/signing/token.js';
 import { createReceiver, createVerifier, type WebhookVerificationError } from '../../src/receiver/index.js';
 import { MAX_KEY_SET_BYTES } from '../../src/receiver/remote-keyset.js';
-import { testKey, userData } from '../helpers/fixtures.js';
+import { testKey, userEvent } from '../helpers/fixtures.js';
 import { rawKeySetServer } from './keyset-server.js';
 
 // Issue 16, point 5: the receiver reads at most MAX_KEY_SET_BYTES of a key set, streaming, and
@@ -24,15 +24,7 @@ afterAll(async () => {
 
 async function token(issuer: string): Promise<string> {
   const at = clock.now() - 1000;
-  const record = {
-    id: 'event_1',
-    environment: 'default',
-    type: 'user.created',
-    source: 'api' as const,
-    data: userData(),
-    eventTimestamp: at,
-    createdAt: at,
-  };
+  const record = userEvent(at);
   return signClaims(buildClaims(record, issuer, clock.now()), await importSigningKey(key));
 }
 
