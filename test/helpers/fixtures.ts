@@ -25,12 +25,12 @@ export function userData(overrides: Record<string, unknown> = {}) {
 }
 
 /** A stored `user.created` event of environment `default`, emitted at `at` (what a token is built from). */
-export function userEvent(at: number, id = 'event_1') {
+export function userEvent(at: number, { id = 'event_1', source = 'api' }: { id?: string; source?: 'api' | 'admin' | 'user' } = {}) {
   return {
     id,
     environment: 'default',
     type: 'user.created',
-    source: 'api' as const,
+    source,
     data: userData(),
     eventTimestamp: at,
     createdAt: at,

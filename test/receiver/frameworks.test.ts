@@ -9,7 +9,7 @@ import { buildClaims, signClaims } from '../../src/signing/token.js';
 import { jwksResponse } from '../../src/http/jwks.js';
 import { createReceiver, createVerifier } from '../../src/receiver/index.js';
 import { serveHandler } from '../helpers/http.js';
-import { testKey, userData } from '../helpers/fixtures.js';
+import { testKey, userEvent } from '../helpers/fixtures.js';
 
 // The README's three examples, as written there, each served over real HTTP.
 const clock = new ManualClock(Date.parse('2026-03-01T12:00:00.000Z'));
@@ -22,15 +22,7 @@ beforeAll(async () => {
   const site = await serveHandler(async (req) => jwksResponse(keys.jwks(), req.method));
   closers.push(site.close);
   issuer = site.url;
-  const event = {
-    id: 'event_1',
-    environment: 'default',
-    type: 'user.created',
-    source: 'admin' as const,
-    data: userData(),
-    eventTimestamp: clock.now(),
-    createdAt: clock.now(),
-  };
+  const event = userEvent(clock.now(), { source: 'admin' });
   sign = async () => signClaims(buildClaims(event, issuer, clock.now()), await importSigningKey(key));
 });
 afterAll(async () => {

@@ -9,7 +9,7 @@ import { KeySet } from '../../src/signing/keyset.js';
 import { importSigningKey } from '../../src/signing/keys.js';
 import { buildClaims, signClaims } from '../../src/signing/token.js';
 import { tempDir } from '../helpers/http.js';
-import { testKey, userData } from '../helpers/fixtures.js';
+import { testKey, userEvent } from '../helpers/fixtures.js';
 
 // `identity-webhooks/receiver` must load where only jose is installed: no kysely, better-sqlite3,
 // pg or undici, and no node: built-ins (edge runtimes have none). Each source file is compiled
@@ -63,15 +63,7 @@ test('it loads and verifies a token in a directory where jose is the only packag
   const key = await testKey();
   const now = Date.parse('2026-03-01T12:00:00.000Z');
   const issuer = 'https://auth.example.com';
-  const event = {
-    id: 'event_1',
-    environment: 'default',
-    type: 'user.created',
-    source: 'admin' as const,
-    data: userData(),
-    eventTimestamp: now,
-    createdAt: now,
-  };
+  const event = userEvent(now, { source: 'admin' });
   const token = await signClaims(buildClaims(event, issuer, now), await importSigningKey(key));
   const script = `
     const { createVerifier, createReceiver } = await import('./receiver/index.js');
