@@ -123,7 +123,7 @@ describe('delivery operations on PostgreSQL, several processes', () => {
     await until(
       'every delivery failed',
       async () => (await f.count("select count(*)::int as n from iw_deliveries where status = 'failed'")) === N,
-      20_000,
+      120_000, // a failing webhook is probed one attempt at a time (per process): 1,200 in a row
       50,
     );
     expect(receiver.requests).toHaveLength(N);
@@ -142,7 +142,7 @@ describe('delivery operations on PostgreSQL, several processes', () => {
     await until(
       'every delivery delivered',
       async () => (await f.count("select count(*)::int as n from iw_deliveries where status <> 'delivered'")) === 0,
-      20_000,
+      45_000,
       50,
     );
     await new Promise((r) => setTimeout(r, 500)); // a second send, if any, would arrive now
@@ -158,7 +158,7 @@ describe('delivery operations on PostgreSQL, several processes', () => {
       recovered: 0,
     });
     await Promise.all(f.workers.map((w) => w.stop()));
-  }, 30_000);
+  }, 240_000); // bounds, not timings: 2,400 attempts across three processes on a shared 2-core machine
 
   test('a resend during an attempt whose outcome is being written neither waits for it nor queues a second attempt', async () => {
     const schema = await createSchema(setup.server.url, 'o');
