@@ -35,7 +35,7 @@ export async function redisDurability(redis) {
 }
 
 export default async function bullmq(config) {
-  const { deliveries, concurrency, receiver, redis } = config;
+  const { deliveries, concurrency, receiver, redis, deadlineMs = 120_000 } = config;
   const connection = { ...redis, maxRetriesPerRequest: null };
   const endpoint = `${receiver.urls[0]}/ok/0`;
   const name = `iw_peers_${process.pid}_${Date.now().toString(36)}`;
@@ -82,7 +82,7 @@ export default async function bullmq(config) {
       new Promise((resolve, reject) => {
         target += count;
         onDone = resolve;
-        setTimeout(() => reject(new Error(`${completed} of ${target} jobs completed within 120 s`)), 120_000).unref();
+        setTimeout(() => reject(new Error(`${completed} of ${target} jobs completed within ${deadlineMs / 1000} s`)), deadlineMs).unref();
       });
 
     // Warm-up: connections open, scripts loaded, JIT warm.

@@ -13,7 +13,7 @@ import { sleep } from '../lib/stats.mjs';
 import { checkOnce, figures, makeSigner } from './common.mjs';
 
 export default async function pgboss(config) {
-  const { deliveries, loops, batchSize, receiver, pgPrefix } = config;
+  const { deliveries, loops, batchSize, receiver, pgPrefix, deadlineMs = 120_000 } = config;
   const endpoint = `${receiver.urls[0]}/ok/0`;
   const url = await createDatabase(`${pgPrefix}_pgboss`); // dropped by peers.mjs afterwards
   const boss = new PgBoss({ connectionString: url, max: 10 });
@@ -51,7 +51,7 @@ export default async function pgboss(config) {
     };
     const work = async (queue, count) => {
       let done = 0;
-      const deadline = Date.now() + 120_000;
+      const deadline = Date.now() + deadlineMs;
       await Promise.all(
         Array.from({ length: loops }, async () => {
           while (done < count && Date.now() < deadline) {
@@ -69,7 +69,7 @@ export default async function pgboss(config) {
           }
         }),
       );
-      if (done < count) throw new Error(`${done} of ${count} jobs completed within 120 s`);
+      if (done < count) throw new Error(`${done} of ${count} jobs completed within ${deadlineMs / 1000} s`);
     };
 
     await enqueue('warm', 64);
