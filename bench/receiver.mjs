@@ -22,14 +22,14 @@ let stamps = new Map();
 let arrivals = [];
 
 function freshStats() {
-  return { requests: 0, ok: 0, other: 0, bytes: 0, tokens: new Set(), byPort: {} };
+  return { requests: 0, ok: 0, other: 0, bytes: 0, tokens: new Set(), okIds: new Set(), byPort: {} };
 }
 
 function handle(req, res, port) {
   const url = req.url ?? '/';
   if (req.method === 'GET' && url === '/_stats') {
-    const { tokens, ...rest } = stats;
-    return reply(res, 200, JSON.stringify({ ...rest, distinctTokens: tokens.size }));
+    const { tokens, okIds, ...rest } = stats;
+    return reply(res, 200, JSON.stringify({ ...rest, distinctTokens: tokens.size, distinctOkIds: okIds.size }));
   }
   if (req.method === 'GET' && url === '/_stamps') {
     const body = JSON.stringify(Object.fromEntries(stamps));
@@ -62,6 +62,8 @@ function handle(req, res, port) {
     const status = m ? Number(m[1]) : 200;
     if (status === 200) {
       stats.ok++;
+      // Distinct webhook-ids answered 200: equal to `ok` when no delivery was sent twice.
+      if (typeof id === 'string') stats.okIds.add(id);
       // When the request was read in full and is answered (CLOCK_MONOTONIC ms, shared by every
       // process of the machine): a delivery done, as far as the receiver can tell.
       if (arrivals.length < MAX_ARRIVALS) arrivals.push(Math.round((Number(process.hrtime.bigint()) / 1e6) * 1000) / 1000);

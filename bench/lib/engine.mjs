@@ -1,25 +1,11 @@
 import { createWebhooks, generateSigningKey } from 'identity-webhooks';
+import { EVENT_DATA, EVENT_TYPE, ISSUER } from './payload.mjs';
 
 // With --telemetry, the OpenTelemetry SDK is registered before any engine exists. Loaded only
 // then: without it, no scenario process carries the SDK's modules (its RSS and start-up included).
 if (process.env.IW_BENCH_TELEMETRY === '1') (await import('./telemetry.mjs')).registerTelemetry();
 
-/** The event every scenario sends: a realistic user.created (about 330 bytes of JSON data). */
-export const EVENT_TYPE = 'user.created';
-export const EVENT_DATA = Object.freeze({
-  user: {
-    id: 'kp_0123456789abcdef0123456789abcdef',
-    email: 'ada.lovelace@example.com',
-    first_name: 'Ada',
-    last_name: 'Lovelace',
-    phone: '+44 20 7946 0000',
-    username: 'ada',
-    is_password_reset_requested: false,
-    is_suspended: false,
-    organizations: [{ code: 'org_0123456789ab', permissions: ['read:users', 'write:users'], roles: ['admin'] }],
-  },
-});
-export const ISSUER = 'https://auth.example.com';
+export { EVENT_DATA, EVENT_TYPE, ISSUER };
 
 let key;
 /** One RS256 key per process (generating one costs ~100 ms). */

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
-import { EVENT_DATA, EVENT_TYPE } from './engine.mjs';
+import { EVENT_DATA, EVENT_TYPE } from './payload.mjs';
 import { kindOf } from './stores.mjs';
 
 /**
@@ -21,12 +21,14 @@ import { kindOf } from './stores.mjs';
  * B-tree inserts (PostgreSQL: 13 s -> 5-6 s for the backlog's million rows). The schema after is
  * the migrations' exactly, whatever they define.
  *
- * @param {{ groups: { environment: string, webhookIds: string[] }[], events: number, firstDueAt: number, spacingMs?: number, createdAt?: number, deferIndexes?: boolean }} plan
+ * `kind` ('sqlite' | 'postgres') is for a store not opened by lib/stores.mjs (an engine loaded from another checkout).
+ *
+ * @param {{ groups: { environment: string, webhookIds: string[] }[], events: number, firstDueAt: number, spacingMs?: number, createdAt?: number, deferIndexes?: boolean, kind?: string }} plan
  * @returns {Promise<{ events: number, deliveries: number, prefix: string }>}
  */
-export async function preload(store, { groups, events, firstDueAt, spacingMs = 1, createdAt, deferIndexes = false }) {
+export async function preload(store, { groups, events, firstDueAt, spacingMs = 1, createdAt, deferIndexes = false, kind }) {
   const db = store.kysely;
-  const pg = kindOf(store) === 'postgres';
+  const pg = (kind ?? kindOf(store)) === 'postgres';
   const G = groups.length;
   const hex = Date.now().toString(16).padStart(12, '0');
   const prefix = `event_${hex}${randomBytes(4).toString('hex')}`; // + 9-digit index = the usual 20 after the time

@@ -1,0 +1,82 @@
+// What the hand-written pipelines and the queue peers share: the token (written from scratch with
+// jose, the claims shape of src/signing/token.ts), the POST (undici keep-alive), and the checks
+// every variant ends with. Nothing here imports the engine.
+import { generateKeyPair, SignJWT } from 'jose';
+import { Agent, request } from 'undici';
+import { ISSUER } from '../lib/payload.mjs';
+import { receiverControl } from '../lib/receiver-client.mjs';
+
+/** One RS256 key (2048 bits, like generateSigningKey) for this process. */
+export async function makeSigner() {
+  const { privateKey } = await generateKeyPair('RS256', { modulusLength: 2048 });
+  const kid = 'bench-peer';
+  /** The token of one event, for one attempt at `now`. */
+  return (event, now) =>
+    new SignJWT({
+      type: event.type,
+      event_id: event.id,
+      event_timestamp: new Date(Number(event.eventTimestamp)).toISOString(),
+      timestamp: new Date(now).toISOString(),
+      source: event.source,
+      data: event.data,
+      iss: ISSUER,
+      iat: Math.floor(now / 1000),
+    })
+      .setProtectedHeader({ alg: 'RS256', kid, typ: 'JWT' })
+      .sign(privateKey);
+}
+
+/**
+ * POSTs a token through one undici keep-alive Agent with `connections` per origin. Resolves with
+ * the outcome (only 200 is a success, as in the engine); never rejects.
+ */
+export function makeSender({ connections }) {
+  const agent = new Agent({ connections, keepAliveTimeout: 10_000, headersTimeout: 15_000, bodyTimeout: 15_000 });
+  const send = async (endpoint, deliveryId, token) => {
+    const startedAt = Date.now();
+    const t0 = performance.now();
+    try {
+      const res = await request(endpoint, {
+        method: 'POST',
+        dispatcher: agent,
+        headers: { 'content-type': 'application/jwt', 'webhook-id': deliveryId, 'user-agent': 'bench-peer' },
+        body: token,
+      });
+      await res.body.dump({ limit: 4096 });
+      return { startedAt, durationMs: performance.now() - t0, statusCode: res.statusCode, error: null, success: res.statusCode === 200 };
+    } catch (error) {
+      return { startedAt, durationMs: performance.now() - t0, statusCode: null, error: String(error?.message ?? error), success: false };
+    }
+  };
+  return { send, close: () => agent.close() };
+}
+
+/**
+ * The check every variant ends with: the store recorded each of the `expected` deliveries exactly
+ * once (`recorded` successes, `attempts` attempt rows, `distinct` deliveries among them), and the
+ * receiver answered exactly as many, each webhook-id once. Throws, loudly, otherwise.
+ */
+export async function checkOnce(receiverUrls, { expected, recorded, attempts = recorded, distinct = recorded }) {
+  const seen = await receiverControl(receiverUrls).stats();
+  const problems = [];
+  if (recorded !== expected) problems.push(`the store recorded ${recorded} of ${expected} deliveries as delivered`);
+  if (attempts !== expected || distinct !== expected)
+    problems.push(`the store holds ${attempts} attempts for ${distinct} deliveries (expected ${expected} of each)`);
+  if (seen.ok !== recorded) problems.push(`the receiver answered ${seen.ok} deliveries, the store recorded ${recorded}`);
+  if (seen.distinctOkIds !== seen.ok)
+    problems.push(`the receiver saw ${seen.ok} deliveries but ${seen.distinctOkIds} distinct webhook-ids`);
+  if (seen.other !== 0) problems.push(`the receiver answered ${seen.other} requests with a status other than 200`);
+  if (problems.length) throw new Error(`CORRECTNESS CHECK FAILED: ${problems.join('; ')}`);
+  return { receiverOk: seen.ok, signaturesPerDelivery: seen.distinctTokens / Math.max(1, seen.ok) };
+}
+
+/** The figures every variant reports for its measured run. */
+export function figures({ deliveries, seconds, cpu, check }) {
+  return {
+    deliveries,
+    seconds,
+    perSec: deliveries / seconds,
+    cpuMsPerDelivery: (cpu.user + cpu.system) / 1000 / deliveries,
+    signaturesPerDelivery: check.signaturesPerDelivery,
+  };
+}
