@@ -103,6 +103,37 @@ describe('postgres: emit in one statement', () => {
     expect(await count(url, 'select count(*) as n from iw_events where id = $1', [ev.id])).toBe(1);
   });
 
+  test('a retry that waited on the first (still committing) answers with what that commit wrote', async () => {
+    const { store, url, newDeliveryId } = await counted();
+    const ev = event('env_a');
+    let commit!: () => void;
+    let wrote!: () => void;
+    const committed = new Promise<void>((resolve) => (commit = resolve));
+    const uncommitted = new Promise<void>((resolve) => (wrote = resolve));
+    const first = store.kysely.transaction().execute(async (trx) => {
+      const deliveries = await store.insertEvent(ev, { newDeliveryId, transaction: trx });
+      wrote();
+      await committed;
+      return deliveries;
+    });
+    await uncommitted;
+    // The retry's statement takes its snapshot now, then waits on the event id the first holds.
+    const retry = store.insertEvent(ev, { newDeliveryId });
+    await until(
+      'the retry to wait on the first',
+      async () =>
+        (await count(
+          url,
+          "select count(*) as n from pg_stat_activity where wait_event_type = 'Lock' and datname = current_database()",
+          [],
+        )) > 0,
+    );
+    commit();
+    const written = await first;
+    expect(written).toHaveLength(10);
+    expect((await retry).map((d) => d.id).sort()).toEqual(written.map((d) => d.id).sort());
+  });
+
   test('inside a host transaction: the same one statement; a rollback leaves no event and no delivery', async () => {
     const { store, url, newDeliveryId, during } = await counted();
     const lost = event('env_a');
