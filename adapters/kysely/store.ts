@@ -43,6 +43,11 @@ export interface SqlFlavor {
    * the hint goes out when (and only if) it commits, including a host's own transaction.
    */
   notify?(db: Db): Promise<void>;
+  /**
+   * Optional: `insertEvent` (not a test event's) as one atomic statement on `db` (the store's own
+   * Kysely or the host's transaction), hint included; see `adapters/postgres/emit.ts`.
+   */
+  insertEvent?(db: Db, event: EventRecord, options: InsertEventOptions<HostTransaction>): Promise<DeliveryRecord[]>;
   /** Optional: listens for those hints; see {@link Store.subscribe}. */
   subscribe?(onWake: () => void): Promise<() => Promise<void>>;
   /** Releases what the adapter opened. */
@@ -204,6 +209,11 @@ export class KyselyStore implements Store<HostTransaction> {
   }
 
   async insertEvent(event: EventRecord, options: InsertEventOptions<HostTransaction>): Promise<DeliveryRecord[]> {
+    const oneStatement = this.flavor.insertEvent;
+    if (oneStatement && options.webhookIds === undefined) {
+      const db = options.transaction !== undefined ? asHostTransaction(options.transaction) : this.db;
+      return oneStatement(db, event, options);
+    }
     const write = async (db: Db): Promise<DeliveryRecord[]> => {
       const inserted = await db
         .insertInto('iw_events')
@@ -237,21 +247,7 @@ export class KyselyStore implements Store<HostTransaction> {
       // A test event goes to the named webhooks whatever they subscribe to; nothing else does.
       const chosen = only ? hooks : hooks.filter((h) => (JSON.parse(h.event_types) as string[]).includes(event.type));
       if (only && chosen.length === 0) throw new WebhookDisabledError(only[0] ?? '');
-      const deliveries = chosen.map<DeliveryRecord>((h) => ({
-        id: options.newDeliveryId(),
-        environment: event.environment,
-        webhookId: h.id,
-        eventId: event.id,
-        status: 'pending',
-        attemptCount: 0,
-        nextAttemptAt: event.createdAt,
-        lastAttemptAt: null,
-        lastResult: null,
-        eventType: event.type,
-        lastError: null,
-        createdAt: event.createdAt,
-        updatedAt: event.createdAt,
-      }));
+      const deliveries = chosen.map((h) => pendingDelivery(event, h.id, options.newDeliveryId()));
       if (deliveries.length > 0) {
         await db.insertInto('iw_deliveries').values(deliveries.map(fromDelivery)).execute();
         await this.flavor.notify?.(db);
@@ -410,6 +406,25 @@ export class KyselyStore implements Store<HostTransaction> {
     }
     return counts;
   }
+}
+
+/** A new delivery of `event` to one webhook: pending, due when the event was created, nobody's yet. */
+export function pendingDelivery(event: EventRecord, webhookId: string, id: string): DeliveryRecord {
+  return {
+    id,
+    environment: event.environment,
+    webhookId,
+    eventId: event.id,
+    status: 'pending',
+    attemptCount: 0,
+    nextAttemptAt: event.createdAt,
+    lastAttemptAt: null,
+    lastResult: null,
+    eventType: event.type,
+    lastError: null,
+    createdAt: event.createdAt,
+    updatedAt: event.createdAt,
+  };
 }
 
 function asHostTransaction(value: unknown): Db {

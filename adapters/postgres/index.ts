@@ -9,6 +9,7 @@ import { systemClock } from '../../src/clock.js';
 import { lockEnvironment, tryLockRetention, withMigrationLock } from './locks.js';
 import { assertMigrated, migrateUnderLock } from './migrate.js';
 import { notifyWake, WakeListener } from './notify.js';
+import { oneStatementEmit } from './emit.js';
 
 export { WAKE_CHANNEL } from './notify.js';
 
@@ -95,6 +96,7 @@ export function postgresStore(options: PostgresStoreOptions): KyselyStore {
     isTransient,
     lockEnvironment,
     tryLockRetention,
+    insertEvent: oneStatementEmit({ notify: o.notifications }),
     async migrate(db, run) {
       // The runner migrates through the one connection that holds the migrations lock.
       if (o.autoMigrate) await withMigrationLock(db, (conn) => run(conn));
