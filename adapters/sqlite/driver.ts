@@ -58,6 +58,29 @@ export class SqliteEngineDialect implements Dialect {
  */
 const queues = new WeakMap<SqliteDatabase, { tail: Promise<void> }>();
 
+function queueOf(db: SqliteDatabase): { tail: Promise<void> } {
+  let queue = queues.get(db);
+  if (!queue) {
+    queue = { tail: Promise.resolve() };
+    queues.set(db, queue);
+  }
+  return queue;
+}
+
+/**
+ * Takes the handle's turn once the statements and transactions queued before have finished;
+ * everything queued after waits (without blocking the event loop) until the returned function
+ * is called. The checkpoint thread uses it to copy the last WAL frames with no commit in between.
+ */
+export async function holdQueue(db: SqliteDatabase): Promise<() => void> {
+  const queue = queueOf(db);
+  const previous = queue.tail;
+  let release!: () => void;
+  queue.tail = new Promise((resolve) => (release = resolve));
+  await previous;
+  return release;
+}
+
 class SqliteEngineDriver implements Driver {
   #queue: { tail: Promise<void> };
   #connection: SqliteEngineConnection;
@@ -68,12 +91,7 @@ class SqliteEngineDriver implements Driver {
     private readonly owned: boolean,
   ) {
     this.#connection = new SqliteEngineConnection(db);
-    let queue = queues.get(db);
-    if (!queue) {
-      queue = { tail: Promise.resolve() };
-      queues.set(db, queue);
-    }
-    this.#queue = queue;
+    this.#queue = queueOf(db);
   }
 
   async init(): Promise<void> {}

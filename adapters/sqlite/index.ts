@@ -2,6 +2,7 @@ import { loadDriver } from '../driver.js';
 import { Kysely } from 'kysely';
 import { KyselyStore, type SqlFlavor } from '../kysely/store.js';
 import type { EngineTables } from '../kysely/schema.js';
+import { startCheckpoints } from './checkpoint.js';
 import { claimDue } from './claim.js';
 import { isTransient } from './transient.js';
 import { SqliteEngineDialect, type SqliteDatabase } from './driver.js';
@@ -16,10 +17,11 @@ export interface SqliteStoreOptions {
   /** How long a writer waits for another process's lock before failing. Default 5000 ms. */
   busyTimeoutMs?: number;
   /**
-   * On a database the store opens itself, WAL checkpoints run from a timer this often instead
-   * of inside whichever commit crosses SQLite's 1000-page mark (a checkpoint syncs the file:
-   * milliseconds that would otherwise land in a random emit or claim). 0 keeps SQLite's
-   * automatic checkpoints. Default 1000 ms. A database the host passes in is left as it is.
+   * On a database the store opens itself, WAL checkpoints run this often on a thread of their
+   * own (a worker with its own connection to the file) instead of inside whichever commit
+   * crosses SQLite's 1000-page mark: a checkpoint copies pages and syncs the file, milliseconds
+   * that would otherwise stall the event loop or land in a random emit or claim. 0 keeps
+   * SQLite's automatic checkpoints. Default 1000 ms. A database the host passes in is left as it is.
    */
   checkpointIntervalMs?: number;
 }
@@ -55,7 +57,7 @@ export function sqliteStore(options: SqliteStoreOptions): KyselyStore {
   if (!Number.isInteger(checkpointMs) || checkpointMs < 0)
     throw new TypeError('sqliteStore: checkpointIntervalMs must be a non-negative integer');
   const checkpoints =
-    database === undefined && filename !== ':memory:' && checkpointMs > 0 ? backgroundCheckpoints(db, checkpointMs) : null;
+    database === undefined && filename !== ':memory:' && checkpointMs > 0 ? startCheckpoints(db, filename!, checkpointMs, busy) : null;
 
   const kysely = new Kysely<EngineTables>({ dialect: new SqliteEngineDialect(db, database === undefined) });
   const flavor: SqlFlavor = {
@@ -70,40 +72,9 @@ export function sqliteStore(options: SqliteStoreOptions): KyselyStore {
       await run();
     },
     async close() {
-      if (checkpoints) clearInterval(checkpoints);
+      await checkpoints?.stop();
       await kysely.destroy();
     },
   };
   return new KyselyStore(kysely, flavor);
 }
-
-/**
- * PASSIVE checkpoints never wait for readers or writers, so the timer cannot stall on another
- * process; a round that finds our own transaction open (between two awaited statements) skips.
- */
-function backgroundCheckpoints(db: SqliteDatabase, everyMs: number): NodeJS.Timeout {
-  db.pragma('wal_autocheckpoint = 0');
-  // After a checkpoint resets the WAL, SQLite truncates the file to this size: without it the WAL
-  // keeps its largest size ever (seen: 50 MB beside a 6 MB database after 90 simulated days).
-  db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT}`);
-  const checkpoint = (triesLeft: number) => {
-    if (!db.open) return;
-    // Our own transaction is open between two awaited statements: look again in a moment rather
-    // than wait a whole interval (under steady load a tick can keep landing inside one).
-    if (db.inTransaction) {
-      if (triesLeft > 0) setTimeout(() => checkpoint(triesLeft - 1), 2).unref();
-      return;
-    }
-    try {
-      db.pragma('wal_checkpoint(PASSIVE)');
-    } catch {
-      // Busy or locked: the next round tries again; the WAL only grows meanwhile.
-    }
-  };
-  const timer = setInterval(() => checkpoint(20), everyMs);
-  timer.unref();
-  return timer;
-}
-
-/** Bytes the WAL file is truncated to after a checkpoint resets it. */
-const WAL_SIZE_LIMIT = 16 * 1024 * 1024;
