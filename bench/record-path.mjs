@@ -118,7 +118,7 @@ async function measure(store) {
       },
       workerId: 'bench',
       now,
-      retryAt: null,
+      nextAttemptAt: null,
       disableAfterMs: 72 * 3600_000,
     }));
     const c0 = process.cpuUsage();

@@ -158,7 +158,7 @@ while (performance.now() < end) {
       },
       workerId: 'bench',
       now: Date.now(),
-      retryAt: null,
+      nextAttemptAt: null,
       disableAfterMs: 72 * 3600_000,
     })),
   );

@@ -102,8 +102,8 @@ export interface Store<Tx = unknown> {
   /**
    * Records attempts and their consequences, all in ONE transaction (group commit: the scheduler
    * batches outcomes that land together, so a commit is paid per batch, not per delivery). For
-   * each: the attempt row; the delivery (delivered, or next try at `retryAt`, or failed when
-   * `retryAt` is null) if this worker still holds it; the webhook's health (`failing_since` reset
+   * each: the attempt row; the delivery (delivered, or next attempt at `nextAttemptAt` (from the back-off), or failed when
+   * `nextAttemptAt` is null) if this worker still holds it; the webhook's health (`failing_since` reset
    * on success, set on first failure); and the auto-disable when a failure lands `disableAfterMs`
    * or more after `failing_since`. Idempotent by attempt id (a retry after a lost commit reply
    * gives the same answers). Returns, per item in order, the webhook when, and only when, that
@@ -119,7 +119,7 @@ export interface Store<Tx = unknown> {
    * that disables a webhook.
    */
   claimNotices(args: NoticeClaimArgs): Promise<NoticeRecord[]>;
-  /** Records a try of a claimed notice (sent, or next try at `retryAt`, or failed when null); false when the lease was lost. */
+  /** Records a try of a claimed notice (sent, or next attempt at `nextAttemptAt` (from the back-off), or failed when null); false when the lease was lost. */
   finishNotice(id: string, workerId: string, outcome: NoticeOutcome): Promise<boolean>;
   /** Newest first; every environment when `environment` is omitted. */
   listNotices(filter: { environment?: string; status?: NoticeStatus; limit: number }): Promise<NoticeRecord[]>;
@@ -190,7 +190,7 @@ export interface RecordAttemptArgs {
   workerId: string;
   now: number;
   /** Next try on failure; null = no more tries (delivery fails). Ignored on success. */
-  retryAt: number | null;
+  nextAttemptAt: number | null;
   disableAfterMs: number;
 }
 
@@ -201,7 +201,7 @@ export interface NoticeClaimArgs {
   leaseMs: number;
 }
 
-export type NoticeOutcome = { now: number; sent: true } | { now: number; sent: false; retryAt: number | null; error: string };
+export type NoticeOutcome = { now: number; sent: true } | { now: number; sent: false; nextAttemptAt: number | null; error: string };
 
 export interface PurgeArgs {
   /** Records older than this go. */

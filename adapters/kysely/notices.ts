@@ -68,14 +68,14 @@ export async function claimNotices(
 /** Records a try of a notice this worker still holds; a lease lost meanwhile changes nothing. */
 export async function finishNotice(db: Db, id: string, workerId: string, outcome: NoticeOutcome): Promise<boolean> {
   const { now } = outcome;
-  const retryAt = outcome.sent ? null : outcome.retryAt;
-  const status: NoticeStatus = outcome.sent ? 'sent' : retryAt === null ? 'failed' : 'pending';
+  const nextAttemptAt = outcome.sent ? null : outcome.nextAttemptAt;
+  const status: NoticeStatus = outcome.sent ? 'sent' : nextAttemptAt === null ? 'failed' : 'pending';
   const done = await db
     .updateTable('iw_notices')
     .set({
       status,
       attempt_count: sql`attempt_count + 1`,
-      next_attempt_at: status === 'pending' ? retryAt : null,
+      next_attempt_at: status === 'pending' ? nextAttemptAt : null,
       locked_by: null,
       locked_until: null,
       last_error: outcome.sent ? null : outcome.error.slice(0, 500),

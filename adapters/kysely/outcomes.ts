@@ -166,18 +166,18 @@ const owns = (d: DeliveryState, workerId: string) => d.locked_by === workerId &&
 /** One outcome's consequences, the attempt row already written. */
 async function applyOne(
   trx: Trx,
-  { attempt, workerId, now, retryAt, disableAfterMs }: RecordAttemptArgs,
+  { attempt, workerId, now, nextAttemptAt, disableAfterMs }: RecordAttemptArgs,
   delivery: DeliveryState,
 ): Promise<Result> {
   const result = attempt.statusCode !== null ? String(attempt.statusCode) : (attempt.errorKind ?? 'error');
   const lastError = attempt.success ? null : describeFailure(attempt);
   if (owns(delivery, workerId)) {
-    const status = attempt.success ? 'delivered' : delivery.status === 'held' ? 'held' : retryAt === null ? 'failed' : 'pending';
+    const status = attempt.success ? 'delivered' : delivery.status === 'held' ? 'held' : nextAttemptAt === null ? 'failed' : 'pending';
     await trx
       .updateTable('iw_deliveries')
       .set({
         status,
-        next_attempt_at: status === 'pending' ? retryAt : null,
+        next_attempt_at: status === 'pending' ? nextAttemptAt : null,
         attempt_count: Number(delivery.attempt_count) + 1,
         locked_by: null,
         locked_until: null,

@@ -95,11 +95,11 @@ export class Dispatcher {
       });
     }
     const now = clock.now();
-    const retryAt = attempt.success ? null : backoff.nextAttemptAt(claimed.delivery.attemptCount + 1, now);
+    const nextAttemptAt = attempt.success ? null : backoff.nextAttemptAt(claimed.delivery.attemptCount + 1, now);
     try {
       // Until our lease ends nobody else sends this delivery, so keep trying that long.
       const leaseLeft = claimed.lease.until - clock.now();
-      const { disabled } = await this.#recorder.record({ attempt, workerId, now, retryAt, disableAfterMs }, leaseLeft);
+      const { disabled } = await this.#recorder.record({ attempt, workerId, now, nextAttemptAt, disableAfterMs }, leaseLeft);
       if (disabled) {
         telemetry.disabled(disabled);
         this.deps.onNotice();

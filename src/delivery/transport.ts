@@ -54,7 +54,7 @@ export interface HttpTransportOptions {
 }
 
 /**
- * The default transport: undici with keep-alive, the network guard with DNS pinning, no
+ * The default transport: undici with keep-alive, the guard with DNS pinning, no
  * redirects followed (a 3xx is just a failed attempt), one total deadline, and a bounded read of
  * the response.
  *

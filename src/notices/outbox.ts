@@ -111,11 +111,11 @@ export class NoticeOutbox {
       telemetry.notice(false);
       const now = clock.now();
       const delay = NOTICE_BACKOFF[notice.attempts];
-      const retryAt = delay === undefined ? null : now + delay;
+      const nextAttemptAt = delay === undefined ? null : now + delay;
       const meta = { ...logFields(error, { noticeId: notice.id, webhookId: webhook.id }), attempt: notice.attempts + 1 };
-      if (retryAt === null) logger.error('the notifier kept failing; the notice is given up (see hooks.notices.list)', meta);
-      else logger.warn(`the notifier failed; the notice is tried again at ${new Date(retryAt).toISOString()}`, meta);
-      outcome = { now, sent: false, retryAt, error: describeError(error) };
+      if (nextAttemptAt === null) logger.error('the notifier kept failing; the notice is given up (see hooks.notices.list)', meta);
+      else logger.warn(`the notifier failed; the notice is tried again at ${new Date(nextAttemptAt).toISOString()}`, meta);
+      outcome = { now, sent: false, nextAttemptAt, error: describeError(error) };
     }
     try {
       await transient(this.#isTransient, () => store.finishNotice(notice.id, workerId, outcome), NOTICE_LEASE_MS / 2);

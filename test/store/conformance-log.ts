@@ -34,7 +34,7 @@ export function describeLogContract(store: () => TestableStore, ready: () => Pro
           attempt: attempt(c.delivery.id, hook.id, 'env_a', false, at),
           workerId: 'w',
           now: at,
-          retryAt: null,
+          nextAttemptAt: null,
           disableAfterMs: 1e12,
         })),
       );

@@ -35,7 +35,7 @@ export function describeNoticeContract(ready: () => Promise<Store>, sibling: () 
         attempt: attempt(c.delivery.id, c.webhook.id, c.webhook.environment, false, now),
         workerId: 'w1',
         now,
-        retryAt: now + DAY,
+        nextAttemptAt: now + DAY,
         disableAfterMs: DISABLE_AFTER,
       }));
       const results = await s.recordAttempts(batch);
@@ -99,7 +99,7 @@ export function describeNoticeContract(ready: () => Promise<Store>, sibling: () 
       expect(second?.id).toBe(first!.id);
       // The first holder finishes late: nothing changes, it is told so.
       expect(await s.finishNotice(first!.id, 'w1', { now: now + LEASE + 1, sent: true })).toBe(false);
-      expect(await s.finishNotice(first!.id, 'w1', { now: now + LEASE + 1, sent: false, retryAt: null, error: 'x' })).toBe(false);
+      expect(await s.finishNotice(first!.id, 'w1', { now: now + LEASE + 1, sent: false, nextAttemptAt: null, error: 'x' })).toBe(false);
       expect((await all())[0]).toMatchObject({
         status: 'pending',
         attempts: 0,
@@ -112,7 +112,7 @@ export function describeNoticeContract(ready: () => Promise<Store>, sibling: () 
       expect((await all())[0]).toMatchObject({ id: first!.id, status: 'sent', attempts: 1, sentAt: now + LEASE + 2, nextAttemptAt: null });
       // A sent notice is never claimed again, nor finished twice.
       expect(await s.claimNotices({ now: now + 10 * DAY, limit: 10, workerId: 'w3', leaseMs: LEASE })).toEqual([]);
-      expect(await other.finishNotice(first!.id, 'w2', { now: now + LEASE + 3, sent: false, retryAt: null, error: 'x' })).toBe(false);
+      expect(await other.finishNotice(first!.id, 'w2', { now: now + LEASE + 3, sent: false, nextAttemptAt: null, error: 'x' })).toBe(false);
       expect(await s.nextDueAt()).toBeNull();
     });
 
@@ -120,26 +120,26 @@ export function describeNoticeContract(ready: () => Promise<Store>, sibling: () 
       const now = T0 + 10;
       await disable(['env_a'], now);
       const [n] = await s.claimNotices({ now, limit: 10, workerId: 'w1', leaseMs: LEASE });
-      const retryAt = now + 5 * 60_000;
-      expect(await s.finishNotice(n!.id, 'w1', { now: now + 1, sent: false, retryAt, error: 'Error: 421 try later' })).toBe(true);
+      const nextAttemptAt = now + 5 * 60_000;
+      expect(await s.finishNotice(n!.id, 'w1', { now: now + 1, sent: false, nextAttemptAt, error: 'Error: 421 try later' })).toBe(true);
       expect((await all())[0]).toMatchObject({
         id: n!.id,
         status: 'pending',
         attempts: 1,
         lastError: 'Error: 421 try later',
-        nextAttemptAt: retryAt,
+        nextAttemptAt: nextAttemptAt,
         sentAt: null,
       });
-      expect(await s.nextDueAt()).toBe(retryAt);
-      expect(await s.claimNotices({ now: retryAt - 1, limit: 10, workerId: 'w2', leaseMs: LEASE })).toEqual([]);
-      const [again] = await s.claimNotices({ now: retryAt, limit: 10, workerId: 'w2', leaseMs: LEASE });
+      expect(await s.nextDueAt()).toBe(nextAttemptAt);
+      expect(await s.claimNotices({ now: nextAttemptAt - 1, limit: 10, workerId: 'w2', leaseMs: LEASE })).toEqual([]);
+      const [again] = await s.claimNotices({ now: nextAttemptAt, limit: 10, workerId: 'w2', leaseMs: LEASE });
       expect(again).toMatchObject({ id: n!.id, attempts: 1 });
       const long = 'e'.repeat(2000);
-      expect(await s.finishNotice(n!.id, 'w2', { now: retryAt + 1, sent: false, retryAt: null, error: long })).toBe(true);
+      expect(await s.finishNotice(n!.id, 'w2', { now: nextAttemptAt + 1, sent: false, nextAttemptAt: null, error: long })).toBe(true);
       const failed = (await all())[0]!;
       expect(failed).toMatchObject({ status: 'failed', attempts: 2, nextAttemptAt: null, sentAt: null });
       expect(failed.lastError!.length).toBeLessThanOrEqual(500); // bounded like every stored error
-      expect(await s.claimNotices({ now: retryAt + 10 * DAY, limit: 10, workerId: 'w3', leaseMs: LEASE })).toEqual([]);
+      expect(await s.claimNotices({ now: nextAttemptAt + 10 * DAY, limit: 10, workerId: 'w3', leaseMs: LEASE })).toEqual([]);
       expect(await s.nextDueAt()).toBeNull();
     });
 
@@ -148,7 +148,7 @@ export function describeNoticeContract(ready: () => Promise<Store>, sibling: () 
       await disable(['env_a'], T0 + 20);
       const [x, y] = await s.claimNotices({ now: T0 + 30, limit: 2, workerId: 'w1', leaseMs: LEASE });
       await s.finishNotice(x!.id, 'w1', { now: T0 + 31, sent: true });
-      await s.finishNotice(y!.id, 'w1', { now: T0 + 31, sent: false, retryAt: null, error: 'refused' });
+      await s.finishNotice(y!.id, 'w1', { now: T0 + 31, sent: false, nextAttemptAt: null, error: 'refused' });
       const byCreation = await all();
       expect(byCreation).toHaveLength(3);
       expect(byCreation.map((n) => n.createdAt)).toEqual([T0 + 20, T0 + 10, T0 + 10]);

@@ -41,7 +41,7 @@ export function describeTelemetryContract(ready: () => Promise<Store & { kysely?
           attempt: attempt(c.delivery.id, c.webhook.id, c.delivery.environment, true, T0 + 21),
           workerId: 'w1',
           now: T0 + 21,
-          retryAt: null,
+          nextAttemptAt: null,
           disableAfterMs: 1e12,
         })),
       );
@@ -70,7 +70,13 @@ export function describeTelemetryContract(ready: () => Promise<Store & { kysely?
       // A failure's next try: due at its back-off time.
       const at = T0 + 5000 + LEASE + 40;
       const [result] = await s.recordAttempts([
-        { attempt: attempt(second!.id, hook.id, 'env_a', false, at), workerId: 'w3', now: at, retryAt: at + 60_000, disableAfterMs: 1e12 },
+        {
+          attempt: attempt(second!.id, hook.id, 'env_a', false, at),
+          workerId: 'w3',
+          now: at,
+          nextAttemptAt: at + 60_000,
+          disableAfterMs: 1e12,
+        },
       ]);
       expect(result).toEqual({ disabled: null });
       claimed = await s.claimDue({ now: at + 90_000, limit: 10, workerId: 'w4', leaseMs: LEASE });

@@ -171,7 +171,7 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
           attempt: attempt(delivery.id, hook.id, 'env_a', false, T0),
           workerId: 'w1',
           now: T0,
-          retryAt: T0 + 1000,
+          nextAttemptAt: T0 + 1000,
           disableAfterMs: DAY,
         });
         expect(await s.deleteWebhook('env_b', hook.id)).toBe(false);
@@ -368,13 +368,13 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
           attempt: attempt(delivery.id, hook.id, 'env_a', false, T0),
           workerId: 'w1',
           now: T0 + 1,
-          retryAt: T0 + 1000,
+          nextAttemptAt: T0 + 1000,
           disableAfterMs: DAY,
         });
         expect(await s.getWebhook('env_a', hook.id)).toMatchObject({ failingSince: T0, lastError: 'expected HTTP 200, got 500: boom' });
         await s.claimDue({ now: T0 + 1000, limit: 1, workerId: 'w1', leaseMs: LEASE });
         const ok = attempt(delivery.id, hook.id, 'env_a', true, T0 + 1000);
-        expect(await recordOne(s, { attempt: ok, workerId: 'w1', now: T0 + 1001, retryAt: null, disableAfterMs: DAY })).toEqual({
+        expect(await recordOne(s, { attempt: ok, workerId: 'w1', now: T0 + 1001, nextAttemptAt: null, disableAfterMs: DAY })).toEqual({
           disabled: null,
         });
         expect(await s.getDelivery('env_a', delivery.id)).toMatchObject({
@@ -395,21 +395,21 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
 
       test('failure schedules the next try, keeps the first failing_since, fails when retries end', async () => {
         const { hook, delivery } = await oneDelivery();
-        for (const [i, retryAt] of [T0 + 100, T0 + 300, null].entries()) {
+        for (const [i, nextAttemptAt] of [T0 + 100, T0 + 300, null].entries()) {
           const now = T0 + i * 100;
           expect(await s.claimDue({ now: i === 2 ? T0 + 300 : now, limit: 1, workerId: 'w1', leaseMs: LEASE })).toHaveLength(1);
           await recordOne(s, {
             attempt: attempt(delivery.id, hook.id, 'env_a', false, now),
             workerId: 'w1',
             now,
-            retryAt,
+            nextAttemptAt,
             disableAfterMs: DAY,
           });
           const d = await s.getDelivery('env_a', delivery.id);
           expect(d).toMatchObject({
             attemptCount: i + 1,
-            nextAttemptAt: retryAt,
-            status: retryAt === null ? 'failed' : 'pending',
+            nextAttemptAt: nextAttemptAt,
+            status: nextAttemptAt === null ? 'failed' : 'pending',
             lastResult: '500',
           });
         }
@@ -425,7 +425,7 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
           attempt: attempt(delivery.id, hook.id, 'env_a', true, T0),
           workerId: 'slow',
           now: T0 + LEASE + 1,
-          retryAt: null,
+          nextAttemptAt: null,
           disableAfterMs: DAY,
         });
         expect(await s.getDelivery('env_a', delivery.id)).toMatchObject({ status: 'pending', attemptCount: 0 });
@@ -437,8 +437,8 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
         const { hook, delivery } = await oneDelivery();
         await s.claimDue({ now: T0, limit: 1, workerId: 'w1', leaseMs: LEASE });
         const a = attempt(delivery.id, hook.id, 'env_a', false, T0);
-        await recordOne(s, { attempt: a, workerId: 'w1', now: T0, retryAt: T0 + 100, disableAfterMs: DAY });
-        await recordOne(s, { attempt: a, workerId: 'w1', now: T0, retryAt: T0 + 100, disableAfterMs: DAY });
+        await recordOne(s, { attempt: a, workerId: 'w1', now: T0, nextAttemptAt: T0 + 100, disableAfterMs: DAY });
+        await recordOne(s, { attempt: a, workerId: 'w1', now: T0, nextAttemptAt: T0 + 100, disableAfterMs: DAY });
         expect(await s.listAttempts('env_a', delivery.id)).toHaveLength(1);
         expect(await s.getDelivery('env_a', delivery.id)).toMatchObject({ attemptCount: 1 });
       });
@@ -451,7 +451,7 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
           attempt: attempt(delivery.id, hook.id, 'env_a', false, T0),
           workerId: 'w1',
           now: T0,
-          retryAt: T0 + 3 * DAY,
+          nextAttemptAt: T0 + 3 * DAY,
           disableAfterMs: 3 * DAY,
         });
         expect(first.disabled).toBeNull();
@@ -461,7 +461,7 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
           attempt: attempt(delivery.id, hook.id, 'env_a', false, now),
           workerId: 'w1',
           now,
-          retryAt: now + DAY,
+          nextAttemptAt: now + DAY,
           disableAfterMs: 3 * DAY,
         });
         expect(disabled).toMatchObject({ id: hook.id, status: 'disabled', disabledReason: 'failing', disabledAt: now, failingSince: T0 });
@@ -471,13 +471,13 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
           attempt: attempt(other!.id, hook.id, 'env_a', false, now + 1),
           workerId: 'w1',
           now: now + 1,
-          retryAt: null,
+          nextAttemptAt: null,
           disableAfterMs: 3 * DAY,
         });
         expect(late.disabled).toBeNull(); // already disabled: the notifier is called once
         // The disabling record retried (its commit's reply lost) answers the same.
         const last = (await s.listAttempts('env_a', delivery.id)).at(-1)!;
-        const retried = await recordOne(s, { attempt: last, workerId: 'w1', now, retryAt: now + DAY, disableAfterMs: 3 * DAY });
+        const retried = await recordOne(s, { attempt: last, workerId: 'w1', now, nextAttemptAt: now + DAY, disableAfterMs: 3 * DAY });
         expect(retried.disabled).toEqual(disabled);
         expect(await s.listAttempts('env_a', delivery.id)).toHaveLength(2);
       });
@@ -497,11 +497,17 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
             attempt: attempt(of(dying).id, dying.id, 'env_a', false, now),
             workerId: 'w1',
             now,
-            retryAt: now + DAY,
+            nextAttemptAt: now + DAY,
             disableAfterMs: 3 * DAY,
           },
-          { attempt: attempt(of(gone).id, gone.id, 'env_a', true, now), workerId: 'w1', now, retryAt: null, disableAfterMs: 3 * DAY },
-          { attempt: attempt(of(healthy).id, healthy.id, 'env_a', true, now), workerId: 'w1', now, retryAt: null, disableAfterMs: 3 * DAY },
+          { attempt: attempt(of(gone).id, gone.id, 'env_a', true, now), workerId: 'w1', now, nextAttemptAt: null, disableAfterMs: 3 * DAY },
+          {
+            attempt: attempt(of(healthy).id, healthy.id, 'env_a', true, now),
+            workerId: 'w1',
+            now,
+            nextAttemptAt: null,
+            disableAfterMs: 3 * DAY,
+          },
         ]);
         expect(results.map((r) => r.disabled?.id ?? null)).toEqual([dying.id, null, null]);
         expect(await s.getDelivery('env_a', of(healthy).id)).toMatchObject({ status: 'delivered', attemptCount: 1 });
@@ -520,7 +526,7 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
             attempt: attempt(delivery.id, hook.id, 'env_a', true, T0),
             workerId: 'w1',
             now: T0,
-            retryAt: null,
+            nextAttemptAt: null,
             disableAfterMs: DAY,
           }),
         ).toEqual({

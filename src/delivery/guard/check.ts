@@ -19,7 +19,7 @@ export interface CheckedEndpoint {
 const MAPPED = parseCidr('::ffff:0:0/96')!;
 
 /**
- * The network guard: refuses an endpoint whose scheme is not http(s) or whose host is, or
+ * The guard: refuses an endpoint whose scheme is not http(s) or whose host is, or
  * resolves to, a non-public address (see `classifyAddress`), unless the guard makes an
  * exception. A name is resolved once, here; the transport then connects only to the returned
  * addresses, so a DNS answer that changes after the check cannot redirect the connection.
