@@ -36,6 +36,13 @@ export interface Dispatch {
   token: Promise<string>;
 }
 
+/** What the scheduler learns from an attempt: whether it succeeded, and whether it tells about the endpoint. */
+export interface AttemptResult {
+  success: boolean;
+  /** False for a failure inside the engine (`internal`): not the endpoint's, so it changes nothing about it. */
+  charged: boolean;
+}
+
 /**
  * What happens to a claimed delivery, top to bottom, in one place:
  *
@@ -81,11 +88,17 @@ export class Dispatcher {
     }));
   }
 
-  /** Attempts one delivery and records the outcome; resolves when it is recorded (or given up). */
-  async deliver({ claimed, token }: Dispatch): Promise<{ success: boolean }> {
+  /**
+   * Attempts one delivery and records the outcome; resolves when it is recorded (or given up).
+   * `onAttempted` hears the attempt's result as soon as the HTTP exchange ended, before the
+   * record: the scheduler frees the slot then, so a slot is held for the exchange only.
+   */
+  async deliver({ claimed, token }: Dispatch, onAttempted?: (result: AttemptResult) => void): Promise<AttemptResult> {
     const { clock, backoff, workerId, disableAfterMs, telemetry } = this.deps;
     const attempt = await telemetry.deliver(claimed, (traceparent) => runAttempt(claimed, token, this.deps, traceparent));
-    if (attempt.errorKind === 'internal') {
+    const result = { success: attempt.success, charged: attempt.errorKind !== 'internal' };
+    onAttempted?.(result);
+    if (!result.charged) {
       // Ours, not the endpoint's: logged loudly, retried on the back-off, never charged to the webhook.
       this.deps.logger.error('an attempt failed inside the engine; it will be tried again', {
         deliveryId: claimed.delivery.id,
@@ -111,7 +124,7 @@ export class Dispatcher {
         logFields(error, { webhookId: claimed.webhook.id, deliveryId: claimed.delivery.id }),
       );
     }
-    return { success: attempt.success };
+    return result;
   }
 
   async #sign(c: ClaimedDelivery, now: number): Promise<string> {

@@ -1,5 +1,5 @@
 import type { Clock, TimerHandle } from '../clock.js';
-import type { Dispatch } from '../delivery/dispatch.js';
+import type { AttemptResult, Dispatch } from '../delivery/dispatch.js';
 import type { ClaimedDelivery } from '../model.js';
 import type { Store } from '../store.js';
 import { transient } from '../transient.js';
@@ -33,7 +33,11 @@ export interface SchedulerDeps {
   /** What running a claimed delivery means (see `delivery/dispatch.ts`). */
   dispatcher: {
     prepare(claimed: readonly ClaimedDelivery[], now: number): Dispatch[];
-    deliver(dispatch: Dispatch): Promise<{ success: boolean }>;
+    /**
+     * Attempts one delivery; `onAttempted` is told as soon as the HTTP exchange ended (the slot is
+     * free from then on), the promise settles once the outcome is recorded.
+     */
+    deliver(dispatch: Dispatch, onAttempted?: (result: AttemptResult) => void): Promise<AttemptResult>;
   };
   onError(message: string, error: unknown): void;
   /** Background work run on the scheduler's passes (see #startChores). */
@@ -62,7 +66,10 @@ export class Scheduler {
   #closed = false;
   #started = false;
   #timer: TimerHandle | null = null;
+  /** Tasks until their outcome is recorded (what drain and close wait for). */
   #inflight = new Set<Promise<void>>();
+  /** Slots taken: attempts whose HTTP exchange has not ended. */
+  #attempting = 0;
   #chores = new Set<Promise<void>>();
   #runningChores = new Set<Chore>();
   #perWebhook = new Map<string, number>();
@@ -163,12 +170,15 @@ export class Scheduler {
           this.#starved = false;
         }
         this.#dirty = false;
-        const free = options.concurrency - this.#inflight.size;
-        if (free > 0 && (eager || this.#inflight.size === 0 || (free >= refillAt && !this.#starved))) {
+        const free = this.#free();
+        if (free > 0 && (eager || this.#attempting === 0 || (free >= refillAt && !this.#starved))) {
           const limit = Math.min(free, options.batchSize);
-          const got = await this.#claim(limit);
-          this.#starved = got < limit;
-          if (got === limit) continue; // maybe more is due
+          const { claimed, started } = await this.#claim(limit);
+          this.#starved = claimed < limit;
+          // A full claim: maybe more is due. Unless none of it could start (it all waits for its
+          // webhook's slots): then claiming again would only read past that webhook's backlog.
+          if (claimed === limit && started > 0) continue;
+          if (claimed === limit) this.#starved = true;
         }
         eager = false;
         if (this.#inflight.size === 0 && this.#chores.size === 0) break;
@@ -187,6 +197,16 @@ export class Scheduler {
   }
 
   /**
+   * Slots free for new attempts. A slot covers the HTTP exchange only: an outcome being recorded
+   * (group commit) no longer holds one, but at most `concurrency` such outcomes may be pending, so
+   * a slow database slows the attempts down instead of piling outcomes up in memory.
+   */
+  #free(): number {
+    const { concurrency } = this.deps.options;
+    return Math.min(concurrency - this.#attempting, 2 * concurrency - this.#inflight.size);
+  }
+
+  /**
    * How many attempts a webhook may have in flight here: its full bound while healthy, one (a
    * half-open probe) while it is failing. Known from its record at claim (failing_since, shared by
    * every process) and from the outcomes seen here since.
@@ -196,27 +216,55 @@ export class Scheduler {
   }
 
   /**
-   * Claims up to `limit` and starts what the bounds allow; returns how many were claimed.
+   * Whether a delivery of `environment` may take a slot now: below `bound` (its fair share in a
+   * first claim, the hard bound otherwise). And while some customer is over its share (it
+   * borrowed idle slots), the last `perEndpointConcurrency` slots (the reserve) go only to
+   * customers with nothing in flight here: however many of them hang, each holds at most one
+   * reserved slot, so the next customer's delivery still starts at once.
+   */
+  #canStartIn(environment: string, bound: number): boolean {
+    const n = this.#perEnvironment.get(environment) ?? 0;
+    if (n >= bound) return false;
+    return n === 0 || !this.#reserveGuarded();
+  }
+
+  /** Only the reserve is left and a customer is over its share: new customers only. */
+  #reserveGuarded(): boolean {
+    const { concurrency, perEndpointConcurrency, perEnvironmentConcurrency } = this.deps.options;
+    if (concurrency - this.#attempting > perEndpointConcurrency) return false;
+    for (const n of this.#perEnvironment.values()) if (n > perEnvironmentConcurrency) return true;
+    return false;
+  }
+
+  /**
+   * Claims up to `limit` and starts what the bounds allow.
    *
    * Fair share: the first claim skips environments already at their share
-   * (`perEnvironmentConcurrency`), so every other customer's due work comes first. Only when that
-   * finds nothing more do environments over their share get idle slots, and never the last
-   * `perEndpointConcurrency` of them: a customer whose endpoints all hang fills at most the rest,
-   * and anyone else's next delivery starts at once.
+   * (`perEnvironmentConcurrency`) (and, while the reserve is guarded, every environment with work
+   * in flight), so every other customer's due work comes first. Only when that finds nothing more
+   * do environments over their share get idle slots, and never the reserve (the last
+   * `perEndpointConcurrency`): a customer whose endpoints all hang fills at most the rest, and
+   * anyone else's next delivery starts at once.
    */
-  async #claim(limit: number): Promise<number> {
+  async #claim(limit: number): Promise<{ claimed: number; started: number }> {
     const { options } = this.deps;
-    const busy = [...this.#perEnvironment].filter(([, n]) => n >= options.perEnvironmentConcurrency).map(([env]) => env);
-    const got = await this.#claimAndStart(limit, busy, options.perEnvironmentConcurrency);
-    if (got >= limit || busy.length === 0) return got;
     const reserve = options.perEndpointConcurrency;
-    const spare = Math.min(options.batchSize, options.concurrency - this.#inflight.size - reserve);
-    if (spare <= 0) return got;
-    return got + (await this.#claimAndStart(spare, [], options.concurrency - reserve));
+    const guarded = this.#reserveGuarded();
+    const busy = [...this.#perEnvironment].filter(([, n]) => n >= options.perEnvironmentConcurrency || guarded).map(([env]) => env);
+    const first = await this.#claimAndStart(limit, busy, options.perEnvironmentConcurrency);
+    if (first.claimed >= limit || busy.length === 0) return first;
+    const spare = Math.min(options.batchSize, options.concurrency - this.#attempting - reserve);
+    if (spare <= 0) return first;
+    const more = await this.#claimAndStart(spare, [], options.concurrency - reserve);
+    return { claimed: first.claimed + more.claimed, started: first.started + more.started };
   }
 
   /** One claim, then each delivery started, held for its webhook's next slot, or given back. */
-  async #claimAndStart(limit: number, excludeEnvironments: string[], environmentBound: number): Promise<number> {
+  async #claimAndStart(
+    limit: number,
+    excludeEnvironments: string[],
+    environmentBound: number,
+  ): Promise<{ claimed: number; started: number }> {
     const { store, clock, options } = this.deps;
     // Webhooks at their bound (or with claimed deliveries already waiting here) get nothing more.
     const saturated = [...this.#perWebhook].filter(([id, n]) => n >= this.#limitOf(id) || this.#waiting.has(id)).map(([id]) => id);
@@ -232,31 +280,44 @@ export class Scheduler {
       }),
     );
     const surplus: string[] = [];
-    // A held delivery starts within one attempt's deadline (its webhook's running attempts all
-    // end by then) and must be recorded before its lease ends: hold only when the lease allows.
-    const canHold = options.timeoutMs !== undefined && options.leaseMs >= 2 * options.timeoutMs + HOLD_MARGIN_MS;
+    let started = 0;
     for (const d of this.deps.dispatcher.prepare(claimed, now)) {
       const { webhook } = d.claimed;
-      if (!this.#webhookLimit.has(webhook.id) || webhook.failingSince !== null) {
-        this.#webhookLimit.set(webhook.id, webhook.failingSince === null ? options.perEndpointConcurrency : 1);
-      }
-      if ((this.#perEnvironment.get(webhook.environment) ?? 0) >= environmentBound) {
+      if (webhook.failingSince !== null) this.#webhookLimit.set(webhook.id, 1);
+      else if (!this.#perWebhook.has(webhook.id)) this.#webhookLimit.delete(webhook.id); // healthy: the default bound
+      if (!this.#canStartIn(webhook.environment, environmentBound)) {
         surplus.push(d.claimed.delivery.id); // its customer has its share: back for later
         continue;
       }
-      const limitOf = this.#limitOf(webhook.id);
-      if ((this.#perWebhook.get(webhook.id) ?? 0) >= limitOf) {
-        const queue = this.#waiting.get(webhook.id) ?? [];
-        if (canHold && queue.length < limitOf) {
-          queue.push(d);
-          this.#waiting.set(webhook.id, queue);
-        } else surplus.push(d.claimed.delivery.id);
+      if ((this.#perWebhook.get(webhook.id) ?? 0) >= this.#limitOf(webhook.id)) {
+        if (this.#hold(d)) continue;
+        surplus.push(d.claimed.delivery.id);
         continue;
       }
       this.#track(d);
+      started++;
     }
     if (surplus.length > 0) await transient(this.#isTransient, () => store.release(surplus, options.workerId, clock.now()));
-    return claimed.length;
+    return { claimed: claimed.length, started };
+  }
+
+  /**
+   * Keeps a claimed delivery here for its webhook's next free slot instead of giving it back
+   * (a release is a write, and the claim after it would read the same rows again). A healthy
+   * webhook keeps what one claim brought; a failing one (a one-at-a-time probe) at most one.
+   * Only when the lease covers an attempt and its record: `#startWaiting` checks again.
+   */
+  #hold(d: Dispatch): boolean {
+    const { options } = this.deps;
+    if (options.timeoutMs === undefined || options.leaseMs < options.timeoutMs + HOLD_MARGIN_MS) return false;
+    const { id } = d.claimed.webhook;
+    const limit = this.#limitOf(id);
+    const queue = this.#waiting.get(id) ?? [];
+    if (queue.length >= (limit < options.perEndpointConcurrency ? limit : options.batchSize)) return false;
+    queue.push(d);
+    this.#waiting.set(id, queue);
+    void d.token; // sign while it waits: its slot then covers the HTTP exchange only
+    return true;
   }
 
   /**
@@ -279,22 +340,36 @@ export class Scheduler {
     }
   }
 
+  /** Starts one delivery: its slot is taken until the HTTP exchange ends; the task lasts until the outcome is recorded. */
   #track(d: Dispatch): void {
     const { id, environment } = d.claimed.webhook;
     bump(this.#perWebhook, id, +1);
     bump(this.#perEnvironment, environment, +1);
+    this.#attempting++;
+    let freed = false;
+    const free = (result: AttemptResult | null) => {
+      if (freed) return;
+      freed = true;
+      this.#attempting--;
+      bump(this.#perWebhook, id, -1);
+      bump(this.#perEnvironment, environment, -1);
+      // Adapt at once: a failure of the endpoint makes the webhook a one-at-a-time probe; a
+      // success restores its full bound (the default, so nothing is kept for it).
+      if (result?.charged) {
+        if (result.success) this.#webhookLimit.delete(id);
+        else this.#webhookLimit.set(id, 1);
+      }
+      this.#startWaiting(id);
+      // Claiming again is worth it only if this webhook can take more (nothing of it waits
+      // here): otherwise its freed slot went to its own waiting delivery and nothing changed.
+      if (!this.#waiting.has(id)) this.#starved = false;
+      this.#notify?.();
+    };
     const task = this.deps.dispatcher
-      .deliver(d)
-      .then(({ success }) => {
-        // Adapt at once: a failure makes the webhook a one-at-a-time probe; a success restores it.
-        this.#webhookLimit.set(id, success ? this.deps.options.perEndpointConcurrency : 1);
-      })
+      .deliver(d, free)
+      .then(free, () => free(null))
       .finally(() => {
         this.#inflight.delete(task);
-        bump(this.#perWebhook, id, -1);
-        bump(this.#perEnvironment, environment, -1);
-        this.#startWaiting(id);
-        this.#starved = false; // this webhook may be claimed for again
         this.#notify?.();
       });
     this.#inflight.add(task);
@@ -304,25 +379,32 @@ export class Scheduler {
   #startWaiting(webhookId: string): void {
     const queue = this.#waiting.get(webhookId);
     if (!queue || this.#closed) return;
-    const { options } = this.deps;
+    const { options, clock } = this.deps;
     // Already claimed, so only the hard bound of an environment applies here (see #claim).
     const hardBound = options.concurrency - options.perEndpointConcurrency;
+    const giveBack: Dispatch[] = [];
     let blocked = false;
     while (queue.length > 0 && (this.#perWebhook.get(webhookId) ?? 0) < this.#limitOf(webhookId)) {
-      if ((this.#perEnvironment.get(queue[0]!.claimed.webhook.environment) ?? 0) >= hardBound) {
+      const next = queue[0]!;
+      if (!this.#canStartIn(next.claimed.webhook.environment, hardBound)) {
         blocked = true;
         break;
       }
-      this.#track(queue.shift()!);
+      queue.shift();
+      // Its lease must outlast the attempt and its record; if waiting ate too much of it, back it goes.
+      if (next.claimed.lease.until - clock.now() < (options.timeoutMs ?? 0) + HOLD_MARGIN_MS) giveBack.push(next);
+      else this.#track(next);
     }
     // A webhook that became a one-at-a-time probe keeps no more claims than it can use, and a
-    // claim that cannot start soon goes back rather than sit out its lease here.
-    const extra = queue.splice(blocked ? 0 : Math.max(0, this.#limitOf(webhookId) - (this.#perWebhook.get(webhookId) ?? 0)));
+    // claim that cannot start soon (its customer at the hard bound) goes back rather than sit out
+    // its lease here.
+    const keep = blocked ? 0 : this.#limitOf(webhookId) < options.perEndpointConcurrency ? this.#limitOf(webhookId) : queue.length;
+    giveBack.push(...queue.splice(keep));
     if (queue.length === 0) this.#waiting.delete(webhookId);
-    if (extra.length > 0) {
-      const ids = extra.map((d) => d.claimed.delivery.id);
-      void transient(this.#isTransient, () => this.deps.store.release(ids, options.workerId, this.deps.clock.now())).catch(
-        (error: unknown) => this.deps.onError('could not give back deliveries of a failing webhook; their leases will expire', error),
+    if (giveBack.length > 0) {
+      const ids = giveBack.map((d) => d.claimed.delivery.id);
+      void transient(this.#isTransient, () => this.deps.store.release(ids, options.workerId, clock.now())).catch((error: unknown) =>
+        this.deps.onError('could not give back held deliveries; their leases will expire', error),
       );
     }
   }

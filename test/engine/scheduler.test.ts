@@ -3,6 +3,8 @@ import { makeEngine } from '../helpers/engine.js';
 import { userData } from '../helpers/fixtures.js';
 import type { Transport } from '../../src/index.js';
 import { until, useCleanups } from '../helpers/cleanup.js';
+import { tempDir } from '../helpers/http.js';
+import { sqliteStore } from '../../adapters/sqlite/index.js';
 
 const cleanups = useCleanups();
 
@@ -40,6 +42,12 @@ function gatedTransport() {
     },
     get inflight() {
       return inflight;
+    },
+    /** Requests in flight whose path starts with `/{prefix}/`. */
+    inflightOf(prefix: string) {
+      let n = 0;
+      for (const [path, count] of perHost) if (path.startsWith(`/${prefix}/`)) n += count;
+      return n;
     },
   };
 }
@@ -79,6 +87,89 @@ describe('scheduler', () => {
       const delivered = (await hooks.deliveries.list({ status: 'delivered', limit: 100, environment })).deliveries.length;
       expect([environment, delivered]).toEqual([environment, environment === 'e1' ? 20 : 10]);
     }
+  });
+
+  test('while one customer is over its share, the reserve goes to customers with nothing in flight: one slot each', async () => {
+    // 12 slots, 2 per webhook (the reserve: the last 2 slots), a share of 3 per customer.
+    const gated = gatedTransport();
+    const env = await makeEngine({
+      transport: gated.transport,
+      delivery: { concurrency: 12, perEndpointConcurrency: 2, perEnvironmentConcurrency: 3, batchSize: 12, pollIntervalMs: 3600_000 },
+    });
+    cleanups.push(() => env.close());
+    cleanups.push(async () => gated.releaseAll()); // first, so close() does not wait on the gate
+    const { hooks } = env;
+    await hooks.start();
+    const hook = (environment: string, i: number) =>
+      hooks.webhooks.create({
+        name: `${environment}${i}`,
+        endpoint: `https://example.com/${environment}/${i}`,
+        eventTypes: ['user.created'],
+        environment,
+      });
+    for (let i = 0; i < 5; i++) await hook('noisy', i);
+    for (let i = 0; i < 2; i++) await hook('second', i);
+    await hook('third', 0);
+    const emit = (environment: string) => hooks.emit({ type: 'user.created', source: 'admin', data: userData(), environment });
+    // The noisy customer alone: it borrows idle slots up to the hard bound, 12 - 2.
+    for (let i = 0; i < 4; i++) await emit('noisy');
+    await until('the noisy customer at its hard bound', () => gated.inflightOf('noisy') === 10);
+    // A second customer with four deliveries gets ONE reserved slot, not the whole reserve.
+    for (let i = 0; i < 2; i++) await emit('second');
+    await until('the second customer started', () => gated.inflightOf('second') === 1);
+    await new Promise((r) => setTimeout(r, 100));
+    expect([gated.inflightOf('noisy'), gated.inflightOf('second')]).toEqual([10, 1]);
+    // So a third customer's delivery still starts at once.
+    await emit('third');
+    await until('the third customer started', () => gated.inflightOf('third') === 1);
+    expect(gated.inflight).toBe(12);
+    gated.releaseAll();
+    await hooks.drain();
+    expect(gated.stats.sent).toBe(20 + 4 + 1);
+  });
+
+  test('one busy webhook with a deep backlog: every claimed delivery is attempted, none given back, each claimed once', async () => {
+    const dir = tempDir();
+    cleanups.push(() => dir.cleanup());
+    const store = sqliteStore({ filename: dir.file('busy.db') });
+    const counts = { claims: 0, claimed: 0, released: 0 };
+    const claimDue = store.claimDue.bind(store);
+    const release = store.release.bind(store);
+    store.claimDue = async (args) => {
+      const rows = await claimDue(args);
+      counts.claims++;
+      counts.claimed += rows.length;
+      return rows;
+    };
+    store.release = async (ids, ...rest) => {
+      counts.released += ids.length;
+      return release(ids, ...rest);
+    };
+    let inflight = 0;
+    let max = 0;
+    const env = await makeEngine({
+      store,
+      // Defaults otherwise: 64 slots, 8 per webhook, claims of 64.
+      transport: {
+        async send() {
+          max = Math.max(max, ++inflight);
+          await new Promise((r) => setTimeout(r, 1));
+          inflight--;
+          return { status: 200, excerpt: '' };
+        },
+      },
+    });
+    cleanups.push(() => env.close());
+    const { hooks } = env;
+    await hooks.webhooks.create({ name: 'busy', endpoint: 'https://example.com/busy', eventTypes: ['user.created'] });
+    for (let i = 0; i < 400; i++) await hooks.emit({ type: 'user.created', source: 'admin', data: userData() });
+    await hooks.start();
+    await hooks.drain();
+    const left = await hooks.deliveries.list({ status: 'pending', limit: 100 });
+    expect(max).toBeLessThanOrEqual(8);
+    expect(counts.released).toBe(0);
+    expect(counts.claimed).toBe(400);
+    expect(left.deliveries).toEqual([]);
   });
 
   test('one timer, however many deliveries wait at different times', async () => {
