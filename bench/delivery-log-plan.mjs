@@ -6,11 +6,19 @@
 // deliveries with one generate_series statement per webhook group, and prints
 // EXPLAIN (ANALYZE, BUFFERS) of the page query exactly as the store builds it (adapters/kysely/log.ts,
 // compiled), captured through Kysely's log: the first page and a deep page (through the cursor),
-// with and without status=failed; then the cases the indexes do not cover (a rare event_type,
-// another environment's webhook id). Only iw_deliveries is loaded: a page reads no other table.
-import { Kysely, PostgresDialect } from 'kysely';
+// with and without status=failed, and filtered by a common and by a rare event_type (the index of
+// migration 5); then the case the indexes do not cover (another environment's webhook id). Only
+// iw_deliveries is loaded: a page reads no other table. Run on a build without migration 5, the
+// event_type cases show what the log did before it (bench/results/delivery-log/). Last, SQLite's
+// EXPLAIN QUERY PLAN of the same pages on a freshly migrated file (the schema's choice; no rows).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import { postgresStore } from 'identity-webhooks/postgres';
+import { sqliteStore } from 'identity-webhooks/sqlite';
 import { listPage } from '../dist/adapters/kysely/log.js';
 import { createDatabase, dropDatabase, postgresAvailable } from './lib/postgres.mjs';
 
@@ -34,6 +42,7 @@ try {
   await store.close?.();
 
   const pool = new pg.Pool({ connectionString: url, max: 2 });
+  pool.on('error', () => {}); // the database is dropped at the end, with force
   let captured = null;
   const db = new Kysely({ dialect: new PostgresDialect({ pool }), log: (e) => (captured = e.query) });
   const target = 'webhook_0000000000000000target';
@@ -76,22 +85,37 @@ try {
   for (const { indexdef } of indexes) console.log(indexdef);
 
   /** The position `offset` rows into the (filtered) log: where a walk that far would be. */
-  const positionAt = async (offset, status) => {
+  const positionAt = async (offset, status, eventType) => {
+    const [column, value] = status ? ['status', status] : eventType ? ['event_type', eventType] : [];
     const { rows } = await pool.query(
-      `select created_at, id from iw_deliveries where webhook_id = $1 ${status ? 'and status = $3' : ''}
+      `select created_at, id from iw_deliveries where webhook_id = $1 ${column ? `and ${column} = $3` : ''}
        order by created_at desc, id desc offset $2 limit 1`,
-      status ? [target, offset, status] : [target, offset],
+      column ? [target, offset, value] : [target, offset],
     );
     return { createdAt: Number(rows[0].created_at), id: rows[0].id };
   };
+  // How far in the deep pages start: 200,000 rows, 10,000 failed, 100 of the rare type at the
+  // full size (4/5, 4/5 and 2/5 of what the webhook has), less on a smaller load.
+  const deepIn = Math.min(200_000, Math.floor(groups[0].rows * 0.8));
+  const failedIn = Math.min(10_000, Math.floor(groups[0].rows / 25));
+  const rareIn = Math.min(100, Math.floor(groups[0].rows / 2500));
   const cases = [
     ['first page', {}],
-    ['deep page (cursor 200,000 rows in)', { after: await positionAt(200_000) }],
+    [`deep page (cursor ${deepIn.toLocaleString('en')} rows in)`, { after: await positionAt(deepIn) }],
     ['first page, status=failed', { status: 'failed' }],
-    ['deep page, status=failed (cursor 10,000 failed rows in)', { status: 'failed', after: await positionAt(10_000, 'failed') }],
-    // The limits, shown rather than hidden: event_type is a filter on the log index, not a key of it.
+    [
+      `deep page, status=failed (cursor ${failedIn.toLocaleString('en')} failed rows in)`,
+      { status: 'failed', after: await positionAt(failedIn, 'failed') },
+    ],
+    // The type filter: a key of the index (webhook_id, event_type, created_at, id) since migration 5.
     ['first page, event_type=user.created (a third of the log)', { eventType: 'user.created' }],
     ['first page, event_type=user.authenticated (1 row in 1,000)', { eventType: 'user.authenticated' }],
+    [
+      `deep page, event_type=user.authenticated (cursor ${rareIn} rows of that type in)`,
+      { eventType: 'user.authenticated', after: await positionAt(rareIn, undefined, 'user.authenticated') },
+    ],
+    // Both filters: one index serves, the other is checked on its range (no failed row has this type).
+    ['first page, status=failed and event_type=user.authenticated (no such row)', { status: 'failed', eventType: 'user.authenticated' }],
   ];
   // And a webhook id of another environment: nothing to find, but the range is walked.
   cases.push(['another environment asking for this webhook id', { environment: 'env-0' }]);
@@ -108,4 +132,35 @@ try {
   await db.destroy();
 } finally {
   await dropDatabase(name);
+}
+
+// SQLite: the same page queries, compiled by the store's own code, against the migrated schema.
+{
+  const dir = mkdtempSync(join(tmpdir(), 'iw-log-plan-'));
+  try {
+    const file = join(dir, 'webhooks.db');
+    const store = sqliteStore({ filename: file });
+    await store.migrate(Date.now());
+    await store.close();
+    const database = new Database(file);
+    let captured = null;
+    const db = new Kysely({ dialect: new SqliteDialect({ database }), log: (e) => (captured = e.query) });
+    const after = { createdAt: T0, id: 'msg_019b85c146f8339af8cf78550d114a7d' };
+    console.log('\n== SQLite: EXPLAIN QUERY PLAN of the same pages on a migrated file');
+    for (const [label, filter] of [
+      ['first page', {}],
+      ['deep page', { after }],
+      ['status=failed', { status: 'failed' }],
+      ['event_type=user.authenticated', { eventType: 'user.authenticated' }],
+      ['event_type=user.authenticated, deep page', { eventType: 'user.authenticated', after }],
+      ['status=failed and event_type=user.authenticated', { status: 'failed', eventType: 'user.authenticated' }],
+    ]) {
+      await listPage(db, 'env-target', { webhookId: 'webhook_0000000000000000target', limit: PAGE, ...filter });
+      const plan = database.prepare(`explain query plan ${captured.sql}`).all(...captured.parameters);
+      console.log(`${label}: ${plan.map((r) => r.detail).join(' | ')}`);
+    }
+    await db.destroy();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }

@@ -7,7 +7,7 @@
 // (retried 5 s later) and one that always fails (disabled at ~75 h; its held deliveries expire
 // after 30 days and are purged 30 days later). EVENTS_PER_HOUR events (default 2) every simulated
 // hour for DAYS days (default 90), retention 30 days. Prints, every 5 days: the file (main + WAL),
-// SQLite's page count and free pages, and the rows of each table.
+// SQLite's page count and free pages, and the rows of each table (notices included).
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
@@ -116,7 +116,7 @@ const sample = async (day) => {
   };
   rows.push(row);
   console.log(
-    `| ${String(day).padStart(3)} | ${mb(main).padStart(6)} | ${mb(wal).padStart(5)} | ${mb(main + wal).padStart(6)} | ${String(row.pages).padStart(6)} | ${String(row.free).padStart(5)} | ${String(row.events).padStart(6)} | ${String(row.deliveries).padStart(6)} | ${String(row.attempts).padStart(6)} |`,
+    `| ${String(day).padStart(3)} | ${mb(main).padStart(6)} | ${mb(wal).padStart(5)} | ${mb(main + wal).padStart(6)} | ${String(row.pages).padStart(6)} | ${String(row.free).padStart(5)} | ${String(row.events).padStart(6)} | ${String(row.deliveries).padStart(6)} | ${String(row.attempts).padStart(6)} | ${String(row.notices).padStart(3)} |`,
   );
 };
 
@@ -124,8 +124,8 @@ const t0 = performance.now();
 console.log(
   `${EVENTS_PER_HOUR} events/hour x ${DAYS} days, 4 webhooks (2 healthy, 1 fails each first attempt, 1 dead), retention 30 days${process.env.WAL_LIMIT_MB ? `, journal_size_limit ${process.env.WAL_LIMIT_MB} MB` : ''}`,
 );
-console.log('| day | main MB | WAL MB | total MB | pages | free pages | events | deliveries | attempts |');
-console.log('|----:|-------:|------:|-------:|------:|------:|------:|------:|------:|');
+console.log('| day | main MB | WAL MB | total MB | pages | free pages | events | deliveries | attempts | notices |');
+console.log('|----:|-------:|------:|-------:|------:|------:|------:|------:|------:|----:|');
 await sample(0);
 for (let hour = 1; hour <= DAYS * 24; hour++) {
   // The hour's events in one host transaction, then one wake-up: one pass delivers them all.

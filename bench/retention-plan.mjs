@@ -3,11 +3,14 @@
 //   npm run build && node bench/retention-plan.mjs        (ROWS=1000000 by default)
 //
 // Loads 500,000 events 31-60 days old with two finished deliveries each (one in five with an
-// attempt row, one in fifty failed), plus 50,000 recent events with theirs, into a fresh database
-// on the local server (BENCH_PG_URL), then runs the statements of one purge round exactly as the
-// store sends them (captured from Kysely's log while `purgeStep` runs) under
-// EXPLAIN (ANALYZE, BUFFERS), each inside a transaction that is rolled back. Prints the plans and,
-// per step, the rows changed, the buffers touched and the time.
+// attempt row, one in fifty failed), plus 25,000 recent events with theirs, into a fresh database
+// on the local server (BENCH_PG_URL). So that every step has real rows to find (and rows it must
+// pass over): ROWS/50 deliveries held for a webhook disabled 45 days ago (the `expired` step) and
+// ROWS/200 held for one disabled 10 days ago (kept); ROWS/50 notices sent 31-60 days ago (the
+// `notices` step), ROWS/500 sent recently, and old failed and pending ones (kept). Then it runs
+// the statements of one purge round exactly as the store sends them (captured from Kysely's log
+// while `purgeStep` runs) under EXPLAIN (ANALYZE, BUFFERS), each inside a transaction that is
+// rolled back. Prints the plans and, per step, the rows changed, the buffers touched and the time.
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { postgresStore } from 'identity-webhooks/postgres';
@@ -106,32 +109,44 @@ function totalBuffers(lines) {
 
 async function counts(db) {
   const one = async (t) => Number((await sql`select count(*)::bigint as n from ${sql.table(t)}`.execute(db)).rows[0].n);
-  return { events: await one('iw_events'), deliveries: await one('iw_deliveries'), attempts: await one('iw_attempts') };
+  const held = Number((await sql`select count(*)::bigint as n from iw_deliveries where status = 'held'`.execute(db)).rows[0].n);
+  const sent = Number((await sql`select count(*)::bigint as n from iw_notices where status = 'sent'`.execute(db)).rows[0].n);
+  return {
+    events: await one('iw_events'),
+    deliveries: await one('iw_deliveries'),
+    held,
+    attempts: await one('iw_attempts'),
+    notices: await one('iw_notices'),
+    sentNotices: sent,
+  };
 }
 
 /**
  * Set-based load: `rows / 2` old events (created 31-60 days before NOW), two deliveries each,
  * finished shortly after; 1 in 5 deliveries has an attempt row; 1 in 50 failed. Then 5 % as many
- * recent events (last 30 days) with their deliveries, which must survive.
+ * recent events (last 30 days) with their deliveries, which must survive. Then held deliveries and
+ * notices (see the top of the file).
  */
 async function load(db, rows) {
+  // a, b: enabled; c: disabled 45 days ago (its held deliveries expire); d: disabled 10 days ago (kept).
+  const disabledAt = { c: NOW - 45 * DAY, d: NOW - 10 * DAY };
   await db
     .insertInto('iw_webhooks')
     .values(
-      ['a', 'b'].map((w) => ({
+      ['a', 'b', 'c', 'd'].map((w) => ({
         id: `webhook_${w}`,
         environment: 'default',
         name: w,
         description: null,
         endpoint: `https://example.com/${w}`,
         event_types: '["user.created"]',
-        status: 'enabled',
-        disabled_reason: null,
-        disabled_at: null,
-        failing_since: null,
-        last_error: null,
+        status: disabledAt[w] ? 'disabled' : 'enabled',
+        disabled_reason: disabledAt[w] ? 'failing' : null,
+        disabled_at: disabledAt[w] ?? null,
+        failing_since: disabledAt[w] ? disabledAt[w] - 3 * DAY : null,
+        last_error: disabledAt[w] ? 'expected HTTP 200, got 500' : null,
         created_at: NOW - 90 * DAY,
-        updated_at: NOW - 90 * DAY,
+        updated_at: disabledAt[w] ?? NOW - 90 * DAY,
       })),
     )
     .execute();
@@ -155,5 +170,39 @@ async function load(db, rows) {
     await sql`insert into iw_attempts (id, delivery_id, webhook_id, environment, started_at, duration_ms, status_code, error_kind, error_message, response_excerpt, success)
       select 'attempt_' || substr(d.id, 5), d.id, d.webhook_id, 'default', d.created_at + 40, 12, 200, null, null, 'ok', 1
       from iw_deliveries d where d.event_id like ${`event_${b.tag}%`} and abs(hashtext(d.id)) % 5 = 0`.execute(db);
+  }
+  // Held deliveries (each with its own event), as a disable leaves them: created during the three
+  // days of failures before it, last touched when it moved them to held.
+  for (const [w, n] of [
+    ['c', Math.floor(rows / 50)],
+    ['d', Math.floor(rows / 200)],
+  ]) {
+    const from = disabledAt[w] - 3 * DAY;
+    const at = sql`(${sql.lit(from)}::bigint + (x::bigint * ${sql.lit(3 * DAY)}::bigint) / ${sql.lit(n)})`;
+    await sql`insert into iw_events (id, environment, type, source, data, event_timestamp, created_at)
+      select 'event_h' || ${w} || lpad(x::text, 9, '0'), 'default', 'user.created', 'admin', ${data}, ${at}, ${at}
+      from generate_series(0, ${sql.lit(n - 1)}) as s(x)`.execute(db);
+    await sql`insert into iw_deliveries (id, environment, webhook_id, event_id, event_type, status, attempt_count, next_attempt_at, locked_by, locked_until, last_attempt_at, last_result, last_error, created_at, updated_at)
+      select 'msg_h' || substr(e.id, 8), 'default', ${`webhook_${w}`}, e.id, 'user.created', 'held', 3, null, null, null,
+        e.created_at + 40, '500', 'expected HTTP 200, got 500', e.created_at, ${sql.lit(disabledAt[w])}::bigint
+      from iw_events e where e.id like ${`event_h${w}%`}`.execute(db);
+  }
+  // Notices: sent ones old (31-60 days) and recent (last 29 days); old failed and pending ones, which stay.
+  const notices = [
+    { n: Math.floor(rows / 50), from: NOW - 60 * DAY, span: 29 * DAY, status: 'sent', tag: 'o' },
+    { n: Math.floor(rows / 500), from: NOW - 29 * DAY, span: 29 * DAY, status: 'sent', tag: 'r' },
+    { n: Math.floor(rows / 1000), from: NOW - 60 * DAY, span: 29 * DAY, status: 'failed', tag: 'f' },
+    { n: Math.floor(rows / 10000), from: NOW - 60 * DAY, span: 29 * DAY, status: 'pending', tag: 'p' },
+  ];
+  for (const b of notices) {
+    const at = sql`(${sql.lit(b.from)}::bigint + (x::bigint * ${sql.lit(b.span)}::bigint) / ${sql.lit(b.n)})`;
+    await sql`insert into iw_notices (id, environment, kind, webhook_id, payload, status, attempt_count, next_attempt_at, locked_by, locked_until, last_error, sent_at, created_at, updated_at)
+      select 'notice_' || ${b.tag} || lpad(x::text, 9, '0'), 'env_' || (x % 1000)::text, 'webhook_disabled', 'webhook_n' || x::text,
+        ${JSON.stringify({ failingSince: 0, disabledAt: 0, lastError: 'expected HTTP 200, got 500' })},
+        ${sql.lit(b.status)}, case ${sql.lit(b.status)} when 'pending' then 3 else 1 end,
+        case ${sql.lit(b.status)} when 'pending' then ${sql.lit(NOW + 3600_000)}::bigint end, null, null,
+        case ${sql.lit(b.status)} when 'sent' then null else 'mail relay refused' end,
+        case ${sql.lit(b.status)} when 'sent' then ${at} + 60000 end, ${at}, ${at} + 60000
+      from generate_series(0, ${sql.lit(b.n - 1)}) as s(x)`.execute(db);
   }
 }

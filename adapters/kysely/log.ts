@@ -13,7 +13,7 @@ type Trx = Transaction<EngineTables>;
  * `Store.listDeliveries`, `resendDelivery` and `recoverFailed`.
  */
 
-/** One page, newest first, from the index (webhook_id[, status], created_at, id); one row more tells if a page follows. */
+/** One page, newest first, from the index (webhook_id[, status | event_type], created_at, id); one row more tells if a page follows. */
 export async function listPage(
   db: Db,
   environment: string,

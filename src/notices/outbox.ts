@@ -26,9 +26,20 @@ export const NOTICE_BACKOFF: readonly number[] = [
   24 * 3600_000,
 ];
 
-/** Longest wait for the host's notifier; shorter than the notice lease, so a live process never outlives its lease. */
-const NOTIFIER_TIMEOUT_MS = 4 * 60_000;
+/**
+ * The worst case of one notice must fit inside its lease, or a live process that is merely slow
+ * would see its notice claimed and sent again by another: the notifier's watchdog (4 min) plus
+ * the retries of recording the result (at most 45 s) plus a margin for the last try in flight
+ * (15 s) is the lease (5 min). The record's budget is also cut to what is left of the lease on the
+ * engine's clock, so it never retries past `lease end - margin`.
+ */
 const NOTICE_LEASE_MS = 5 * 60_000;
+/** Longest wait for the host's notifier. */
+const NOTIFIER_TIMEOUT_MS = 4 * 60_000;
+/** Kept free at the end of the lease: the last record try may take this long (a busy SQLite file, a slow statement). */
+const LEASE_MARGIN_MS = 15_000;
+/** Longest retry of recording a notice's result: the lease less the watchdog and the margin (45 s). */
+const RECORD_BUDGET_MS = NOTICE_LEASE_MS - NOTIFIER_TIMEOUT_MS - LEASE_MARGIN_MS;
 const BATCH = 16;
 
 export interface NoticeOutboxDeps {
@@ -51,8 +62,10 @@ export interface NoticeOutboxDeps {
  * NOTICE_BACKOFF when the notifier throws.
  *
  * Exactly once is impossible across a crash after the notifier finished (say, the mail server
- * accepted the message) and before `sent` was committed: the notice is then sent again, with the
- * same noticeId (the SMTP notifier makes it the Message-ID). At most twice, in that case only.
+ * accepted the message) and before `sent` was committed (or a database that cannot take the result
+ * before the lease ends, which looks the same from outside): the notice is then sent again, with
+ * the same noticeId (the SMTP notifier makes it the Message-ID). At most twice, in that case only:
+ * a send that is merely slow is recorded inside its lease (see NOTICE_LEASE_MS).
  */
 export class NoticeOutbox {
   /** Before this time there is nothing to look for (unless poked). */
@@ -76,10 +89,13 @@ export class NoticeOutbox {
     if (now < this.#checkAt) return;
     this.#checkAt = now + this.deps.pollIntervalMs;
     for (;;) {
-      const claimed = await transient(this.#isTransient, () =>
-        store.claimNotices({ now: clock.now(), limit: BATCH, workerId, leaseMs: NOTICE_LEASE_MS }),
-      );
-      await Promise.all(claimed.map((notice) => this.#send(notifier, notice)));
+      let leaseEnd = 0;
+      const claimed = await transient(this.#isTransient, () => {
+        const at = clock.now();
+        leaseEnd = at + NOTICE_LEASE_MS;
+        return store.claimNotices({ now: at, limit: BATCH, workerId, leaseMs: NOTICE_LEASE_MS });
+      });
+      await Promise.all(claimed.map((notice) => this.#send(notifier, notice, leaseEnd)));
       if (claimed.length < BATCH) break;
     }
     // Retries come due later: look again then (the scheduler's timer is armed for it too).
@@ -87,7 +103,8 @@ export class NoticeOutbox {
     if (next !== null && next > now) this.#checkAt = Math.min(this.#checkAt, next);
   }
 
-  async #send(notifier: Notifier, notice: NoticeRecord): Promise<void> {
+  /** Sends one claimed notice and records the result, all before `leaseEnd` (the engine's clock). */
+  async #send(notifier: Notifier, notice: NoticeRecord, leaseEnd: number): Promise<void> {
     const { store, clock, logger, workerId, telemetry } = this.deps;
     const { webhook, failingSince, disabledAt, lastError } = notice.info;
     const info: WebhookDisabledInfo = {
@@ -117,10 +134,15 @@ export class NoticeOutbox {
       else logger.warn(`the notifier failed; the notice is tried again at ${new Date(nextAttemptAt).toISOString()}`, meta);
       outcome = { now, sent: false, nextAttemptAt, error: describeError(error) };
     }
+    // Retried only while the lease has room; past that, one try: it still records the result if
+    // nobody has claimed the notice since, and changes nothing if someone has.
+    const room = Math.min(RECORD_BUDGET_MS, leaseEnd - LEASE_MARGIN_MS - clock.now());
+    const record = () => store.finishNotice(notice.id, workerId, outcome);
     try {
-      await transient(this.#isTransient, () => store.finishNotice(notice.id, workerId, outcome), NOTICE_LEASE_MS / 2);
+      await (room > 0 ? transient(this.#isTransient, record, room) : record());
     } catch (error) {
-      // Not recorded: the lease runs out and the notice is tried again (same noticeId).
+      // Not recorded: the lease runs out and the notice is tried again (same noticeId). Only here
+      // and after a crash can a notice the notifier took be sent twice.
       logger.error(
         'could not record a notice; its lease will expire and it will be sent again',
         logFields(error, { noticeId: notice.id, webhookId: webhook.id }),

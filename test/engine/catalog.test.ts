@@ -1,8 +1,10 @@
-import type { EmitInput } from '../../src/index.js';
+import type { EmitInput, EventTypeDefinition } from '../../src/index.js';
 import { describe, expect, test } from 'vitest';
+import { sqliteStore } from '../../adapters/sqlite/index.js';
 import { makeEngine } from '../helpers/engine.js';
-import { userData } from '../helpers/fixtures.js';
-import { BUILTIN_EVENT_TYPES, WebhooksError } from '../../src/index.js';
+import { testKey, userData } from '../helpers/fixtures.js';
+import { tempDir } from '../helpers/http.js';
+import { BUILTIN_EVENT_TYPES, createWebhooks, WebhooksError } from '../../src/index.js';
 import { Catalog } from '../../src/catalog/catalog.js';
 import { useCleanups } from '../helpers/cleanup.js';
 
@@ -101,6 +103,59 @@ describe('event catalog', () => {
     );
     expect(() => new Catalog([{ code: 'Bad Code', name: 'X', origin: 'h', schema: {} }])).toThrow(TypeError);
     expect(() => new Catalog([{ code: 'user.created', name: 'X', origin: 'h', schema: {} }])).toThrow(/already/);
+  });
+
+  // A test event carries the type's example, so a type without a usable one is refused before
+  // the engine exists, not when someone first presses "send test event".
+  const invoicePaid: EventTypeDefinition = {
+    code: 'billing.invoice_paid',
+    name: 'Invoice paid',
+    origin: 'acme',
+    schema: {
+      type: 'object',
+      required: ['invoice_id', 'amount'],
+      properties: { invoice_id: { type: 'string' }, amount: { type: 'integer', minimum: 0 } },
+    },
+  };
+  test.each<[string, EventTypeDefinition, RegExp]>([
+    [
+      'an example that does not validate against its schema',
+      { ...invoicePaid, example: { invoice_id: 'in_1', amount: -5 } },
+      /^eventTypes: "billing\.invoice_paid" has an `example` that does not match its schema.*data\.amount must be >= 0/,
+    ],
+    [
+      'an example that is not an object',
+      { ...invoicePaid, example: ['in_1'] as never },
+      /^eventTypes: "billing\.invoice_paid" has an `example` that does not match its schema.*data must be an object/,
+    ],
+    [
+      'no example, and none can be built from its schema (the smallest string is too long for maxLength)',
+      {
+        ...invoicePaid,
+        schema: { type: 'object', required: ['currency'], properties: { currency: { type: 'string', maxLength: 3 } } },
+      },
+      /^eventTypes: "billing\.invoice_paid" needs an `example` \(none could be built from its schema.*data\.currency must be at most 3 characters long/,
+    ],
+  ])('a host type with %s is refused with a TypeError by createWebhooks', async (_label, type, message) => {
+    const dir = tempDir('iw-catalog-');
+    cleanups.push(() => dir.cleanup());
+    const store = sqliteStore({ filename: dir.file('webhooks.db') });
+    cleanups.push(() => store.close());
+    const keys = [await testKey()];
+    const options = { store, keys, issuer: 'https://id.example.com', logger: { warn: () => {}, error: () => {} } };
+    const refused = (() => {
+      try {
+        createWebhooks({ ...options, eventTypes: [type] });
+      } catch (error) {
+        return error;
+      }
+    })();
+    expect(refused).toBeInstanceOf(TypeError);
+    expect((refused as TypeError).message).toMatch(message);
+    // The same options with a valid example start (the refusal was the example's, nothing else).
+    const hooks = createWebhooks({ ...options, eventTypes: [{ ...invoicePaid, example: { invoice_id: 'in_1', amount: 0 } }] });
+    await hooks.start();
+    await hooks.close();
   });
 });
 

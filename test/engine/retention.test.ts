@@ -3,10 +3,10 @@ import { sqliteStore } from '../../adapters/sqlite/index.js';
 import { postgresStore } from '../../adapters/postgres/index.js';
 import type { KyselyStore } from '../../adapters/kysely/store.js';
 import type { PurgeArgs, PurgeCounts } from '../../src/store.js';
-import type { WebhooksOptions } from '../../src/index.js';
+import { createWebhooks, type WebhooksOptions } from '../../src/index.js';
 import { makeEngine } from '../helpers/engine.js';
 import { startReceiver, tempDir } from '../helpers/http.js';
-import { userData } from '../helpers/fixtures.js';
+import { testKey, userData } from '../helpers/fixtures.js';
 import { useCleanups } from '../helpers/cleanup.js';
 import { createSchema, useTestPostgres, type TestPostgres } from '../helpers/postgres.js';
 
@@ -265,6 +265,42 @@ describe.each(backends)('retention on $name', (backend) => {
       `[retention] ${backend.name}: ${rounds.length} rounds; rows deleted per round ${JSON.stringify(rounds.map((r) => r.deleted))}`,
     );
   }, 60_000);
+});
+
+describe('the retention option', () => {
+  const open = async () => {
+    const dir = tempDir('iw-retention-');
+    cleanups.push(() => dir.cleanup());
+    const store = sqliteStore({ filename: dir.file('webhooks.db') });
+    cleanups.push(() => store.close());
+    return { store, keys: [await testKey()], issuer: 'https://id.example.com', logger: { warn: () => {}, error: () => {} } };
+  };
+
+  test.each([
+    ['{ days: 0 }', { days: 0 }],
+    ['{ days: -1 }', { days: -1 }],
+    ['{ days: NaN }', { days: Number.NaN }],
+    ['{ days: Infinity }', { days: Number.POSITIVE_INFINITY }],
+    ['{ days: 36501 } (over a century)', { days: 36_501 }],
+    ["{ days: '30' }", { days: '30' }],
+    ['{}', {}],
+    ["'x'", 'x'],
+    ['30 (not an object)', 30],
+    ['true', true],
+    ['null', null],
+  ])('%s is refused by createWebhooks with a TypeError naming the option', async (_label, retention) => {
+    const options = await open();
+    expect(() => createWebhooks({ ...options, retention: retention as never })).toThrow(
+      new TypeError('createWebhooks: retention must be { days: n } with n > 0, or false to keep everything'),
+    );
+  });
+
+  test('{ days: 30 }, false and no option at all are taken', async () => {
+    for (const retention of [{ days: 30 }, false, undefined] as Array<WebhooksOptions['retention']>) {
+      const hooks = createWebhooks({ ...(await open()), retention });
+      await hooks.close();
+    }
+  });
 });
 
 describe('retention on postgres: one process at a time', () => {

@@ -263,6 +263,33 @@ test('paging: 250 deliveries in pages of 100 (and of 7, filtered) are each visit
   expect(again.ids.slice(-250)).toEqual(full.ids);
 });
 
+test('the default page size is 25, over HTTP (no page_size) and in process (no limit): 30 deliveries are a page of 25 with a next_token, then 5', async () => {
+  const { hooks, clock, api, createWebhook } = await setup();
+  // Not started: the deliveries stay in the log as they are.
+  const id = await createWebhook({ event_types: ['user.created'] });
+  const ids: string[] = [];
+  for (let i = 0; i < 30; i++) {
+    await clock.advance(1);
+    ids.push((await emit(hooks)).deliveryIds[0]!);
+  }
+  const newestFirst = [...ids].reverse();
+
+  const first = await api('GET', `/api/v1/webhooks/${id}/deliveries`);
+  expect(first.status).toBe(200);
+  expect(first.json.deliveries.map((d: { id: string }) => d.id)).toEqual(newestFirst.slice(0, 25));
+  expect(first.json.next_token).toEqual(expect.any(String));
+  const rest = await api('GET', `/api/v1/webhooks/${id}/deliveries?next_token=${encodeURIComponent(first.json.next_token)}`);
+  expect(rest.json.deliveries.map((d: { id: string }) => d.id)).toEqual(newestFirst.slice(25));
+  expect(rest.json.next_token).toBeNull();
+
+  const page = await hooks.deliveries.list({ webhookId: id, environment: 'env-a' });
+  expect(page.deliveries.map((d) => d.id)).toEqual(newestFirst.slice(0, 25));
+  expect(page.nextCursor).toEqual(expect.any(String));
+  const next = await hooks.deliveries.list({ webhookId: id, environment: 'env-a', cursor: page.nextCursor });
+  expect(next.deliveries.map((d) => d.id)).toEqual(newestFirst.slice(25));
+  expect(next.nextCursor).toBeNull();
+});
+
 test("isolation: another environment's webhook and delivery ids, and another webhook's delivery, answer exactly as unknown ids do", async () => {
   const receiver = await startReceiver();
   cleanups.push(() => receiver.close());
