@@ -188,11 +188,15 @@ export function createManagement(deps: ManagementDeps): Management {
   };
 }
 
-/** A time argument: epoch milliseconds or a Date. */
+/**
+ * A time argument: whole epoch milliseconds within the Date range, or a valid Date. The stores
+ * compare it with a bigint column, so a fraction (`0.5`) is refused here rather than failing
+ * (PostgreSQL) or comparing differently (SQLite) there.
+ */
 function timeOf(value: unknown, field: string): number {
   const ms = value instanceof Date ? value.getTime() : value;
-  if (typeof ms !== 'number' || !Number.isFinite(ms) || Math.abs(ms) > 8.64e15) {
-    throw new ValidationError(`${field} must be a time (milliseconds since the epoch, or a Date)`, { field: field });
+  if (typeof ms !== 'number' || !Number.isSafeInteger(ms) || Math.abs(ms) > 8.64e15) {
+    throw new ValidationError(`${field} must be a time (whole milliseconds since the epoch, or a Date)`, { field });
   }
   return ms;
 }
