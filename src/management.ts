@@ -5,7 +5,7 @@ import type { Guard } from './delivery/guard/guard.js';
 import { ValidationError } from './errors.js';
 import { newId } from './ids.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
-import type { DeliveryStatus, WebhookRecord } from './model.js';
+import { type DeliveryStatus, type WebhookRecord, withCircuit } from './model.js';
 import type { DeliveryCursor } from './store.js';
 import type { StoreAccess } from './store-access.js';
 import type { LooseEmitInput } from './emit.js';
@@ -56,21 +56,23 @@ export function createManagement(deps: ManagementDeps): Management {
         updatedAt: now,
       };
       await access.run('creating a webhook', (s) => s.createWebhook(record, { maxWebhooks: deps.maxWebhooks(environment) }));
-      return record;
+      return withCircuit(record);
     },
     async get(id, options) {
       const environment = env(options);
-      return access.find('webhook', id, 'reading a webhook', (s) => s.getWebhook(environment, id));
+      return withCircuit(await access.find('webhook', id, 'reading a webhook', (s) => s.getWebhook(environment, id)));
     },
     async list(options) {
       const environment = env(options);
-      return access.run('listing webhooks', (s) => s.listWebhooks(environment));
+      return (await access.run('listing webhooks', (s) => s.listWebhooks(environment))).map(withCircuit);
     },
     async update(id, patch, options) {
       const environment = env(options);
       const clean = v.webhookPatch(patch, catalog);
       if (clean.endpoint !== undefined) await assertEndpointAllowed(clean.endpoint, guard);
-      return access.find('webhook', id, 'updating a webhook', (s) => s.updateWebhook(environment, id, clean, clock.now()));
+      return withCircuit(
+        await access.find('webhook', id, 'updating a webhook', (s) => s.updateWebhook(environment, id, clean, clock.now())),
+      );
     },
     async delete(id, options) {
       const environment = env(options);
@@ -78,7 +80,9 @@ export function createManagement(deps: ManagementDeps): Management {
     },
     async disable(id, options) {
       const environment = env(options);
-      return access.find('webhook', id, 'disabling a webhook', (s) => s.disableWebhook(environment, id, 'manual', clock.now()));
+      return withCircuit(
+        await access.find('webhook', id, 'disabling a webhook', (s) => s.disableWebhook(environment, id, 'manual', clock.now())),
+      );
     },
     async enable(id, options) {
       const environment = env(options);
@@ -86,7 +90,7 @@ export function createManagement(deps: ManagementDeps): Management {
       if (typeof resume !== 'boolean') throw new ValidationError('resumeHeld must be a boolean', { field: 'resumeHeld' });
       const done = await access.find('webhook', id, 'enabling a webhook', (s) => s.enableWebhook(environment, id, clock.now(), resume));
       deps.wake();
-      return done;
+      return withCircuit(done);
     },
     async recover(id, options) {
       const environment = env(options);
@@ -188,11 +192,15 @@ export function createManagement(deps: ManagementDeps): Management {
   };
 }
 
-/** A time argument: epoch milliseconds or a Date. */
+/**
+ * A time argument: whole epoch milliseconds within the Date range, or a valid Date. The stores
+ * compare it with a bigint column, so a fraction (`0.5`) is refused here rather than failing
+ * (PostgreSQL) or comparing differently (SQLite) there.
+ */
 function timeOf(value: unknown, field: string): number {
   const ms = value instanceof Date ? value.getTime() : value;
-  if (typeof ms !== 'number' || !Number.isFinite(ms) || Math.abs(ms) > 8.64e15) {
-    throw new ValidationError(`${field} must be a time (milliseconds since the epoch, or a Date)`, { field: field });
+  if (typeof ms !== 'number' || !Number.isSafeInteger(ms) || Math.abs(ms) > 8.64e15) {
+    throw new ValidationError(`${field} must be a time (whole milliseconds since the epoch, or a Date)`, { field });
   }
   return ms;
 }

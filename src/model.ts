@@ -7,6 +7,12 @@
 export type WebhookStatus = 'enabled' | 'disabled';
 export type EventSource = 'admin' | 'api' | 'user';
 export type DeliveryStatus = 'pending' | 'held' | 'delivered' | 'failed';
+/**
+ * How a webhook's attempts are paced (see "circuit" in the glossary of `types.ts`): `closed`
+ * while healthy (up to `delivery.perEndpointConcurrency` attempts at once per process),
+ * `half_open` while failing (one attempt at a time per process, a probe, until a success).
+ */
+export type WebhookCircuit = 'closed' | 'half_open';
 
 export interface WebhookRecord {
   id: string;
@@ -25,6 +31,24 @@ export interface WebhookRecord {
   lastError: string | null;
   createdAt: number;
   updatedAt: number;
+  /**
+   * Derived from `failingSince`, never stored: `half_open` while it is set (every process sends
+   * this webhook one attempt at a time until one succeeds), `closed` otherwise (up to
+   * `delivery.perEndpointConcurrency` at once). A disabled webhook is attempted not at all,
+   * whatever this says: `status` tells. Set on every record the management functions return
+   * (see {@link withCircuit}); a Store's own records may leave it out.
+   */
+  circuit?: WebhookCircuit;
+}
+
+/** The circuit a webhook's record implies: one attempt at a time while it is failing. */
+export function circuitOf(webhook: Pick<WebhookRecord, 'failingSince'>): WebhookCircuit {
+  return webhook.failingSince === null ? 'closed' : 'half_open';
+}
+
+/** The record with its derived fields (`circuit`), as the management functions return it. */
+export function withCircuit(webhook: WebhookRecord): WebhookRecord & { circuit: WebhookCircuit } {
+  return { ...webhook, circuit: circuitOf(webhook) };
 }
 
 export interface EventRecord {

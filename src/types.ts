@@ -20,6 +20,12 @@
  * - **outcome**: the recorded consequence of an attempt (delivered, next try, failed, disable).
  * - **back-off**: the durable schedule of attempts after failures, stored per delivery
  *   (`next_attempt_at`); survives restarts. Never called "retry".
+ * - **circuit**: how a webhook's attempts are paced, derived from its record (`circuit`, never
+ *   stored): `closed` while healthy (up to `perEndpointConcurrency` attempts at once per
+ *   process); `half_open` while failing (`failingSince` set): one attempt at a time per process,
+ *   a probe, until one succeeds and closes it. There is no open state: a failing webhook's
+ *   deliveries keep being tried as they come due until the 72-hour disable, and a disabled
+ *   webhook shows that in its `status`.
  * - **transient retry**: an in-process retry of a database call that failed for a passing reason
  *   (connection lost, lock busy). Classified by each store adapter (`Store.isTransient`).
  * - **guard**: the SSRF rules: which addresses an endpoint may reach, checked at creation and on

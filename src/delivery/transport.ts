@@ -42,10 +42,19 @@ export interface Transport {
   close?(): Promise<void>;
 }
 
+/** `connectionsPerOrigin` when not given: the engine's default `delivery.concurrency`. */
+const DEFAULT_CONNECTIONS_PER_ORIGIN = 64;
+
 export interface HttpTransportOptions {
   /** Bytes of response body kept for the attempt log. Default 4096. */
   maxResponseBytes?: number;
-  /** Connections kept per origin. Default 8. */
+  /**
+   * Connections kept per origin. Default 64: the engine's default `delivery.concurrency`, so that
+   * every slot can reach one origin at once and customers sharing a host never queue for a
+   * connection behind a path that hangs there (the engine builds its own transport with as many
+   * as its slots). Set it to your `delivery.concurrency` when you change that; fewer brings the
+   * shared-host stall back.
+   */
   connectionsPerOrigin?: number;
   /** The guard for requests that carry none. Default: public addresses only, system DNS. */
   guard?: GuardOptions;
@@ -69,7 +78,7 @@ export function httpTransport(options: HttpTransportOptions = {}): Transport {
   const fallback = guardOptions === undefined ? DEFAULT_GUARD : createGuard(guardOptions, 'httpTransport');
   const pins = new AddressPins(fallback);
   const agent = new Agent({
-    connections: options.connectionsPerOrigin ?? 8,
+    connections: options.connectionsPerOrigin ?? DEFAULT_CONNECTIONS_PER_ORIGIN,
     keepAliveTimeout: 10_000,
     // Every new connection to a named host dials what the guard checked (see AddressPins).
     connect: { timeout: 10_000, lookup: pins.lookup },

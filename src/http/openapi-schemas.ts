@@ -102,6 +102,12 @@ export const SCHEMAS = {
       failing_since: { ...nullableTime, description: 'Extension: first failure since the last success; null while healthy.' },
       last_error: { type: ['string', 'null'], description: 'Extension: the last delivery failure seen.' },
       updated_on: { ...time, description: 'Extension.' },
+      circuit: {
+        type: 'string',
+        enum: ['closed', 'half_open'],
+        description:
+          'Extension, derived from failing_since: closed (healthy: several attempts at once), or half_open (failing: one attempt at a time per process until a success closes it). A disabled webhook is not attempted at all: see status.',
+      },
     },
   },
   CreateWebhookRequest: {

@@ -1,5 +1,5 @@
 import type { CatalogEntry } from '../catalog/catalog.js';
-import type { AttemptRecord, DeliveryRecord, EventRecord, WebhookRecord } from '../model.js';
+import { type AttemptRecord, circuitOf, type DeliveryRecord, type EventRecord, type WebhookCircuit, type WebhookRecord } from '../model.js';
 
 /**
  * Records as the management API shows them: Kinde's fields and names first, our extensions after
@@ -25,6 +25,11 @@ export interface WireWebhook {
   failing_since: string | null;
   last_error: string | null;
   updated_on: string;
+  /**
+   * Extension: `closed`, or `half_open` while failing (one attempt at a time per process until a
+   * success); derived from `failing_since`.
+   */
+  circuit: WebhookCircuit;
 }
 
 export function wireWebhook(w: WebhookRecord): WireWebhook {
@@ -41,6 +46,7 @@ export function wireWebhook(w: WebhookRecord): WireWebhook {
     failing_since: isoOrNull(w.failingSince),
     last_error: w.lastError,
     updated_on: iso(w.updatedAt),
+    circuit: circuitOf(w),
   };
 }
 

@@ -55,6 +55,7 @@ describe.each(['direct', 'http'] as const)('management routes (%s)', (mode) => {
         failing_since: null,
         last_error: null,
         updated_on: expect.stringMatching(ISO),
+        circuit: 'closed',
       },
     ]);
 
@@ -291,6 +292,7 @@ test('an auto-disabled webhook shows status, reason, failing_since and last_erro
     status: 'enabled',
     failing_since: '2024-01-01T00:00:00.000Z',
     last_error: expect.stringContaining('500'),
+    circuit: 'half_open',
   });
 
   await clock.advance(101 * 3600_000);
@@ -301,12 +303,13 @@ test('an auto-disabled webhook shows status, reason, failing_since and last_erro
     disabled_reason: 'failing',
     disabled_on: expect.stringMatching(ISO),
     failing_since: '2024-01-01T00:00:00.000Z',
+    circuit: 'half_open', // not attempted at all while disabled: status says so
   });
 
   healthy = true;
   const sent = receiver.requests.length; // before enabling: the resumed delivery may arrive before the answer does
   const enabled = await api('POST', `/api/v1/webhooks/${id}/enable`);
-  expect(enabled.json.webhook).toMatchObject({ status: 'enabled', disabled_reason: null, failing_since: null });
+  expect(enabled.json.webhook).toMatchObject({ status: 'enabled', disabled_reason: null, failing_since: null, circuit: 'closed' });
   await engine.hooks.drain();
   expect(receiver.requests.length).toBe(sent + 1); // the held delivery went out
 });

@@ -6,7 +6,7 @@ import { httpTransport, TransportError } from '../../src/index.js';
 import { makeEngine } from '../helpers/engine.js';
 import { userData } from '../helpers/fixtures.js';
 import { startReceiver } from '../helpers/http.js';
-import { useCleanups } from '../helpers/cleanup.js';
+import { until, useCleanups } from '../helpers/cleanup.js';
 
 // Issue 6, point 2: bounded I/O, proven against real misbehaving servers on 127.0.0.1. No test
 // asserts a duration: each misbehaviour is endless, so the only way a test can finish is the
@@ -182,5 +182,23 @@ describe('per-endpoint concurrency', () => {
     const pending = (await e.hooks.deliveries.list({ status: 'pending' })).deliveries;
     expect(pending).toHaveLength(10);
     expect(pending.every((d) => d.attemptCount === 1 && d.lastResult === 'network')).toBe(true);
+  });
+});
+
+describe('connections per origin', () => {
+  test("httpTransport() as a host builds it: 60 requests hanging on one path of a host leave room for another path's request", async () => {
+    const hung: http.ServerResponse[] = [];
+    const host = await httpServer((req, res) => {
+      if (req.url === '/ok') res.end('ok');
+      else hung.push(res); // reads the request, never answers
+    });
+    // The default connections per origin: 8 used to queue /ok behind the hanging requests until
+    // their deadline, so it timed out too.
+    const t = transport();
+    const hanging = Array.from({ length: 60 }, () => send(t, `${host.url}/hang`, 60_000).catch(() => {}));
+    await until('all 60 hanging at the host, each on a connection of its own', () => hung.length === 60, 10_000);
+    await expect(send(t, `${host.url}/ok`, 30_000)).resolves.toMatchObject({ status: 200, excerpt: 'ok' });
+    for (const res of hung) res.destroy();
+    await Promise.all(hanging);
   });
 });

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { postgresStore } from '../../adapters/postgres/index.js';
 import { sqliteStore } from '../../adapters/sqlite/index.js';
@@ -5,7 +6,7 @@ import { createWebhooks, type EmitInput, ManualClock, type Transport, type Webho
 import { useCleanups } from '../helpers/cleanup.js';
 import { testKey, userData } from '../helpers/fixtures.js';
 import { tempDir } from '../helpers/http.js';
-import { createSchema, type TestPostgres, terminateBackends, useTestPostgres } from '../helpers/postgres.js';
+import { adminQuery, createSchema, type TestPostgres, terminateBackends, useTestPostgres } from '../helpers/postgres.js';
 
 /**
  * Inputs that used to get past validation and fail later (issue 16): refused at the door with a
@@ -141,6 +142,21 @@ describe.each<Kind>(['sqlite', 'postgres'])('poison inputs on %s', (kind) => {
     }
   });
 
+  test('recover times that are not whole milliseconds within the Date range are refused, naming the field', async () => {
+    const { hooks } = await engine(kind);
+    const wh = await hooks.webhooks.create({ name: 'w', endpoint: 'https://example.com/w', eventTypes: ['user.created'] });
+    // Compared with a bigint column: 0.5 used to fail on PostgreSQL (ERR_STORE) and pass on SQLite.
+    for (const since of [0.5, -0.25, 1e20, Number.MAX_SAFE_INTEGER + 2, Number.NaN, new Date(Number.NaN)]) {
+      await expect(hooks.webhooks.recover(wh.id, { since })).rejects.toMatchObject({ code: 'ERR_VALIDATION', field: 'since' });
+    }
+    for (const until of [1.5, Number.POSITIVE_INFINITY]) {
+      await expect(hooks.webhooks.recover(wh.id, { since: 0, until })).rejects.toMatchObject({ code: 'ERR_VALIDATION', field: 'until' });
+    }
+    // Whole milliseconds and Dates still work.
+    await expect(hooks.webhooks.recover(wh.id, { since: 0 })).resolves.toEqual({ recovered: 0 });
+    await expect(hooks.webhooks.recover(wh.id, { since: new Date(0), until: new Date(1) })).resolves.toEqual({ recovered: 0 });
+  });
+
   test("an internal failure (ours, not the endpoint's) is logged with the delivery id, retried, and never counts toward the endpoint's health", async () => {
     const broken: Transport = {
       async send() {
@@ -178,4 +194,55 @@ test('PostgreSQL: emit right after every backend is killed succeeds (a transient
   }
   expect(ids.size).toBe(25);
   for (const id of ids) expect((await hooks.deliveries.list({ eventId: id })).deliveries).toHaveLength(1);
+});
+
+test("PostgreSQL: emit inside the host's transaction surfaces a dead connection to the host at once, without the transient retry", async () => {
+  const schema = await createSchema(server.url);
+  cleanups.push(() => schema.drop());
+  const store = postgresStore({ connectionString: schema.url });
+  // Counts the calls and passes each to the real store: the retry would be a second call.
+  let inserts = 0;
+  const insertEvent = store.insertEvent.bind(store);
+  store.insertEvent = (...args) => {
+    inserts++;
+    return insertEvent(...args);
+  };
+  const hooks = createWebhooks({
+    store,
+    keys: [await testKey()],
+    issuer: 'https://auth.example.com',
+    clock: new ManualClock(),
+    allowPrivateNetworks: true,
+    logger: { warn: () => {}, error: () => {} },
+    delivery: { pollIntervalMs: 3600_000 },
+  });
+  cleanups.push(() => hooks.close());
+  await hooks.start();
+  await hooks.webhooks.create({ name: 'w', endpoint: 'https://example.com/w', eventTypes: ['user.deleted'] });
+  inserts = 0;
+
+  let emitted: unknown;
+  const outcome = await store.kysely
+    .transaction()
+    .execute(async (trx) => {
+      const { rows } = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(trx);
+      // The host's backend dies mid-transaction, as in a PostgreSQL restart or a failover.
+      await adminQuery(schema.url, 'select pg_terminate_backend($1)', [rows[0]!.pid]);
+      emitted = await hooks
+        .emit({ type: 'user.deleted', source: 'api', data: { user: { id: 'kp_tx' } } }, { transaction: trx })
+        .catch((e: unknown) => e);
+      throw emitted; // what a host does with it: its transaction is gone
+    })
+    .catch((e: unknown) => e);
+  expect(outcome).toBeInstanceOf(Error); // the host's transaction failed (its rollback too, on a dead connection)
+  expect(emitted).toMatchObject({ code: 'ERR_STORE' });
+  // The cause is the kind our own transaction would have retried, and it was tried once.
+  const cause = (emitted as { cause?: unknown }).cause;
+  expect(store.isTransient(cause)).toBe(true);
+  expect(inserts).toBe(1);
+  // Nothing was written; the same emit on the engine's own transaction goes through (retried there if need be).
+  const ok = await hooks.emit({ type: 'user.deleted', source: 'api', data: { user: { id: 'kp_tx' } } });
+  expect(ok.deliveryIds).toHaveLength(1);
+  expect(inserts).toBeGreaterThanOrEqual(2);
+  expect(await adminQuery(schema.url, 'select count(*)::int as n from iw_events').then((r) => r.rows[0].n)).toBe(1);
 });
