@@ -90,7 +90,7 @@ function exampleOf(def: EventTypeDefinition, builtin: boolean): Record<string, u
   } catch (error) {
     const why = error instanceof Error ? error.message : String(error);
     throw new TypeError(
-      `eventTypes: "${def.code}" ${given === undefined ? 'needs an `example` (none could be built from its schema' : 'has an `example` that does not match its schema ('}: ${why})`,
+      `eventTypes: "${def.code}" ${given === undefined ? 'needs an `example`: none could be built from its schema' : 'has an `example` that does not match its schema'} (${why})`,
     );
   }
   return deepFreeze(example as Record<string, unknown>);

@@ -134,7 +134,7 @@ describe('event catalog', () => {
         ...invoicePaid,
         schema: { type: 'object', required: ['currency'], properties: { currency: { type: 'string', maxLength: 3 } } },
       },
-      /^eventTypes: "billing\.invoice_paid" needs an `example` \(none could be built from its schema.*data\.currency must be at most 3 characters long/,
+      /^eventTypes: "billing\.invoice_paid" needs an `example`: none could be built from its schema.*data\.currency must be at most 3 characters long/,
     ],
   ])('a host type with %s is refused with a TypeError by createWebhooks', async (_label, type, message) => {
     const dir = tempDir('iw-catalog-');
