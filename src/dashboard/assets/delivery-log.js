@@ -3,7 +3,7 @@
  * attempts; Resend queues one new attempt with the same webhook-id; Recover failed since… queues
  * the failed deliveries of events since a time again.
  */
-import { h, replace, time, uid } from './dom.js';
+import { excerpt, h, replace, time, uid } from './dom.js';
 import { recoverForm } from './recover.js';
 import { DELIVERY_STATUS, explain, plural } from './words.js';
 
@@ -164,6 +164,6 @@ function attemptItem(attempt) {
       h('span', { class: attempt.success ? 'ok' : 'bad' }, attempt.success ? 'Succeeded' : 'Failed'),
       ` · ${outcome} · ${attempt.duration_ms} ms`,
     ),
-    attempt.response_excerpt ? h('pre', { class: 'excerpt', 'aria-label': 'Response' }, attempt.response_excerpt) : null,
+    attempt.response_excerpt ? excerpt(attempt.response_excerpt) : null,
   );
 }
