@@ -7,9 +7,9 @@ import { chromiumAvailable, focusedLabel, launch, openPortal, shiftTabTo, tabTo 
 import { type Site, startSite } from './site.js';
 
 /**
- * One webhook's page with the keyboard alone (Tab, Shift+Tab, Enter, Space; no click anywhere),
- * in real Chromium against a real engine and a real receiver on 127.0.0.1: Disable then Enable,
- * a delivery's attempts expanded, Resend, Recover failed since…, Send test event, and the
+ * One webhook's page with the keyboard alone (Tab, Shift+Tab, Enter, Space, typing; no click
+ * anywhere), in real Chromium against a real engine and a real receiver on 127.0.0.1: Disable
+ * then Enable, the log filtered to failed deliveries, a delivery's attempts expanded, Resend, Recover failed since…, Send test event, and the
  * settings edited (the Add event dialog included) and saved. After each action focus must be
  * where the person left it, or the next key press would go somewhere else; each step checks
  * what reached the engine or the receiver.
@@ -77,8 +77,18 @@ describe.runIf(run)('the dashboard in Chromium: a webhook with the keyboard alon
     await page.getByRole('button', { name: 'Disable' }).waitFor();
     expect(await focusedLabel(page)).toBe('Disable');
 
-    // The newest delivery's attempts, with Space; focus stays on the button.
+    // Only the failed deliveries: the Status filter, by typing the option's first letter.
     await rows.nth(1).waitFor(); // the log of the redrawn view
+    await tabTo(page, 'Status');
+    await page.keyboard.type('F');
+    expect(await page.getByLabel('Status').inputValue()).toBe('failed');
+    await until(
+      'the failed deliveries listed',
+      async () => (await rows.count()) === 2 && !(await page.locator('.log-list[aria-busy]').count()),
+    );
+    expect(await focusedLabel(page)).toBe('Status');
+
+    // The newest delivery's attempts, with Space; focus stays on the button.
     await tabTo(page, 'Attempts');
     await press(page, 'Attempts', 'Space');
     const first = rows.first();
@@ -87,20 +97,23 @@ describe.runIf(run)('the dashboard in Chromium: a webhook with the keyboard alon
     for (const text of await first.locator('.attempt').allTextContents()) expect(text).toMatch(/Failed · HTTP 503 .*maintenance/);
     expect(await focusedLabel(page)).toBe('Attempts');
 
-    // Resend: the next stop. The same webhook-id reaches the receiver a third time; focus comes back to this row's Resend.
+    // Resend: the next stop. The same webhook-id reaches the receiver a third time. The resent
+    // delivery is no longer failed, so it leaves this filtered list: focus goes to the Resend of
+    // the row that took its place, not to the top of the document.
     await page.keyboard.press('Tab');
     await press(page, 'Resend', 'Enter');
     await until('the resend arrives', () => received(newer) === 3);
     await until('delivered', async () => (await statusOf(newer)) === 'delivered');
     await page.getByText('Delivery of user.created queued to be sent again.').waitFor();
-    await until('focus back on Resend', async () => (await focusedLabel(page)) === 'Resend');
+    await until('one failed delivery left', async () => (await rows.count()) === 1);
+    expect(await focusedLabel(page)).toBe('Resend');
     expect(
       await page.evaluate(() => {
         let el = document.activeElement;
         while (el?.shadowRoot?.activeElement) el = el.shadowRoot.activeElement;
         return el?.getAttribute('data-delivery');
       }),
-    ).toBe(newer);
+    ).toBe(older);
     expect(received(older)).toBe(2);
 
     // Recover failed since…: back up to it, Enter opens it with focus in Since; Recover; focus back on the opener.
@@ -113,6 +126,7 @@ describe.runIf(run)('the dashboard in Chromium: a webhook with the keyboard alon
     expect(await focusedLabel(page)).toBe('Recover failed since…');
     await until('the recovered delivery arrives', () => received(older) === 3);
     await until('recovered and delivered', async () => (await statusOf(older)) === 'delivered');
+    await page.getByText('No deliveries with this status.').waitFor();
 
     // Send test event: further back up; the outcome is said, and focus stays on the button.
     await shiftTabTo(page, 'Send test event');
