@@ -4,7 +4,8 @@
 // Each "cold" load is a fresh browser context (empty cache, new connection); each "warm" load is
 // a reload in the same context (the hashed assets come from the cache, as for a returning user).
 // The time is read in the page: the element's 'webhooks-portal:render' performance mark.
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -99,10 +100,22 @@ const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
+/** Nearest rank: the smallest value with at least p of the loads at or below it. */
+const percentile = (xs, p) => [...xs].sort((a, b) => a - b)[Math.max(0, Math.ceil(p * xs.length) - 1)];
 const show = (label, xs) =>
   console.log(
-    `${label}: median ${median(xs).toFixed(1)} ms (min ${Math.min(...xs).toFixed(1)}, max ${Math.max(...xs).toFixed(1)}, ${xs.length} loads)`,
+    `${label}: median ${median(xs).toFixed(1)} ms, p95 ${percentile(xs, 0.95).toFixed(1)} ms (min ${Math.min(...xs).toFixed(1)}, max ${Math.max(...xs).toFixed(1)}, ${xs.length} loads)`,
   );
+// Every file the dashboard serves (the page names some, they import the rest), as built.
+const assetDir = new URL('../dist/src/dashboard/assets/', import.meta.url);
+const assetFiles = readdirSync(assetDir);
+const assetBytes = assetFiles.reduce((sum, name) => sum + statSync(new URL(name, assetDir)).size, 0);
 console.log(`dashboard first load to the rendered list of 20 webhooks (target < 300 ms), Chromium ${browser.version()}`);
 show('cold (fresh context, empty cache)', cold);
 show('warm (reload, cached assets)', warm);
+console.log(`assets: ${assetFiles.length} files, ${(assetBytes / 1024).toFixed(1)} KB uncompressed`);
+console.log(
+  `load average at the end (1, 5, 15 min): ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}; ${new Date().toISOString()}`,
+);

@@ -79,9 +79,16 @@ export const runningCheckpointThreads = { count: 0 };
  * loop: a checkpoint copies pages into the database file and syncs it, 35–43 ms under load that
  * would otherwise stall every timer, request and commit of the host. The thread starts at the
  * first interval (a store closed sooner never spawns one). Should it fail to start or die, the
- * checkpoints run on the main thread from a timer, as before, and one line is logged.
+ * checkpoints run on the main thread from a timer, as before, and `onError` is told once (the
+ * store's option: a host routes it to its own logger).
  */
-export function startCheckpoints(db: SqliteDatabase, filename: string, everyMs: number, busyTimeoutMs: number): Checkpoints {
+export function startCheckpoints(
+  db: SqliteDatabase,
+  filename: string,
+  everyMs: number,
+  busyTimeoutMs: number,
+  onError: (message: string, error: unknown) => void,
+): Checkpoints {
   db.pragma('wal_autocheckpoint = 0');
   // After a checkpoint resets the WAL, SQLite truncates the file to this size: without it the WAL
   // keeps its largest size ever (seen: 50 MB beside a 6 MB database after 90 simulated days).
@@ -102,10 +109,12 @@ export function startCheckpoints(db: SqliteDatabase, filename: string, everyMs: 
   const fallBack = (error: unknown) => {
     if (stopped || fallback) return;
     worker = null;
-    console.warn(
-      `identity-webhooks: sqliteStore: the WAL checkpoint thread failed (${error instanceof Error ? error.message : String(error)}); checkpoints now run on the main thread`,
-    );
     fallback = mainThreadCheckpoints(db, everyMs);
+    try {
+      onError('sqliteStore: the WAL checkpoint thread failed; checkpoints now run on the main thread', error);
+    } catch {
+      // A host's logger that throws must not take the process down from a worker's exit event.
+    }
   };
 
   const spawn = () => {

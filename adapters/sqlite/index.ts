@@ -24,6 +24,11 @@ export interface SqliteStoreOptions {
    * SQLite's automatic checkpoints. Default 1000 ms. A database the host passes in is left as it is.
    */
   checkpointIntervalMs?: number;
+  /**
+   * Background trouble that no call of yours sees (the checkpoint thread failing to start or
+   * dying, after which checkpoints run on the main thread). Default: console.warn.
+   */
+  onError?: (message: string, error: unknown) => void;
 }
 
 /**
@@ -45,6 +50,8 @@ export function sqliteStore(options: SqliteStoreOptions): KyselyStore {
     throw new TypeError('sqliteStore: database must be a better-sqlite3 Database');
   const busy = options.busyTimeoutMs ?? 5000;
   if (!Number.isInteger(busy) || busy < 0) throw new TypeError('sqliteStore: busyTimeoutMs must be a non-negative integer');
+  if (options.onError !== undefined && typeof options.onError !== 'function')
+    throw new TypeError('sqliteStore: onError must be a function');
 
   const db: SqliteDatabase =
     database ?? new (loadDriver<new (filename: string) => SqliteDatabase>('better-sqlite3', 'sqliteStore'))(filename!);
@@ -56,8 +63,13 @@ export function sqliteStore(options: SqliteStoreOptions): KyselyStore {
   const checkpointMs = options.checkpointIntervalMs ?? 1000;
   if (!Number.isInteger(checkpointMs) || checkpointMs < 0)
     throw new TypeError('sqliteStore: checkpointIntervalMs must be a non-negative integer');
+  const onError = options.onError ?? warn;
+  let closed = false;
+  const report = (message: string, error: unknown) => closed || onError(message, error);
   const checkpoints =
-    database === undefined && filename !== ':memory:' && checkpointMs > 0 ? startCheckpoints(db, filename!, checkpointMs, busy) : null;
+    database === undefined && filename !== ':memory:' && checkpointMs > 0
+      ? startCheckpoints(db, filename!, checkpointMs, busy, report)
+      : null;
 
   const kysely = new Kysely<EngineTables>({ dialect: new SqliteEngineDialect(db, database === undefined) });
   const flavor: SqlFlavor = {
@@ -72,9 +84,15 @@ export function sqliteStore(options: SqliteStoreOptions): KyselyStore {
       await run();
     },
     async close() {
+      closed = true;
       await checkpoints?.stop();
       await kysely.destroy();
     },
   };
   return new KyselyStore(kysely, flavor);
+}
+
+/** The default `onError`, as postgresStore's: one line on the console. */
+function warn(message: string, error: unknown): void {
+  console.warn(`[identity-webhooks] ${message}:`, error instanceof Error ? error.message : error);
 }

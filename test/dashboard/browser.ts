@@ -113,13 +113,18 @@ export async function axeViolations(page: Page): Promise<string[]> {
 }
 
 /** Presses Tab until the focused element (through shadow roots) has this accessible text, then returns. Fails after `max` presses. */
-export async function tabTo(page: Page, name: string | RegExp, max = 40): Promise<void> {
+export async function tabTo(page: Page, name: string | RegExp, max = 40, key: 'Tab' | 'Shift+Tab' = 'Tab'): Promise<void> {
   for (let i = 0; i < max; i++) {
-    await page.keyboard.press('Tab');
+    await page.keyboard.press(key);
     const label = await focusedLabel(page);
     if (typeof name === 'string' ? label === name : name.test(label)) return;
   }
-  throw new Error(`Tab never reached ${name}`);
+  throw new Error(`${key} never reached ${name}`);
+}
+
+/** tabTo, backwards (Shift+Tab). */
+export function shiftTabTo(page: Page, name: string | RegExp, max = 40): Promise<void> {
+  return tabTo(page, name, max, 'Shift+Tab');
 }
 
 /** The deep focused element's accessible-ish label: aria-label, else its label's text, else its text. */

@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { metrics } from '@opentelemetry/api';
+import { metrics, trace } from '@opentelemetry/api';
 import { sqliteStore } from '../../adapters/sqlite/index.js';
 import { createWebhooks } from '../../src/index.js';
 import { DUE_COUNT_MAX_AGE_MS } from '../../src/telemetry/due-count.js';
@@ -13,6 +13,17 @@ import { testSdk, total } from './sdk.js';
 const { cleanups, setup } = useTelemetryEngines();
 
 const ALLOWED_KEYS = new Set(['webhooks.outcome', 'webhooks.event_type', 'webhooks.error_kind', 'webhooks.reason']);
+
+/** The seven metrics and their units: a contract (README "Observability", the metrics table). */
+const UNITS = {
+  'webhooks.events': '{event}',
+  'webhooks.attempts': '{attempt}',
+  'webhooks.attempt.duration': 's',
+  'webhooks.deliveries.due': '{delivery}',
+  'webhooks.delivery.lag': 's',
+  'webhooks.webhooks.disabled': '{webhook}',
+  'webhooks.notices': '{notice}',
+};
 
 describe('metrics', () => {
   test('attempts by outcome, event type and error kind match what a real receiver saw; durations and lag in seconds', async () => {
@@ -149,6 +160,9 @@ describe('metrics', () => {
     await clock.advance(2 * 3600_000);
     await hooks.drain();
     expect(total(await sdk.counter('webhooks.webhooks.disabled'), { 'webhooks.reason': 'failing' })).toBe(1);
+    // By now every one of the seven has a data point, so each is exported, with its unit.
+    const collected = await sdk.collect();
+    expect(Object.fromEntries([...collected].map(([name, m]) => [name, m.descriptor.unit]))).toEqual(UNITS);
     const notices = await sdk.counter('webhooks.notices');
     expect(total(notices, { 'webhooks.outcome': 'failure' })).toBe(1);
     expect(total(notices, { 'webhooks.outcome': 'success' })).toBe(1);
@@ -179,6 +193,44 @@ describe('metrics', () => {
     await env.hooks.emit({ type: 'user.created', source: 'api', data: userData() });
     await env.hooks.drain();
     expect(await sdk.counter('webhooks.attempts')).toEqual([[{ 'webhooks.outcome': 'success', 'webhooks.event_type': 'user.created' }, 1]]);
+  });
+
+  test("the telemetry option's providers win over registered globals: spans and metrics reach them, the globals get nothing", async () => {
+    const global = testSdk();
+    metrics.setGlobalMeterProvider(global.meterProvider);
+    trace.setGlobalTracerProvider(global.tracerProvider);
+    cleanups.push(
+      () => global.shutdown(),
+      () => trace.disable(),
+      () => metrics.disable(),
+    );
+    // Control: with the globals registered and no option, the globals do get the engine's telemetry,
+    // so their silence below is the option at work, not a global that never registered.
+    const control = await makeEngine();
+    cleanups.push(() => control.close());
+    await control.hooks.emit({ type: 'user.created', source: 'api', data: userData() });
+    expect(total(await global.counter('webhooks.events'))).toBe(1);
+    expect(global.spans().map((s) => s.name)).toEqual(['webhooks.emit']);
+
+    const { sdk, receiver, hooks } = await setup(); // telemetry: { meterProvider, tracerProvider } of its own
+    const spansBefore = global.spans().length;
+    await hooks.webhooks.create({ name: 'ok', endpoint: `${receiver.url}/ok`, eventTypes: ['user.created'] });
+    await hooks.start();
+    await hooks.emit({ type: 'user.created', source: 'api', data: userData() });
+    await hooks.drain();
+    expect(receiver.requests).toHaveLength(1);
+    expect(
+      sdk
+        .spans()
+        .map((s) => s.name)
+        .sort(),
+    ).toEqual(['webhooks.deliver', 'webhooks.emit']);
+    expect(total(await sdk.counter('webhooks.events'))).toBe(1);
+    expect(total(await sdk.counter('webhooks.attempts'), { 'webhooks.outcome': 'success' })).toBe(1);
+    expect(global.spans()).toHaveLength(spansBefore);
+    expect(total(await global.counter('webhooks.events'))).toBe(1); // the control's event only
+    expect(await global.counter('webhooks.attempts')).toEqual([]);
+    expect((await global.histogram('webhooks.delivery.lag')).length).toBe(0);
   });
 
   test('telemetry options are checked at once', async () => {

@@ -3,7 +3,7 @@
  * attempts; Resend queues one new attempt with the same webhook-id; Recover failed since… queues
  * the failed deliveries of events since a time again.
  */
-import { h, replace, time, uid } from './dom.js';
+import { excerpt, h, replace, time, uid } from './dom.js';
 import { recoverForm } from './recover.js';
 import { DELIVERY_STATUS, explain, plural } from './words.js';
 
@@ -60,6 +60,8 @@ export function deliveryLog(context, webhookId) {
       replace(list, h('p', { class: 'error', role: 'alert' }, explain(error).text));
       list.removeAttribute('aria-busy');
       previous.hidden = next.hidden = true;
+      // The control that was used is gone or hidden: keep focus in the log.
+      if (focus) filter.focus();
       return;
     }
     if (mine !== loads) return; // a newer load (filter changed, Refresh) answers instead
@@ -88,7 +90,15 @@ export function deliveryLog(context, webhookId) {
     // The button that was pressed may now be disabled: keep focus in the log, not on <body>.
     if (focus === 'next') (next.disabled ? previous : next).focus();
     if (focus === 'previous') (previous.disabled ? next : previous).focus();
-    if (typeof focus === 'object' && focus) list.querySelector(`[data-delivery="${CSS.escape(focus.resent)}"]`)?.focus();
+    if (typeof focus === 'object' && focus) {
+      // The resent delivery may have left the list (filtered to failed, it is pending now): then
+      // the Resend of the row that took its place, else the last row's, else the filter. Never
+      // <body>, where the next Tab would start again from the top of the page.
+      const buttons = [...list.querySelectorAll('[data-delivery]')];
+      const target =
+        buttons.find((b) => b.dataset.delivery === focus.resent) ?? buttons[Math.min(focus.index, buttons.length - 1)] ?? filter;
+      target.focus();
+    }
   }
 
   function row(delivery) {
@@ -144,7 +154,8 @@ export function deliveryLog(context, webhookId) {
     try {
       await context.api.resend(webhookId, delivery.id);
       context.notify(`Delivery of ${delivery.event_type} queued to be sent again.`);
-      await load({ resent: delivery.id });
+      const index = [...list.querySelectorAll('[data-delivery]')].findIndex((b) => b.dataset.delivery === delivery.id);
+      await load({ resent: delivery.id, index: Math.max(0, index) });
     } catch (error) {
       slot.append(h('p', { class: 'error', role: 'alert' }, explain(error).text));
     }
@@ -164,6 +175,6 @@ function attemptItem(attempt) {
       h('span', { class: attempt.success ? 'ok' : 'bad' }, attempt.success ? 'Succeeded' : 'Failed'),
       ` · ${outcome} · ${attempt.duration_ms} ms`,
     ),
-    attempt.response_excerpt ? h('pre', { class: 'excerpt', 'aria-label': 'Response' }, attempt.response_excerpt) : null,
+    attempt.response_excerpt ? excerpt(attempt.response_excerpt) : null,
   );
 }

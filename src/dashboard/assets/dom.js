@@ -53,6 +53,14 @@ export function formatTime(iso) {
 }
 
 /**
+ * A receiver's response body, as text. It scrolls past a few lines (up to 4 KiB of it), so it
+ * takes focus: a keyboard user scrolls it with the arrow keys, as a mouse user does with the wheel.
+ */
+export function excerpt(text) {
+  return h('pre', { class: 'excerpt', tabindex: 0, 'aria-label': 'Response' }, text);
+}
+
+/**
  * A modal `<dialog>`: focus moves into it, Tab stays in it, Escape closes it (the browser does all
  * three for `showModal`); on close, focus goes back to whatever opened it.
  */

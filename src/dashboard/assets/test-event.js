@@ -2,7 +2,7 @@
  * Send test event: one event of a chosen type (a subscribed one by default) to this webhook only;
  * then the outcome of its first attempt, read from the delivery's attempts as soon as it exists.
  */
-import { h, replace, uid } from './dom.js';
+import { excerpt, h, replace, uid } from './dom.js';
 import { explain } from './words.js';
 
 /** How long to wait for the first attempt before saying it will show in the log. */
@@ -80,6 +80,6 @@ function describe(attempt) {
     'div',
     {},
     h('p', { class: 'bad' }, `Not delivered: ${why} (after ${attempt.duration_ms} ms). It will be tried again on the usual schedule.`),
-    attempt.response_excerpt ? h('pre', { class: 'excerpt' }, attempt.response_excerpt) : null,
+    attempt.response_excerpt ? excerpt(attempt.response_excerpt) : null,
   );
 }
