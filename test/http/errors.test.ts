@@ -59,7 +59,7 @@ describe('the error mapping', () => {
       expect(await res.text()).toBe('{"errors":[{"code":"INTERNAL_ERROR","message":"internal error"}]}');
       expect(logged).toEqual([error]);
     }
-    expect(toErrorResponse(new HttpError(418, 'TEAPOT', 'short and stout'), undefined, () => {}).status).toBe(418);
+    expect(toErrorResponse(new HttpError('TEAPOT', 'short and stout', { status: 418 }), undefined, () => {}).status).toBe(418);
   });
 });
 
