@@ -1,19 +1,69 @@
 // `prepare`: builds dist/ on `npm install` in this folder, on `npm pack`, and when npm installs
-// the package from a git URL (npm installs the dev dependencies first). `npm install <path>` does
-// not install them: without TypeScript, say what to do instead of "tsc: not found".
-import { execSync } from 'node:child_process';
+// the package from a git URL (npm installs the dev dependencies first, then runs prepare).
+// `npm install <path>` links the folder and runs prepare in it, but installs none of its
+// dependencies, dev or not (npm leaves a linked folder outside the project to itself): then they
+// are installed here first, with --ignore-scripts (the build is tsc and two small scripts, and
+// this script must not run again), then better-sqlite3's own install script unless the host said
+// --omit=optional. So a fresh clone installed by path is a working package.
+import { execFileSync, execSync } from 'node:child_process';
+import { existsSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-try {
-  createRequire(import.meta.url).resolve('typescript');
-} catch {
+// Resolved as tsc resolves them: from this folder up, so a workspace's hoisted tools count.
+const require = createRequire(new URL('../package.json', import.meta.url));
+const missing = ['typescript', '@types/node'].filter((name) => {
+  try {
+    require.resolve(`${name}/package.json`);
+    return false;
+  } catch {
+    return true;
+  }
+});
+
+if (missing.length > 0) {
   console.error(
-    `identity-webhooks: cannot build dist/: TypeScript, a dev dependency, is not installed in ${root}.\n` +
-      `Run \`npm install\` in ${root} first (it builds dist/), then install it from there; or install from\n` +
-      'a git URL (npm installs the dev dependencies and builds) or from a tarball made by `npm pack`.',
+    `identity-webhooks: ${missing.join(' and ')} not installed in ${root} (npm installs no dependencies for a path): ` +
+      'installing them and the dev dependencies (--ignore-scripts) to build dist/',
   );
-  process.exit(1);
+  // The parent npm passes its own command-line config down as npm_config_* variables: one naming
+  // where to install (--prefix, --global, --location) or what to leave out (--omit=dev) would aim
+  // this install at the host project, or skip the very tools it is for. --omit=optional is kept:
+  // the host asked for no better-sqlite3, so none is installed here either.
+  const env = { ...process.env };
+  const omitOptional = /\boptional\b/.test(env.npm_config_omit ?? '');
+  for (const key of Object.keys(env)) {
+    if (
+      /^npm_config_(global|prefix|local_prefix|location|omit|include|production|only|also|dev|save.*|workspaces?|include_workspace_root|dry_run|package_lock_only)$/i.test(
+        key,
+      )
+    )
+      delete env[key];
+  }
+  const flags = ['--ignore-scripts', '--no-audit', '--no-fund', '--no-save', '--loglevel=error', '--prefix', root];
+  npm(['install', '--include=dev', ...(omitOptional ? ['--omit=optional'] : []), ...flags], env);
+  // --ignore-scripts left better-sqlite3 (an optional dependency) uncompiled: run its own install
+  // script now (a prebuilt binary, or a compile), as a default install of the package would.
+  const sqlite = join(root, 'node_modules/better-sqlite3');
+  if (existsSync(sqlite) && !existsSync(join(sqlite, 'build/Release/better_sqlite3.node'))) {
+    console.error('identity-webhooks: building better-sqlite3 (the SQLite driver, an optional dependency)');
+    try {
+      npm(['rebuild', 'better-sqlite3', '--loglevel=error', '--prefix', root], env);
+    } catch {
+      // As npm treats an optional dependency that fails to build: left out, so sqliteStore says
+      // "needs the better-sqlite3 package" rather than failing on a missing binary.
+      console.error('identity-webhooks: better-sqlite3 did not build; it is left out (PostgreSQL and the receiver work without it)');
+      rmSync(sqlite, { recursive: true, force: true });
+    }
+  }
 }
 execSync('npm run build', { cwd: root, stdio: 'inherit' });
+
+/** Runs the npm that runs this script (npm_execpath, set for every lifecycle script), in `root`. */
+function npm(args, env) {
+  const cli = process.env.npm_execpath;
+  if (cli && /\.[cm]?js$/.test(cli)) execFileSync(process.execPath, [cli, ...args], { cwd: root, env, stdio: 'inherit' });
+  else execSync(`npm ${args.map((a) => JSON.stringify(a)).join(' ')}`, { cwd: root, env, stdio: 'inherit' });
+}

@@ -4,7 +4,7 @@ import { HttpError } from './errors.js';
 
 export type Authorize = (request: Request) => AuthorizeResult | Promise<AuthorizeResult>;
 
-const REFUSED = () => new HttpError(403, 'INVALID_CREDENTIALS', 'the request is not authorized for this API');
+const REFUSED = () => new HttpError('INVALID_CREDENTIALS', 'the request is not authorized for this API', { status: 403 });
 
 /**
  * Runs the host's `authorize` hook and returns the caller's environment, failing closed: no hook,

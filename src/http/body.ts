@@ -8,7 +8,7 @@ import { HttpError } from './errors.js';
  */
 export const MAX_BODY_BYTES = 64 * 1024;
 
-const TOO_LARGE = () => new HttpError(413, 'PAYLOAD_TOO_LARGE', `request body must be at most ${MAX_BODY_BYTES} bytes`);
+const TOO_LARGE = () => new HttpError('PAYLOAD_TOO_LARGE', `request body must be at most ${MAX_BODY_BYTES} bytes`, { status: 413 });
 
 /**
  * Reads the body as a JSON object. `required: false` accepts an empty body (as `{}`), for action
@@ -23,15 +23,15 @@ export async function readJsonObject(request: Request, { required }: { required:
   // An empty optional body is "no options", whatever type a client library labels it with.
   if (bytes.length === 0 && !required) return {};
   if (type === null || !isJson(type)) throw unsupported(type);
-  if (bytes.length === 0) throw new HttpError(400, 'INVALID_JSON', 'request body is empty; expected a JSON object');
+  if (bytes.length === 0) throw new HttpError('INVALID_JSON', 'request body is empty; expected a JSON object', { status: 400 });
   let value: unknown;
   try {
     value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
   } catch {
-    throw new HttpError(400, 'INVALID_JSON', 'request body is not valid JSON (UTF-8)');
+    throw new HttpError('INVALID_JSON', 'request body is not valid JSON (UTF-8)', { status: 400 });
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new HttpError(400, 'INVALID_BODY', 'request body must be a JSON object');
+    throw new HttpError('INVALID_BODY', 'request body must be a JSON object', { status: 400 });
   }
   return value as Record<string, unknown>;
 }
@@ -45,7 +45,10 @@ function isJson(contentType: string): boolean {
 
 function unsupported(type: string | null): HttpError {
   const got = type === null ? 'no content-type' : `content-type ${JSON.stringify(type.slice(0, 100))}`;
-  return new HttpError(415, 'UNSUPPORTED_MEDIA_TYPE', `request body must be application/json (got ${got})`, { accept: 'application/json' });
+  return new HttpError('UNSUPPORTED_MEDIA_TYPE', `request body must be application/json (got ${got})`, {
+    status: 415,
+    headers: { accept: 'application/json' },
+  });
 }
 
 /** Reads at most MAX_BODY_BYTES; a chunked body that runs over is refused without buffering it. */

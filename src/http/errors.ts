@@ -3,17 +3,28 @@ import { errorResponse } from './responses.js';
 
 /**
  * A refusal decided by the HTTP layer itself (bad JSON, wrong content type, no credentials). Route
- * code throws it; {@link toErrorResponse} turns it into the response.
+ * code throws it; {@link toErrorResponse} turns it into the response. Its arguments come in the
+ * order of every other error class (src/errors.ts): the code, the message, then options, here the
+ * HTTP `status` and any extra response `headers`.
+ *
+ * @example
+ * ```ts
+ * throw new HttpError('INVALID_JSON', 'request body is not valid JSON (UTF-8)', { status: 400 });
+ * ```
  */
 export class HttpError extends Error {
+  readonly status: number;
+  readonly headers: Record<string, string>;
+
   constructor(
-    readonly status: number,
     readonly code: string,
     message: string,
-    readonly headers: Record<string, string> = {},
+    options: { status: number; headers?: Record<string, string> },
   ) {
     super(message);
     this.name = 'HttpError';
+    this.status = options.status;
+    this.headers = options.headers ?? {};
   }
 }
 

@@ -44,7 +44,7 @@ export function patchInput(body: Record<string, unknown>): WebhookPatch {
 export function enableInput(body: Record<string, unknown>): { resumeHeld: boolean } {
   onlyFields(body, ENABLE_FIELDS);
   const value = body.resume_held ?? true;
-  if (typeof value !== 'boolean') throw new HttpError(400, 'INVALID_RESUME_HELD', 'resume_held must be a boolean');
+  if (typeof value !== 'boolean') throw new HttpError('INVALID_RESUME_HELD', 'resume_held must be a boolean', { status: 400 });
   return { resumeHeld: value };
 }
 
@@ -58,9 +58,9 @@ export function onlyFields(body: Record<string, unknown>, allowed: readonly stri
   for (const key of Object.keys(body)) {
     if (!allowed.includes(key)) {
       throw new HttpError(
-        400,
         'UNKNOWN_FIELD',
         `${JSON.stringify(key.slice(0, 64))} is not a field of this request (allowed: ${allowed.join(', ') || 'none'})`,
+        { status: 400 },
       );
     }
   }

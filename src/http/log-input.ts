@@ -31,12 +31,12 @@ export function logQuery(url: URL): LogQuery {
   for (const key of url.searchParams.keys()) {
     if (!(LOG_PARAMETERS as readonly string[]).includes(key)) {
       throw new HttpError(
-        400,
         'UNKNOWN_PARAMETER',
         `${JSON.stringify(key.slice(0, 64))} is not a parameter of this request (allowed: ${LOG_PARAMETERS.join(', ')})`,
+        { status: 400 },
       );
     }
-    if (seen.has(key)) throw new HttpError(400, `INVALID_${key.toUpperCase()}`, `${key} may be given once`);
+    if (seen.has(key)) throw new HttpError(`INVALID_${key.toUpperCase()}`, `${key} may be given once`, { status: 400 });
     seen.add(key);
   }
   const value = (key: (typeof LOG_PARAMETERS)[number]) => url.searchParams.get(key) || undefined;
@@ -49,7 +49,7 @@ export function logQuery(url: URL): LogQuery {
   if (pageSize !== undefined) {
     const n = /^[0-9]{1,4}$/.test(pageSize) ? Number(pageSize) : Number.NaN;
     if (!(n >= PAGE_SIZE.min && n <= PAGE_SIZE.max))
-      throw new HttpError(400, 'INVALID_PAGE_SIZE', `page_size must be an integer from ${PAGE_SIZE.min} to ${PAGE_SIZE.max}`);
+      throw new HttpError('INVALID_PAGE_SIZE', `page_size must be an integer from ${PAGE_SIZE.min} to ${PAGE_SIZE.max}`, { status: 400 });
     query.limit = n;
   }
   const token = value('next_token');
@@ -65,7 +65,7 @@ export function logQuery(url: URL): LogQuery {
 export function recoverInput(body: Record<string, unknown>): { since: number; until?: number } {
   onlyFields(body, ['since', 'until']);
   if (body.since === undefined || body.since === null)
-    throw new HttpError(400, 'INVALID_SINCE', 'since is required (an ISO 8601 date-time)');
+    throw new HttpError('INVALID_SINCE', 'since is required (an ISO 8601 date-time)', { status: 400 });
   const since = dateTime(body.since, 'since');
   if (body.until === undefined || body.until === null) return { since };
   return { since, until: dateTime(body.until, 'until') };
@@ -81,7 +81,8 @@ export function testInput(body: Record<string, unknown>): { eventType?: string }
   onlyFields(body, ['event_type']);
   const type = body.event_type;
   if (type === undefined || type === null) return {};
-  if (typeof type !== 'string') throw new HttpError(400, 'INVALID_EVENT_TYPE', 'event_type must be a string (an event type code)');
+  if (typeof type !== 'string')
+    throw new HttpError('INVALID_EVENT_TYPE', 'event_type must be a string (an event type code)', { status: 400 });
   return { eventType: type };
 }
 
@@ -95,11 +96,9 @@ const DATE_TIME = /^(\d{4})-(\d\d)-(\d\d)[Tt](\d\d):(\d\d):(\d\d)(\.\d{1,9})?([Z
 
 export function dateTime(value: unknown, field: string): number {
   const refused = () =>
-    new HttpError(
-      400,
-      `INVALID_${field.toUpperCase()}`,
-      `${field} must be an ISO 8601 date-time with an offset, e.g. 2026-01-01T00:00:00Z`,
-    );
+    new HttpError(`INVALID_${field.toUpperCase()}`, `${field} must be an ISO 8601 date-time with an offset, e.g. 2026-01-01T00:00:00Z`, {
+      status: 400,
+    });
   if (typeof value !== 'string') throw refused();
   const m = DATE_TIME.exec(value);
   if (!m) throw refused();

@@ -1,4 +1,5 @@
 import { createLocalJWKSet, errors, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose';
+import { readBounded } from './bounded-read.js';
 import { WebhookVerificationError } from './errors.js';
 
 /** The only time source the receiver reads (the engine's Clock fits). */
@@ -56,7 +57,7 @@ export function remoteKeySet(url: URL, options: RemoteKeysOptions): JWTVerifyGet
         await response.body?.cancel().catch(() => {});
         throw new Error(`it answered HTTP ${response.status}`);
       }
-      local = createLocalJWKSet(parseKeySet(await readBounded(response, MAX_KEY_SET_BYTES)));
+      local = createLocalJWKSet(parseKeySet(await readBounded(response, MAX_KEY_SET_BYTES, keySetTooLarge)));
     } catch (cause) {
       // Detailed, for the receiver's operator: createReceiver logs this and tells the sender less.
       const message = `could not load the key set from ${url.href}: ${reason(cause)}. ${options.hint}`;
@@ -97,32 +98,7 @@ function reason(error: unknown): string {
   return detail ? `${error.message} (${detail})` : error.message;
 }
 
-/**
- * The body, streamed and given up as soon as it passes `maxBytes` (a declared content-length past
- * it is refused before reading): memory stays bounded whatever the server sends or claims.
- */
-async function readBounded(response: Response, maxBytes: number): Promise<Uint8Array> {
-  const tooBig = () => new Error(`the key set is larger than ${maxBytes} bytes`);
-  const declared = Number(response.headers.get('content-length') ?? 0);
-  if (declared > maxBytes) {
-    await response.body?.cancel().catch(() => {});
-    throw tooBig();
-  }
-  if (!response.body) return new Uint8Array(0);
-  const reader = response.body.getReader();
-  const out = new Uint8Array(maxBytes);
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) return out.subarray(0, size);
-    if (size + value.byteLength > maxBytes) {
-      await reader.cancel().catch(() => {});
-      throw tooBig();
-    }
-    out.set(value, size);
-    size += value.byteLength;
-  }
-}
+const keySetTooLarge = () => new Error(`the key set is larger than ${MAX_KEY_SET_BYTES} bytes`);
 
 function parseKeySet(bytes: Uint8Array): JSONWebKeySet {
   let document: unknown;

@@ -1,3 +1,4 @@
+import { readBounded } from './bounded-read.js';
 import { WebhookVerificationError } from './errors.js';
 
 /** Longest `webhook-id` accepted; ours are 36 characters. */
@@ -21,9 +22,7 @@ export async function readToken(request: Request, maxBytes: number): Promise<str
   if (type !== 'application/jwt') {
     throw new WebhookVerificationError('ERR_CONTENT_TYPE', 'content-type must be application/jwt (the body is a signed JWT)');
   }
-  const declared = Number(request.headers.get('content-length') ?? 0);
-  if (declared > maxBytes) throw tooLarge(maxBytes);
-  const bytes = await readBounded(request, maxBytes);
+  const bytes = await readBounded(request, maxBytes, () => tooLarge(maxBytes));
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
@@ -33,32 +32,6 @@ export async function readToken(request: Request, maxBytes: number): Promise<str
   text = text.trim();
   if (text === '') throw new WebhookVerificationError('ERR_EMPTY_BODY', 'the body is empty');
   return text;
-}
-
-// Our own copy of the engine's bounded reader: the receiver must import nothing but jose, so it cannot share one.
-async function readBounded(request: Request, maxBytes: number): Promise<Uint8Array> {
-  if (!request.body) return new Uint8Array(0);
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > maxBytes) {
-      // Stop reading: a sender that lies in content-length must not make us buffer without end.
-      await reader.cancel().catch(() => {});
-      throw tooLarge(maxBytes);
-    }
-    chunks.push(value);
-  }
-  const out = new Uint8Array(size);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.byteLength;
-  }
-  return out;
 }
 
 function tooLarge(maxBytes: number): WebhookVerificationError {

@@ -2,7 +2,7 @@ import { afterAll, describe, expect, test } from 'vitest';
 import { ROUTES } from '../../src/http/routes.js';
 import { ManualClock } from '../../src/index.js';
 import { startReceiver } from '../helpers/http.js';
-import { checked, createBody, engineAndClient, makeEngine, type TestEngine } from './setup.js';
+import { checked, createBody, engineAndClient, makeHttpEngine, type TestEngine } from './setup.js';
 import { useCleanups } from '../helpers/cleanup.js';
 
 // This file alone answers every documented operation successfully at least once.
@@ -20,7 +20,7 @@ afterAll(() => {
 
 const cleanups = useCleanups();
 
-const setup = (mode: 'direct' | 'http', options: Parameters<typeof makeEngine>[0] = {}) => engineAndClient(mode, cleanups, options);
+const setup = (mode: 'direct' | 'http', options: Parameters<typeof makeHttpEngine>[0] = {}) => engineAndClient(mode, cleanups, options);
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
@@ -315,7 +315,7 @@ test('an auto-disabled webhook shows status, reason, failing_since and last_erro
 });
 
 test('OpenAPI document: served publicly at /api/v1/openapi.json, servers follow the mount prefix', async () => {
-  const engine: TestEngine = await makeEngine({ authorize: undefined });
+  const engine: TestEngine = await makeHttpEngine({ authorize: undefined });
   cleanups.push(() => engine.close());
   const res = await engine.handler(new Request('https://auth.example.com/tenant/api/v1/openapi.json'));
   expect(res.status).toBe(200);

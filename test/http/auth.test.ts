@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { ROUTES } from '../../src/http/routes.js';
 import { serveHandler } from '../helpers/http.js';
-import { client, createBody, engineAndClient, makeEngine } from './setup.js';
+import { client, createBody, engineAndClient, makeHttpEngine } from './setup.js';
 import { useCleanups } from '../helpers/cleanup.js';
 
 /** Authorization fails closed, and one environment never sees or touches another's records. */
@@ -17,7 +17,7 @@ const everyRoute = () =>
   }));
 
 test('without an authorize hook every management route answers 403; the JWKS and the OpenAPI document stay public', async () => {
-  const engine = await makeEngine({ authorize: undefined });
+  const engine = await makeHttpEngine({ authorize: undefined });
   cleanups.push(() => engine.close());
   const server = await serveHandler(engine.handler);
   cleanups.push(() => server.close());
@@ -51,7 +51,7 @@ describe('a refusing or broken authorize hook: 403, same body, nothing leaks, no
     'returns an over-long environment': () => ({ environment: 'e'.repeat(129) }),
   };
   test.each(Object.entries(hooks))('authorize %s', async (name, authorize) => {
-    const engine = await makeEngine({ authorize });
+    const engine = await makeHttpEngine({ authorize });
     cleanups.push(() => engine.close());
     const api = client(engine.handler, null);
     for (const { method, path, body } of everyRoute()) {
@@ -69,7 +69,7 @@ describe('a refusing or broken authorize hook: 403, same body, nothing leaks, no
 
 test('the authorize hook sees the real request (headers, method, URL)', async () => {
   const seen: string[] = [];
-  const engine = await makeEngine({
+  const engine = await makeHttpEngine({
     authorize: async (request) => {
       seen.push(`${request.method} ${new URL(request.url).pathname} ${request.headers.get('x-api-key')}`);
       return request.headers.get('x-api-key') === 'k1' ? { environment: 'env-k' } : null;

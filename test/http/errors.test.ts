@@ -5,7 +5,7 @@ import { HttpError, toErrorResponse } from '../../src/http/errors.js';
 import { checkResponse } from '../helpers/openapi-check.js';
 import { openApiDocument } from '../../src/http/openapi.js';
 import { serveHandler } from '../helpers/http.js';
-import { client, createBody, makeEngine } from './setup.js';
+import { client, createBody, makeHttpEngine } from './setup.js';
 import { useCleanups } from '../helpers/cleanup.js';
 
 /** Failures: the one error mapping, store failures, shutdown, the SSRF guard, and the checker itself. */
@@ -59,12 +59,12 @@ describe('the error mapping', () => {
       expect(await res.text()).toBe('{"errors":[{"code":"INTERNAL_ERROR","message":"internal error"}]}');
       expect(logged).toEqual([error]);
     }
-    expect(toErrorResponse(new HttpError(418, 'TEAPOT', 'short and stout'), undefined, () => {}).status).toBe(418);
+    expect(toErrorResponse(new HttpError('TEAPOT', 'short and stout', { status: 418 }), undefined, () => {}).status).toBe(418);
   });
 });
 
 test('a store that fails mid-request: 500 over real HTTP, nothing of SQLite in the answer, the cause logged', async () => {
-  const engine = await makeEngine();
+  const engine = await makeHttpEngine();
   cleanups.push(() => engine.close());
   const server = await serveHandler(engine.handler);
   cleanups.push(() => server.close());
@@ -86,7 +86,7 @@ test('a store that fails mid-request: 500 over real HTTP, nothing of SQLite in t
 });
 
 test('a closed engine answers 503, not 500', async () => {
-  const engine = await makeEngine();
+  const engine = await makeHttpEngine();
   cleanups.push(() => engine.close());
   await engine.hooks.close();
   const res = await client(engine.handler, null)('GET', '/api/v1/webhooks');
@@ -94,7 +94,7 @@ test('a closed engine answers 503, not 500', async () => {
 });
 
 test('the SSRF guard over HTTP: private endpoints are refused with ENDPOINT_NOT_ALLOWED, on create and on PATCH', async () => {
-  const engine = await makeEngine({
+  const engine = await makeHttpEngine({
     allowPrivateNetworks: false,
     resolver: async (host) =>
       host === 'intranet.example.com' ? [{ address: '10.1.2.3', family: 4 }] : [{ address: '93.184.215.14', family: 4 }],

@@ -9,7 +9,7 @@ import { createExpressApp } from '../../examples/frameworks/express.js';
 import { createFastifyApp } from '../../examples/frameworks/fastify.js';
 import { createHonoApp } from '../../examples/frameworks/hono.js';
 import { toNodeHandler } from '../../src/http/index.js';
-import { client, createBody, makeEngine, type Handler, type TestEngine } from './setup.js';
+import { client, createBody, makeHttpEngine, type Handler, type TestEngine } from './setup.js';
 
 /**
  * The documented mounting examples, each run on its real framework on 127.0.0.1 under `/auth`,
@@ -18,7 +18,7 @@ import { client, createBody, makeEngine, type Handler, type TestEngine } from '.
 
 let engine: TestEngine;
 beforeAll(async () => {
-  engine = await makeEngine();
+  engine = await makeHttpEngine();
 });
 afterAll(() => engine.close());
 

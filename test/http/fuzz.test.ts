@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import fc from 'fast-check';
 import { serveHandler } from '../helpers/http.js';
-import { client, createBody, makeEngine, type TestEngine } from './setup.js';
+import { client, createBody, makeHttpEngine, type TestEngine } from './setup.js';
 
 /**
  * Property-based: no input gets a 500, every answer is one the OpenAPI document declares (checked
@@ -26,7 +26,7 @@ let server: Awaited<ReturnType<typeof serveHandler>>;
 let existing: string;
 let event: string;
 beforeAll(async () => {
-  engine = await makeEngine();
+  engine = await makeHttpEngine();
   server = await serveHandler(engine.handler);
   existing = (await client(engine.handler, null)('POST', '/api/v1/webhooks', { body: createBody() })).json.webhook.id;
   event = (await engine.hooks.emit({ type: 'user.deleted', source: 'api', data: { user: { id: 'kp_1' } }, environment: 'env-a' })).id;
@@ -231,7 +231,7 @@ const wellFormed = (s: string) => {
 
 test('an authorize hook answering anything at all: 200 for a proper environment, otherwise 403, never a 500', async () => {
   let answer: unknown;
-  const authEngine = await makeEngine({ authorize: () => answer as { environment: string } });
+  const authEngine = await makeHttpEngine({ authorize: () => answer as { environment: string } });
   try {
     await fc.assert(
       fc.asyncProperty(

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { Readable } from 'node:stream';
 import { serveHandler } from '../helpers/http.js';
-import { client, createBody, makeEngine, type TestEngine } from './setup.js';
+import { client, createBody, makeHttpEngine, type TestEngine } from './setup.js';
 
 /**
  * Bad input: a specific code, a message naming the field, and nothing written. Every case runs
@@ -12,7 +12,7 @@ let engine: TestEngine;
 let server: Awaited<ReturnType<typeof serveHandler>>;
 let existing: string;
 beforeAll(async () => {
-  engine = await makeEngine();
+  engine = await makeHttpEngine();
   server = await serveHandler(engine.handler);
   existing = (await client(engine.handler, null)('POST', '/api/v1/webhooks', { body: createBody({ description: 'keep me' }) })).json.webhook
     .id;

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { toNodeHandler, type NodeHandlerOptions } from '../../src/http/node.js';
 import { createReceiver, createVerifier } from '../../src/receiver/index.js';
-import { makeEngine, type TestEngine } from './setup.js';
+import { makeHttpEngine, type TestEngine } from './setup.js';
 import { rawRequest } from './raw-http.js';
 
 // Issue 16, point 4: toNodeHandler over real node:http, driven by raw sockets so the tests can
@@ -25,7 +25,7 @@ let engine: TestEngine;
 let port: number;
 const logged: string[] = [];
 beforeAll(async () => {
-  engine = await makeEngine();
+  engine = await makeHttpEngine();
   closers.push(() => engine.close());
   port = await listen(engine.hooks.handler, { onError: (message) => logged.push(message) });
 });

@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { toNodeHandler } from '../../src/http/node.js';
-import { makeEngine, type TestEngine } from './setup.js';
+import { makeHttpEngine, type TestEngine } from './setup.js';
 import { rawRequest } from './raw-http.js';
 
 // Issue 16, point 7 (second half): the OpenAPI document is served `cache-control: public`, so it
@@ -10,7 +10,7 @@ import { rawRequest } from './raw-http.js';
 
 let engine: TestEngine;
 beforeAll(async () => {
-  engine = await makeEngine();
+  engine = await makeHttpEngine();
 });
 afterAll(() => engine.close());
 

@@ -1,7 +1,7 @@
 import type { Cleanup } from '../helpers/cleanup.js';
 import { afterAll, expect } from 'vitest';
 import { systemClock, type Webhooks, type WebhooksOptions } from '../../src/index.js';
-import { makeEngine as baseEngine } from '../helpers/engine.js';
+import { makeEngine } from '../helpers/engine.js';
 import { checkResponse, type CheckResult } from '../helpers/openapi-check.js';
 import { openApiDocument } from '../../src/http/openapi.js';
 import { serveHandler } from '../helpers/http.js';
@@ -52,9 +52,9 @@ export interface TestEngine {
   close(): Promise<void>;
 }
 
-/** The test engine (helpers/engine.ts) with the HTTP tests' `authorize` and a conformance-checked handler. */
-export async function makeEngine(options: Partial<WebhooksOptions> = {}): Promise<TestEngine> {
-  const engine = await baseEngine({ clock: systemClock, issuer: 'https://auth.example.com', authorize: bearerAuth, ...options });
+/** helpers/engine.ts's makeEngine (its own name, so a file never has two) with the HTTP tests' `authorize` and a conformance-checked handler. */
+export async function makeHttpEngine(options: Partial<WebhooksOptions> = {}): Promise<TestEngine> {
+  const engine = await makeEngine({ clock: systemClock, issuer: 'https://auth.example.com', authorize: bearerAuth, ...options });
   return {
     hooks: engine.hooks,
     handler: conforming(engine.hooks.handler),
@@ -103,7 +103,7 @@ export function client(handler: Handler, base: string | null) {
  * HTTP on 127.0.0.1 (`http`); what it opens is pushed onto `cleanups`.
  */
 export async function engineAndClient(mode: 'direct' | 'http', cleanups: Cleanup[], options: Partial<WebhooksOptions> = {}) {
-  const engine = await makeEngine(options);
+  const engine = await makeHttpEngine(options);
   cleanups.push(() => engine.close());
   let base: string | null = null;
   if (mode === 'http') {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { client, createBody, makeEngine, type TestEngine } from './setup.js';
+import { client, createBody, makeHttpEngine, type TestEngine } from './setup.js';
 
 // Issue 16, points 7 and 8 over the management API: refused text and over-long endpoints are 400
 // with the field's code, and nothing is stored. Every response is also checked against the OpenAPI
@@ -8,7 +8,7 @@ import { client, createBody, makeEngine, type TestEngine } from './setup.js';
 let engine: TestEngine;
 let api: ReturnType<typeof client>;
 beforeAll(async () => {
-  engine = await makeEngine();
+  engine = await makeHttpEngine();
   api = client(engine.handler, null);
 });
 afterAll(() => engine.close());

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import fc from 'fast-check';
 import { classifyAddress } from '../../src/delivery/guard/address.js';
 import type { Resolver } from '../../src/delivery/guard/guard.js';
-import { client, createBody, makeEngine, type TestEngine } from '../http/setup.js';
+import { client, createBody, makeHttpEngine, type TestEngine } from '../http/setup.js';
 
 // Issue 6, point 5, over HTTP with the network guard ON (http-fuzz.test.ts runs with it off):
 // generated endpoints, many of them hostile, through POST and PATCH. Never a 500; a refused
@@ -51,7 +51,7 @@ let engine: TestEngine;
 let existing: string;
 const seen = new Set<number>();
 beforeAll(async () => {
-  engine = await makeEngine({ allowPrivateNetworks: false, resolver });
+  engine = await makeHttpEngine({ allowPrivateNetworks: false, resolver });
   existing = (await client(engine.handler, null)('POST', '/api/v1/webhooks', { body: createBody() })).json.webhook.id;
 });
 afterAll(async () => {
