@@ -360,9 +360,12 @@ export class Scheduler {
         else this.#webhookLimit.set(id, 1);
       }
       this.#startWaiting(id);
-      // Claiming again is worth it only if this webhook can take more (nothing of it waits
-      // here): otherwise its freed slot went to its own waiting delivery and nothing changed.
-      if (!this.#waiting.has(id)) this.#starved = false;
+      // Claiming again is worth it only if something became claimable: this webhook (nothing of
+      // it waits here and it is below its bound) or its customer (back under its share).
+      // Otherwise the freed slot went to the webhook's own waiting delivery and nothing changed.
+      const { perEnvironmentConcurrency } = this.deps.options;
+      const webhookOpen = !this.#waiting.has(id) && (this.#perWebhook.get(id) ?? 0) < this.#limitOf(id);
+      if (webhookOpen || (this.#perEnvironment.get(environment) ?? 0) === perEnvironmentConcurrency - 1) this.#starved = false;
       this.#notify?.();
     };
     const task = this.deps.dispatcher
