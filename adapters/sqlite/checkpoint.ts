@@ -130,6 +130,10 @@ export function startCheckpoints(
       w.on('message', async (message) => {
         if (message === 'done') (done as (() => void) | null)?.();
         if (message !== 'quiet?') return;
+        // While the store's calls wait on the held queue, the thread's answer is what they wait
+        // for: keep the process alive for it (an unref'd thread let a process whose only work
+        // was a pending store call exit mid-call, with the call never settled).
+        w.ref();
         const release = await holdQueue(db);
         try {
           if (stopped || worker !== w) return;
@@ -141,6 +145,7 @@ export function startCheckpoints(
         } finally {
           done = null;
           release();
+          w.unref();
         }
       });
       exited = new Promise((resolveExit) =>

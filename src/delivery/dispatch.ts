@@ -41,6 +41,8 @@ export interface AttemptResult {
   success: boolean;
   /** False for a failure inside the engine (`internal`): not the endpoint's, so it changes nothing about it. */
   charged: boolean;
+  /** How long the HTTP exchange took (ms, real time). */
+  durationMs: number;
 }
 
 /**
@@ -96,7 +98,7 @@ export class Dispatcher {
   async deliver({ claimed, token }: Dispatch, onAttempted?: (result: AttemptResult) => void): Promise<AttemptResult> {
     const { clock, backoff, workerId, disableAfterMs, telemetry } = this.deps;
     const attempt = await telemetry.deliver(claimed, (traceparent) => runAttempt(claimed, token, this.deps, traceparent));
-    const result = { success: attempt.success, charged: attempt.errorKind !== 'internal' };
+    const result = { success: attempt.success, charged: attempt.errorKind !== 'internal', durationMs: attempt.durationMs };
     onAttempted?.(result);
     if (!result.charged) {
       // Ours, not the endpoint's: logged loudly, retried on the back-off, never charged to the webhook.
