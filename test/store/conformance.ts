@@ -5,6 +5,7 @@ import type { AttemptRecord, EventRecord, WebhookRecord } from '../../src/model.
 import type { RecordAttemptArgs, Store } from '../../src/store.js';
 import { describeLogContract } from './conformance-log.js';
 import { describeNoticeContract } from './conformance-notices.js';
+import { describePoisonContract } from './conformance-poison.js';
 import { describeTelemetryContract } from './conformance-telemetry.js';
 
 /**
@@ -273,6 +274,7 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
     describeLogContract(() => s, ready);
     describeNoticeContract(ready, () => t.sibling());
     describeTelemetryContract(ready);
+    describePoisonContract(ready);
 
     describe('claims and leases', () => {
       beforeEach(ready);
