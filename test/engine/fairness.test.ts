@@ -8,11 +8,11 @@ import { testKey, userData } from '../helpers/fixtures.js';
 import { tempDir } from '../helpers/http.js';
 
 /**
- * One customer's dead endpoints must never slow another's (issue 16). The noisy neighbour as it
- * was found: 50 webhooks of one environment on endpoints that accept and never answer, and 5
- * webhooks of another customer on a hanging path of a host shared with the healthy customer.
- * Before the fair share, 8 such webhooks took all 64 slots for 15 s at a time and the healthy
- * customer waited a median of 13 s.
+ * Fair sharing of delivery slots: one customer's dead endpoints must never slow another's. The
+ * noisy neighbour as it was found: 50 webhooks of one environment on endpoints that accept and
+ * never answer, and 5 webhooks of another customer on a hanging path of a host shared with the
+ * healthy customer. Before the fair share, 8 such webhooks took all 64 slots for 15 s at a time
+ * and the healthy customer waited a median of 13 s.
  */
 const cleanups = useCleanups();
 const TIMEOUT_MS = 6_000;

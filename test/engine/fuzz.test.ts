@@ -12,7 +12,7 @@ import { sqliteStore } from '../../adapters/sqlite/index.js';
 import { testKey, userData } from '../helpers/fixtures.js';
 import { tempDir } from '../helpers/http.js';
 
-// Issue 6, point 5: property-based tests over the management functions and emit. For every
+// Property-based tests over the management functions and emit. For every
 // input: the call either succeeds and the stored record reads back as returned, or it rejects
 // with a WebhooksError of a caller-facing code and the store is exactly as before. Never a store
 // error, a TypeError, an unhandled rejection or a half-written record.

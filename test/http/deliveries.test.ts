@@ -9,7 +9,7 @@ import { serveHandler, startReceiver } from '../helpers/http.js';
 import { bearerAuth, client, conforming, createBody } from './setup.js';
 
 /**
- * The delivery operations over real HTTP (issue 11): the log, attempts, resend, recover and test
+ * The delivery operations over real HTTP: the log, attempts, resend, recover and test
  * events, against a real receiver, on a ManualClock engine whose back-off is one retry after 5 s
  * (so a delivery fails after two attempts). Every response is checked against the OpenAPI
  * document (setup.ts).

@@ -6,7 +6,7 @@ import { createReceiver, createVerifier } from '../../src/receiver/index.js';
 import { makeHttpEngine, type TestEngine } from './setup.js';
 import { rawRequest } from './raw-http.js';
 
-// Issue 16, point 4: toNodeHandler over real node:http, driven by raw sockets so the tests can
+// toNodeHandler over real node:http, driven by raw sockets so the tests can
 // send what clients refuse to (a Host of `a b`, TRACE). Node itself passes all of these on.
 
 const closers: Array<() => Promise<unknown>> = [];

@@ -5,8 +5,8 @@ import { toNodeHandler } from '../../src/http/node.js';
 import { makeHttpEngine, type TestEngine } from './setup.js';
 import { rawRequest } from './raw-http.js';
 
-// Issue 16, point 7 (second half): the OpenAPI document is served `cache-control: public`, so it
-// must not depend on the Host header: a forged Host would otherwise poison a shared cache.
+// The OpenAPI document is the same whatever the request's Host header says: it is served
+// `cache-control: public`, so a forged Host would otherwise poison a shared cache.
 
 let engine: TestEngine;
 beforeAll(async () => {

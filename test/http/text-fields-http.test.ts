@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { client, createBody, makeHttpEngine, type TestEngine } from './setup.js';
 
-// Issue 16, points 7 and 8 over the management API: refused text and over-long endpoints are 400
-// with the field's code, and nothing is stored. Every response is also checked against the OpenAPI
-// document (http-setup's afterAll).
+// Text-field and endpoint-length validation over the management API: refused text and over-long
+// endpoints are 400 with the field's code, and nothing is stored. Every response is also checked
+// against the OpenAPI document (setup.ts's afterAll).
 
 let engine: TestEngine;
 let api: ReturnType<typeof client>;

@@ -11,7 +11,7 @@ import { startReceiver } from '../helpers/http.js';
 import { createSchema } from '../helpers/postgres.js';
 
 /**
- * Resend and recover under concurrency on PostgreSQL (issue 11), with real host processes
+ * Resend and recover under concurrency on PostgreSQL, with real host processes
  * (ops-worker.mjs over the compiled library) that deliver and run the operations: two processes
  * recovering the same webhook at once queue each failed delivery once; a resend racing with a
  * scheduled retry makes at most one extra attempt, never two attempts at once.

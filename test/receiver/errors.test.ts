@@ -9,7 +9,7 @@ import { createReceiver, createVerifier, type WebhookVerificationError } from '.
 import { serveHandler } from '../helpers/http.js';
 import { testKey, userEvent } from '../helpers/fixtures.js';
 
-// Issue 15, point 4: receiver errors that point at the fix. The sender gets what it can act on;
+// Receiver errors that point at the fix. The sender gets what it can act on;
 // the receiver's operator (onError, error.message) gets the URL tried and what to check.
 
 const clock = new ManualClock(Date.parse('2026-03-01T12:00:00.000Z'));

@@ -8,7 +8,7 @@ import { MAX_KEY_SET_BYTES } from '../../src/receiver/remote-keyset.js';
 import { testKey, userEvent } from '../helpers/fixtures.js';
 import { rawKeySetServer } from './keyset-server.js';
 
-// Issue 16, point 5: the receiver reads at most MAX_KEY_SET_BYTES of a key set, streaming, and
+// The receiver's bound on a fetched key set: it reads at most MAX_KEY_SET_BYTES, streaming, and
 // stops reading past it; an endless or lying server costs a quick 503, not memory.
 
 const clock = new ManualClock(Date.parse('2026-03-01T12:00:00.000Z'));

@@ -5,8 +5,8 @@ import { classifyAddress } from '../../src/delivery/guard/address.js';
 import { formatIp, inCidr, parseCidr, parseIp } from '../../src/delivery/guard/ip.js';
 import { createGuard } from '../../src/delivery/guard/guard.js';
 
-// Issue 6, point 1: which addresses the guard refuses. Pure functions; the socket-level proofs
-// are in security-ssrf.test.ts.
+// Which addresses the network guard refuses. Pure functions; the socket-level proofs are in
+// ssrf.test.ts.
 
 const blocked: Array<[string, string]> = [
   ['127.0.0.1', 'loopback'],

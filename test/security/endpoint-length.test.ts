@@ -2,7 +2,7 @@ import { expect, test } from 'vitest';
 import { ValidationError } from '../../src/errors.js';
 import { endpoint, LIMITS } from '../../src/validate.js';
 
-// Issue 16, point 7 (first half): the endpoint bound is on the stored (normalised) form. The
+// The endpoint length bound applies to the stored (normalised) form. The
 // parser percent-encodes non-ASCII text, so a 2,022-character input became 12,022 stored ones.
 
 const refusal = (value: string) => {

@@ -4,8 +4,8 @@ import { classifyAddress } from '../../src/delivery/guard/address.js';
 import type { Resolver } from '../../src/delivery/guard/guard.js';
 import { client, createBody, makeHttpEngine, type TestEngine } from '../http/setup.js';
 
-// Issue 6, point 5, over HTTP with the network guard ON (http-fuzz.test.ts runs with it off):
-// generated endpoints, many of them hostile, through POST and PATCH. Never a 500; a refused
+// Property-based tests over HTTP with the network guard ON (test/http/fuzz.test.ts runs with it
+// off): generated endpoints, many of them hostile, through POST and PATCH. Never a 500; a refused
 // endpoint is a 400 that changes nothing; an accepted one never names a non-public address.
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 300);

@@ -8,7 +8,7 @@ import { sqliteStore } from '../../adapters/sqlite/index.js';
 import { makeEngine } from '../helpers/engine.js';
 import { useCleanups } from '../helpers/cleanup.js';
 
-// Issue 6, point 4: input bounds, and SQL that treats hostile strings as data.
+// Input bounds on what the engine stores, and SQL that treats hostile strings as data.
 
 const cleanups = useCleanups();
 

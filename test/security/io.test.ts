@@ -8,7 +8,7 @@ import { userData } from '../helpers/fixtures.js';
 import { startReceiver } from '../helpers/http.js';
 import { until, useCleanups } from '../helpers/cleanup.js';
 
-// Issue 6, point 2: bounded I/O, proven against real misbehaving servers on 127.0.0.1. No test
+// Bounded I/O, proven against real misbehaving servers on 127.0.0.1. No test
 // asserts a duration: each misbehaviour is endless, so the only way a test can finish is the
 // bound under test doing its job (otherwise the test itself times out).
 

@@ -11,8 +11,8 @@ import { testKey, userData } from '../helpers/fixtures.js';
 import { startReceiver } from '../helpers/http.js';
 import { useCleanups } from '../helpers/cleanup.js';
 
-// Issue 6, point 3: private key material never leaves the KeySet; weak keys are refused; rotation
-// publishes before signing and unpublishes only once the old key's tokens are stale.
+// Signing key handling: private key material never leaves the KeySet; weak keys are refused;
+// rotation publishes before signing and unpublishes only once the old key's tokens are stale.
 
 const cleanups = useCleanups();
 

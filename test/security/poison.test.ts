@@ -9,7 +9,7 @@ import { tempDir } from '../helpers/http.js';
 import { adminQuery, createSchema, type TestPostgres, terminateBackends, useTestPostgres } from '../helpers/postgres.js';
 
 /**
- * Inputs that used to get past validation and fail later (issue 16): refused at the door with a
+ * Inputs that used to get past validation and fail later: refused at the door with a
  * ValidationError naming the field, identically on SQLite and PostgreSQL; ids and environments
  * that cannot be stored are simply not found; our own failures never count against an endpoint.
  */

@@ -14,7 +14,7 @@ import { makeEngine } from '../helpers/engine.js';
 import { userData } from '../helpers/fixtures.js';
 import { useCleanups } from '../helpers/cleanup.js';
 
-// Issue 6, point 1 (SSRF guard) and point 6 (real sockets on 127.0.0.1 / 127.0.0.2).
+// The SSRF guard against real sockets on 127.0.0.1 / 127.0.0.2.
 // 127.0.0.2 is a second loopback address: it plays "the internal service" the attacker wants to
 // reach, so that a guard failure shows up as a request arriving where it must not.
 

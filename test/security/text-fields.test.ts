@@ -3,7 +3,7 @@ import { describe, expect, test } from 'vitest';
 import { ValidationError } from '../../src/errors.js';
 import { description, name } from '../../src/validate.js';
 
-// Issue 16, point 8: names and descriptions are shown to people, so text that displays as
+// Name and description validation: they are shown to people, so text that displays as
 // something other than what is stored is refused (bidi controls, C0/C1 controls, U+2028/U+2029,
 // tag characters, text with nothing visible), while real text in any script keeps working.
 
