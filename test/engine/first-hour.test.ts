@@ -1,4 +1,4 @@
-import net from 'node:net';
+import { closedPort } from '../helpers/http.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { migratePostgres, postgresStore } from '../../adapters/postgres/index.js';
 import { MIGRATIONS } from '../../adapters/kysely/migrations.js';
@@ -59,18 +59,6 @@ async function startFailure(hooks: Webhooks): Promise<WebhooksError> {
   expect(error).toBeInstanceOf(WebhooksError);
   expect((error as WebhooksError).code).toBe('ERR_STORE');
   return error as WebhooksError;
-}
-
-/** A port on 127.0.0.1 that nothing listens on (just bound and released). */
-function closedPort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const probe = net.createServer();
-    probe.once('error', fail);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => done(port));
-    });
-  });
 }
 
 describe('no authorize hook', () => {

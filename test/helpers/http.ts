@@ -1,5 +1,5 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -98,4 +98,16 @@ export async function serveHandler(handler: (request: Request) => Promise<Respon
 export function tempDir(prefix = 'iw-test-') {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   return { dir, file: (name: string) => join(dir, name), cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** A port on 127.0.0.1 where nothing listens (bound, then released: connections are refused). */
+export async function closedPort(): Promise<number> {
+  const s = net.createServer();
+  await new Promise<void>((resolve, reject) => {
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = s.address() as AddressInfo;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
 }

