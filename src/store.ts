@@ -97,18 +97,8 @@ export interface Store<Tx = unknown> {
    * gauge. One count over the due index, read at most once per metric collection.
    */
   countDue(now: number): Promise<number>;
-  /**
-   * Gives back claims this worker will not attempt now: lease cleared, due at `dueAt` (default
-   * `now`; later for the surplus of a failing webhook, which waits for its probe). Not an attempt:
-   * the back-off and `attempt_count` are untouched.
-   */
-  release(ids: string[], workerId: string, now: number, dueAt?: number): Promise<void>;
-  /**
-   * Makes a webhook's pending deliveries that nobody holds and that come due by `until` due now:
-   * the surplus given back to wait for its probe (see `release`'s `dueAt`), once the probe
-   * succeeded. Returns how many.
-   */
-  expedite(webhookId: string, now: number, until: number): Promise<number>;
+  /** Gives back claims this worker will not attempt now: due at `now`, lease cleared. */
+  release(ids: string[], workerId: string, now: number): Promise<void>;
   /**
    * Records attempts and their consequences, all in ONE transaction (group commit: the scheduler
    * batches outcomes that land together, so a commit is paid per batch, not per delivery). For

@@ -334,44 +334,22 @@ export class KyselyStore implements Store<HostTransaction> {
     return claimed;
   }
 
-  async expedite(webhookId: string, now: number, until: number): Promise<number> {
-    const bringForward = async (db: Db) => {
-      const result = await db
-        .updateTable('iw_deliveries')
-        .set({ next_attempt_at: now, updated_at: now })
-        .where('status', '=', PENDING)
-        .where('next_attempt_at', '>', now)
-        .where('next_attempt_at', '<=', until)
-        .where('webhook_id', '=', webhookId)
-        .where('locked_by', 'is', null)
-        .executeTakeFirst();
-      return Number(result.numUpdatedRows);
-    };
-    const notify = this.flavor.notify;
-    if (!notify) return bringForward(this.db);
-    return this.db.transaction().execute(async (trx) => {
-      const n = await bringForward(trx);
-      if (n > 0) await notify(trx);
-      return n;
-    });
-  }
-
   async countDue(now: number): Promise<number> {
     const { n } = await countDueQuery(this.db, now).executeTakeFirstOrThrow();
     return Number(n);
   }
 
-  async release(ids: string[], workerId: string, now: number, dueAt = now): Promise<void> {
+  async release(ids: string[], workerId: string, now: number): Promise<void> {
     if (ids.length === 0) return;
     const giveBack = (db: Db) =>
       db
         .updateTable('iw_deliveries')
-        .set({ locked_by: null, locked_until: null, next_attempt_at: dueAt, updated_at: now })
+        .set({ locked_by: null, locked_until: null, next_attempt_at: now, updated_at: now })
         .where('id', 'in', ids)
         .where('locked_by', '=', workerId)
         .where('status', '=', PENDING)
         .execute();
-    const notify = dueAt <= now ? this.flavor.notify : undefined;
+    const notify = this.flavor.notify;
     if (!notify) {
       await giveBack(this.db);
       return;

@@ -41,8 +41,6 @@ export interface AttemptResult {
   success: boolean;
   /** False for a failure inside the engine (`internal`): not the endpoint's, so it changes nothing about it. */
   charged: boolean;
-  /** How long the HTTP exchange took (ms, real time). */
-  durationMs: number;
 }
 
 /**
@@ -98,7 +96,7 @@ export class Dispatcher {
   async deliver({ claimed, token }: Dispatch, onAttempted?: (result: AttemptResult) => void): Promise<AttemptResult> {
     const { clock, backoff, workerId, disableAfterMs, telemetry } = this.deps;
     const attempt = await telemetry.deliver(claimed, (traceparent) => runAttempt(claimed, token, this.deps, traceparent));
-    const result = { success: attempt.success, charged: attempt.errorKind !== 'internal', durationMs: attempt.durationMs };
+    const result = { success: attempt.success, charged: attempt.errorKind !== 'internal' };
     onAttempted?.(result);
     if (!result.charged) {
       // Ours, not the endpoint's: logged loudly, retried on the back-off, never charged to the webhook.

@@ -74,10 +74,6 @@ export class Scheduler {
   #runningChores = new Set<Chore>();
   #perWebhook = new Map<string, number>();
   #perEnvironment = new Map<string, number>();
-  /** Per probing webhook: the latest due time its surplus was given back with (see #probeWait). */
-  #deferredUntil = new Map<string, number>();
-  /** Per probing webhook: how long its last failed attempt took (ms), which sizes the wait for the next probe. */
-  #probeMs = new Map<string, number>();
   /** Per webhook: its bound in this process (see #limitOf). */
   #webhookLimit = new Map<string, number>();
   #notify: (() => void) | null = null;
@@ -284,76 +280,25 @@ export class Scheduler {
       }),
     );
     const surplus: string[] = [];
-    const probing: string[] = [];
     let started = 0;
     for (const d of this.deps.dispatcher.prepare(claimed, now)) {
       const { webhook } = d.claimed;
       if (webhook.failingSince !== null) this.#webhookLimit.set(webhook.id, 1);
-      else if (!this.#perWebhook.has(webhook.id)) {
-        // Healthy by its record: the default bound, nothing to size a probe by.
-        this.#webhookLimit.delete(webhook.id);
-        this.#probeMs.delete(webhook.id);
-      }
+      else if (!this.#perWebhook.has(webhook.id)) this.#webhookLimit.delete(webhook.id); // healthy: the default bound
       if (!this.#canStartIn(webhook.environment, environmentBound)) {
         surplus.push(d.claimed.delivery.id); // its customer has its share: back for later
         continue;
       }
       if ((this.#perWebhook.get(webhook.id) ?? 0) >= this.#limitOf(webhook.id)) {
         if (this.#hold(d)) continue;
-        (this.#probing(webhook.id) ? probing : surplus).push(d.claimed.delivery.id);
+        surplus.push(d.claimed.delivery.id);
         continue;
       }
       this.#track(d);
       started++;
     }
     if (surplus.length > 0) await transient(this.#isTransient, () => store.release(surplus, options.workerId, clock.now()));
-    if (probing.length > 0) {
-      const dueAt = this.#probeWait(claimed.find((c) => probing.includes(c.delivery.id))!.webhook.id);
-      await transient(this.#isTransient, () => store.release(probing, options.workerId, clock.now(), dueAt));
-    }
     return { claimed: claimed.length, started };
-  }
-
-  /** Whether a webhook is a one-at-a-time probe here (failing: its record's `circuit` is `half_open`). */
-  #probing(webhookId: string): boolean {
-    return this.#limitOf(webhookId) < this.deps.options.perEndpointConcurrency;
-  }
-
-  /**
-   * When the surplus of a probing webhook comes due again: once its probe has had time to answer,
-   * about twice as long as its last failed attempt took (at least 50 ms, at most one attempt
-   * deadline). Given back as due now, it would be claimed and given back again and again while
-   * the endpoint hangs, and every claim would read past it; this way a hanging endpoint's backlog
-   * costs one claim per deadline, one that fails fast is still tried one delivery after another,
-   * and a probe's success brings the rest back at once (#expedite).
-   */
-  #probeWait(webhookId: string): number {
-    const deadline = this.deps.options.timeoutMs ?? 0;
-    const wait = Math.min(deadline, Math.max(PROBE_WAIT_MIN_MS, 2 * (this.#probeMs.get(webhookId) ?? deadline)));
-    const dueAt = this.deps.clock.now() + Math.round(wait);
-    // Bounded: webhooks disabled or deleted while probing never succeed; forgetting one only
-    // means its waiting deliveries come due at their own time, at most a deadline later.
-    if (this.#deferredUntil.size >= MAX_REMEMBERED && !this.#deferredUntil.has(webhookId)) this.#deferredUntil.clear();
-    this.#deferredUntil.set(webhookId, Math.max(dueAt, this.#deferredUntil.get(webhookId) ?? 0));
-    return dueAt;
-  }
-
-  /** The probe of `webhookId` succeeded: what waited for it comes due now, not a deadline later. */
-  #expedite(webhookId: string): void {
-    const until = this.#deferredUntil.get(webhookId);
-    if (until === undefined) return;
-    this.#deferredUntil.delete(webhookId);
-    const { store, clock } = this.deps;
-    const task = transient(this.#isTransient, () => store.expedite(webhookId, clock.now(), until))
-      .then((n) => {
-        if (n > 0) this.#dirty = true;
-      })
-      .catch((error: unknown) => this.deps.onError('could not bring forward the deliveries that waited for a probe', error))
-      .finally(() => {
-        this.#inflight.delete(task);
-        this.#notify?.();
-      });
-    this.#inflight.add(task);
   }
 
   /**
@@ -411,15 +356,8 @@ export class Scheduler {
       // Adapt at once: a failure of the endpoint makes the webhook a one-at-a-time probe; a
       // success restores its full bound (the default, so nothing is kept for it).
       if (result?.charged) {
-        if (result.success) {
-          this.#webhookLimit.delete(id);
-          this.#probeMs.delete(id);
-          this.#expedite(id);
-        } else {
-          this.#webhookLimit.set(id, 1);
-          if (this.#probeMs.size >= MAX_REMEMBERED && !this.#probeMs.has(id)) this.#probeMs.clear();
-          this.#probeMs.set(id, result.durationMs);
-        }
+        if (result.success) this.#webhookLimit.delete(id);
+        else this.#webhookLimit.set(id, 1);
       }
       this.#startWaiting(id);
       // Claiming again is worth it only if something became claimable: this webhook (nothing of
@@ -468,8 +406,7 @@ export class Scheduler {
     if (queue.length === 0) this.#waiting.delete(webhookId);
     if (giveBack.length > 0) {
       const ids = giveBack.map((d) => d.claimed.delivery.id);
-      const dueAt = !blocked && this.#probing(webhookId) ? this.#probeWait(webhookId) : clock.now();
-      void transient(this.#isTransient, () => this.deps.store.release(ids, options.workerId, clock.now(), dueAt)).catch((error: unknown) =>
+      void transient(this.#isTransient, () => this.deps.store.release(ids, options.workerId, clock.now())).catch((error: unknown) =>
         this.deps.onError('could not give back held deliveries; their leases will expire', error),
       );
     }
@@ -496,12 +433,6 @@ export class Scheduler {
     this.#timer = null;
   }
 }
-
-/** Most probing webhooks whose deferral this process remembers (see #probeWait). */
-const MAX_REMEMBERED = 10_000;
-
-/** The shortest wait for a probe's verdict (see #probeWait). */
-const PROBE_WAIT_MIN_MS = 50;
 
 /** Room left in the lease, past two attempt deadlines, for recording the outcome. */
 const HOLD_MARGIN_MS = 5_000;

@@ -358,23 +358,6 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
         expect((await s.claimDue({ now: T0 + 5, limit: 1, workerId: 'w2', leaseMs: LEASE }))[0]?.delivery.id).toBe(delivery.id);
         await s.release([], 'w2', T0);
       });
-
-      test('release with a later due time waits (a probing webhook); expedite brings back only what nobody holds, due by its bound', async () => {
-        const { delivery } = await oneDelivery();
-        await s.claimDue({ now: T0, limit: 1, workerId: 'w1', leaseMs: LEASE });
-        await s.release([delivery.id], 'w1', T0 + 5, T0 + 2_000);
-        expect(await s.getDelivery('env_a', delivery.id)).toMatchObject({ nextAttemptAt: T0 + 2_000, status: 'pending', attemptCount: 0 });
-        expect(await s.claimDue({ now: T0 + 10, limit: 1, workerId: 'w2', leaseMs: LEASE })).toEqual([]);
-        // A bound before its due time, or another webhook's id, leaves it alone.
-        expect(await s.expedite(delivery.webhookId, T0 + 10, T0 + 1_999)).toBe(0);
-        expect(await s.expedite('webhook_other', T0 + 10, T0 + 2_000)).toBe(0);
-        expect(await s.expedite(delivery.webhookId, T0 + 10, T0 + 2_000)).toBe(1);
-        expect(await s.getDelivery('env_a', delivery.id)).toMatchObject({ nextAttemptAt: T0 + 10, status: 'pending' });
-        // Leased again: expedite does not touch a claim in flight.
-        await s.claimDue({ now: T0 + 10, limit: 1, workerId: 'w2', leaseMs: LEASE });
-        expect(await s.expedite(delivery.webhookId, T0 + 20, T0 + 10 + LEASE)).toBe(0);
-        expect(await leaseOf(s, delivery.id)).toEqual({ workerId: 'w2', until: T0 + 10 + LEASE });
-      });
     });
 
     describe('attempts', () => {
