@@ -1,3 +1,4 @@
+import { storable } from '../../src/validate.js';
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { LimitReachedError, WebhookDisabledError } from '../../src/errors.js';
 import type { ClaimedDelivery, DeliveryRecord, EventRecord, NoticeRecord, WebhookRecord } from '../../src/model.js';
@@ -113,6 +114,7 @@ export class KyselyStore implements Store<HostTransaction> {
   }
 
   async getWebhook(environment: string, id: string): Promise<WebhookRecord | null> {
+    if (!known(environment, id)) return null;
     const row = await this.db
       .selectFrom('iw_webhooks')
       .selectAll()
@@ -123,6 +125,7 @@ export class KyselyStore implements Store<HostTransaction> {
   }
 
   async listWebhooks(environment: string): Promise<WebhookRecord[]> {
+    if (!known(environment)) return [];
     const rows = await this.db
       .selectFrom('iw_webhooks')
       .selectAll()
@@ -134,6 +137,7 @@ export class KyselyStore implements Store<HostTransaction> {
   }
 
   async updateWebhook(environment: string, id: string, patch: WebhookPatch, now: number): Promise<WebhookRecord | null> {
+    if (!known(environment, id)) return null;
     const set: Partial<EngineTables['iw_webhooks']> = { updated_at: now };
     if (patch.name !== undefined) set.name = patch.name;
     if (patch.description !== undefined) set.description = patch.description;
@@ -150,6 +154,7 @@ export class KyselyStore implements Store<HostTransaction> {
   }
 
   async deleteWebhook(environment: string, id: string): Promise<boolean> {
+    if (!known(environment, id)) return false;
     return this.db.transaction().execute(async (trx) => {
       const gone = await trx.deleteFrom('iw_webhooks').where('environment', '=', environment).where('id', '=', id).executeTakeFirst();
       if (Number(gone.numDeletedRows) === 0) return false;
@@ -160,6 +165,7 @@ export class KyselyStore implements Store<HostTransaction> {
   }
 
   async disableWebhook(environment: string, id: string, reason: string, now: number): Promise<WebhookRecord | null> {
+    if (!known(environment, id)) return null;
     return this.db.transaction().execute(async (trx) => {
       const row = await trx
         .updateTable('iw_webhooks')
@@ -184,6 +190,7 @@ export class KyselyStore implements Store<HostTransaction> {
   }
 
   async enableWebhook(environment: string, id: string, now: number, resumeHeld: boolean): Promise<WebhookRecord | null> {
+    if (!known(environment, id)) return null;
     return this.db.transaction().execute(async (trx) => {
       const row = await trx
         .updateTable('iw_webhooks')
@@ -259,6 +266,7 @@ export class KyselyStore implements Store<HostTransaction> {
   }
 
   async getEvent(environment: string, id: string): Promise<EventRecord | null> {
+    if (!known(environment, id)) return null;
     const row = await this.db
       .selectFrom('iw_events')
       .selectAll()
@@ -268,11 +276,14 @@ export class KyselyStore implements Store<HostTransaction> {
     return row ? toEvent(row) : null;
   }
 
-  listDeliveries(environment: string, filter: DeliveryFilter) {
+  async listDeliveries(environment: string, filter: DeliveryFilter) {
+    const ids = [filter.webhookId, filter.eventId].filter((v): v is string => typeof v === 'string');
+    if (!known(environment, ...ids)) return { deliveries: [], next: null };
     return listPage(this.db, environment, filter);
   }
 
   async resendDelivery(environment: string, id: string, now: number): Promise<DeliveryRecord | null> {
+    if (!known(environment, id)) return null;
     return this.db.transaction().execute(async (trx) => {
       const delivery = await resend(trx, environment, id, now, this.flavor.rowLocks);
       if (delivery?.status === 'pending' && delivery.nextAttemptAt === now) await this.flavor.notify?.(trx);
@@ -281,6 +292,7 @@ export class KyselyStore implements Store<HostTransaction> {
   }
 
   async recoverFailed(environment: string, webhookId: string, args: Parameters<Store['recoverFailed']>[2]) {
+    if (!known(environment, webhookId)) return null;
     return this.db.transaction().execute(async (trx) => {
       const result = await recoverBatch(trx, environment, webhookId, args, this.flavor.rowLocks);
       if (result && result.recovered > 0) await this.flavor.notify?.(trx);
@@ -289,6 +301,7 @@ export class KyselyStore implements Store<HostTransaction> {
   }
 
   async getDelivery(environment: string, id: string): Promise<DeliveryRecord | null> {
+    if (!known(environment, id)) return null;
     const row = await this.db
       .selectFrom('iw_deliveries')
       .selectAll()
@@ -299,6 +312,7 @@ export class KyselyStore implements Store<HostTransaction> {
   }
 
   async listAttempts(environment: string, deliveryId: string) {
+    if (!known(environment, deliveryId)) return [];
     const rows = await this.db
       .selectFrom('iw_attempts')
       .selectAll()
@@ -390,7 +404,8 @@ export class KyselyStore implements Store<HostTransaction> {
     return finishNotice(this.db, id, workerId, outcome);
   }
 
-  listNotices(filter: Parameters<Store['listNotices']>[0]): Promise<NoticeRecord[]> {
+  async listNotices(filter: Parameters<Store['listNotices']>[0]): Promise<NoticeRecord[]> {
+    if (filter.environment !== undefined && !known(filter.environment)) return [];
     return listNotices(this.db, filter);
   }
 
@@ -433,4 +448,16 @@ function asHostTransaction(value: unknown): Db {
     throw new TypeError('emit: options.transaction must be a Kysely transaction (or Kysely instance) on the same database');
   }
   return t as Db;
+}
+
+/**
+ * Whether these ids and environments could be stored at all. Text with NUL or a lone surrogate
+ * never was (the engine refuses it on the way in), so a lookup by it finds nothing, without
+ * asking the database: PostgreSQL throws on a NUL, and node-pg turns a lone surrogate into
+ * U+FFFD, which would name ANOTHER record (environment `env_\ud800` would read `env_\ufffd`'s).
+ * The engine checks first too (`isPlausibleId`, `environmentOf`); this keeps the Store contract
+ * safe for callers that do not.
+ */
+function known(...values: string[]): boolean {
+  return values.every(storable);
 }

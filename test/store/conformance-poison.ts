@@ -196,5 +196,114 @@ export function describePoisonContract(ready: () => Promise<Store>): void {
       const [claimed] = await s.claimDue({ now: T0, limit: 1, workerId: 'w1', leaseMs: LEASE });
       expect(JSON.stringify(claimed!.event.data)).toBe(JSON.stringify(data));
     });
+
+    /** A webhook in env_a with one delivery that failed once (an attempt on record). */
+    const seeded = async () => {
+      const hook = webhook('env_a');
+      await s.createWebhook(hook, { maxWebhooks: null });
+      const ev = event('env_a');
+      const [delivery] = await s.insertEvent(ev, { newDeliveryId: () => id('msg') });
+      await s.claimDue({ now: T0, limit: 1, workerId: 'w1', leaseMs: LEASE });
+      await s.recordAttempts([
+        { attempt: attempt(delivery!.id, hook.id, 'env_a', false, T0), workerId: 'w1', now: T0, nextAttemptAt: null, disableAfterMs: DAY },
+      ]);
+      return { hook: (await s.getWebhook('env_a', hook.id))!, ev, delivery: (await s.getDelivery('env_a', delivery!.id))! };
+    };
+
+    /** Every id lookup and id-addressed change of the contract, answering what "not found" means for each. */
+    const lookups = (environment: string, ids: { webhook: string; event: string; delivery: string }) =>
+      [
+        ['getWebhook', () => s.getWebhook(environment, ids.webhook), null],
+        ['updateWebhook', () => s.updateWebhook(environment, ids.webhook, { name: 'x' }, T0 + 1), null],
+        ['disableWebhook', () => s.disableWebhook(environment, ids.webhook, 'manual', T0 + 1), null],
+        ['enableWebhook', () => s.enableWebhook(environment, ids.webhook, T0 + 1, true), null],
+        ['deleteWebhook', () => s.deleteWebhook(environment, ids.webhook), false],
+        [
+          'recoverFailed',
+          () => s.recoverFailed(environment, ids.webhook, { since: 0, until: T0 + 1, now: T0 + 1, limit: 10, after: null }),
+          null,
+        ],
+        ['getEvent', () => s.getEvent(environment, ids.event), null],
+        ['getDelivery', () => s.getDelivery(environment, ids.delivery), null],
+        ['listAttempts', () => s.listAttempts(environment, ids.delivery), []],
+        ['resendDelivery', () => s.resendDelivery(environment, ids.delivery, T0 + 1), null],
+        ['listDeliveries by webhook', () => s.listDeliveries(environment, { webhookId: ids.webhook }), { deliveries: [], next: null }],
+        ['listDeliveries by event', () => s.listDeliveries(environment, { eventId: ids.event }), { deliveries: [], next: null }],
+      ] as const;
+
+    /** The call's answer, or the error's message: a throw shows up as a failed comparison naming the call. */
+    const answer = async (call: () => Promise<unknown>) => {
+      try {
+        return await call();
+      } catch (error) {
+        return `threw ${error instanceof Error ? error.message : String(error)}`;
+      }
+    };
+
+    test('ids with NUL, lone surrogates or LIKE wildcards find nothing and change nothing, and never throw', async () => {
+      const { hook, ev, delivery } = await seeded();
+      const variants = (real: string, prefix: string) => [
+        `${real}\u0000`,
+        `${prefix}_\u0000`,
+        `\u0000${real}`,
+        `${real.slice(0, -1)}\ud800`,
+        `${prefix}_\udfff`,
+        `${real}\ud83d`, // a high surrogate without its low half
+        `${prefix}_%`,
+        `${real.slice(0, -1)}_`,
+        `${real.slice(0, 8)}%`,
+      ];
+      const webhooks = variants(hook.id, 'webhook');
+      const events = variants(ev.id, 'event');
+      const deliveries = variants(delivery.id, 'msg');
+      for (let i = 0; i < webhooks.length; i++) {
+        const ids = { webhook: webhooks[i]!, event: events[i]!, delivery: deliveries[i]! };
+        for (const [what, call, notFound] of lookups('env_a', ids)) {
+          expect.soft([what, ids, await answer(call)]).toEqual([what, ids, notFound]);
+        }
+      }
+      // The real records are as they were.
+      expect(await s.getWebhook('env_a', hook.id)).toEqual(hook);
+      expect(await s.getEvent('env_a', ev.id)).toEqual(ev);
+      expect(await s.getDelivery('env_a', delivery.id)).toEqual(delivery);
+      expect(await s.listAttempts('env_a', delivery.id)).toHaveLength(1);
+    });
+
+    test('environments with NUL, lone surrogates or LIKE wildcards see nothing of any other environment, and never throw', async () => {
+      const { hook, ev, delivery } = await seeded();
+      const ids = { webhook: hook.id, event: ev.id, delivery: delivery.id };
+      // A tenant whose name is the replacement character: what a lone surrogate becomes if a driver rewrites it.
+      const neighbour = webhook('env_\ufffd');
+      await s.createWebhook(neighbour, { maxWebhooks: null });
+      const [neighbourDelivery] = await s.insertEvent(event('env_\ufffd'), { newDeliveryId: () => id('msg') });
+      for (const environment of [
+        'env_a\u0000',
+        '\u0000',
+        'env_\u0000a',
+        'env_\ud800',
+        'env_\udfff',
+        'env_%',
+        'env__',
+        '%',
+        '_____',
+        'ENV_A',
+      ]) {
+        for (const [what, call, notFound] of lookups(environment, ids)) {
+          expect.soft([what, environment, await answer(call)]).toEqual([what, environment, notFound]);
+        }
+        const theirs = { webhook: neighbour.id, event: neighbourDelivery!.eventId, delivery: neighbourDelivery!.id };
+        for (const [what, call, notFound] of lookups(environment, theirs)) {
+          expect.soft([what, environment, await answer(call)]).toEqual([what, environment, notFound]);
+        }
+        expect.soft([environment, await answer(() => s.listWebhooks(environment))]).toEqual([environment, []]);
+        expect
+          .soft([environment, await answer(() => s.listDeliveries(environment, {}))])
+          .toEqual([environment, { deliveries: [], next: null }]);
+        expect.soft([environment, await answer(() => s.listNotices({ environment, limit: 10 }))]).toEqual([environment, []]);
+      }
+      expect(await s.getWebhook('env_a', hook.id)).toEqual(hook);
+      expect(await s.getWebhook('env_\ufffd', neighbour.id)).toEqual(neighbour);
+      expect((await s.listDeliveries('env_\ufffd', {})).deliveries.map((d) => d.id)).toEqual([neighbourDelivery!.id]);
+    });
   });
 }
