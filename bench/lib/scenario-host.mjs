@@ -3,6 +3,12 @@
 import { pathToFileURL } from 'node:url';
 
 process.once('message', async ({ config }) => {
+  // Alive while the scenario runs, as a host's process is (a server, a pool): Node otherwise
+  // exits as soon as nothing but unref'd handles is left, and a scenario whose engine was
+  // closing then vanished with 'exited (0) without a result' (1 in 12 quick SQLite runs on
+  // 2026-11-25: the engine's scheduler already closed, the rest of close() pending). A real
+  // hang still ends: runChild kills the process at its deadline and reports it.
+  const alive = setInterval(() => {}, 60_000);
   try {
     const mod = await import(pathToFileURL(process.argv[2]).href);
     const result = await mod.default(config);
@@ -13,5 +19,7 @@ process.once('message', async ({ config }) => {
     process.send({ result }, () => process.exit(0));
   } catch (error) {
     process.send({ error: error?.stack ?? String(error) }, () => process.exit(1));
+  } finally {
+    clearInterval(alive);
   }
 });
