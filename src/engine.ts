@@ -113,11 +113,14 @@ export function createWebhooks<Tx = unknown>(options: WebhooksOptions<Tx>): Webh
       if (closed) return;
       closed = true;
       access.close();
-      // Last in, first out: stop the loop, let attempts in flight record, then release I/O.
+      // Last in, first out: stop the loop, let attempts in flight record, then release I/O, the
+      // store first: closing the transport waits for idle keep-alive sockets, which undici does
+      // not keep referenced, so a process with nothing else to do could end before a store
+      // closed after them.
       await scheduler.close();
-      if (ownTransport) await transport.close?.();
       telemetry.close();
       await store.close();
+      if (ownTransport) await transport.close?.();
     },
     [Symbol.asyncDispose]() {
       return hooks.close();
