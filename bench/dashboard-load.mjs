@@ -71,7 +71,25 @@ async function measure(page, navigate) {
         // Also from the page's first byte: what the dashboard costs once the browser has a
         // renderer and a connection (a fresh context spends most of its cold load before that).
         const nav = performance.getEntriesByType('navigation')[0];
-        return { total: mark.startTime, fromFirstByte: mark.startTime - (nav?.responseStart ?? 0) };
+        const resources = performance.getEntriesByType('resource');
+        const modules = resources.filter((r) => r.name.endsWith('.js'));
+        const list = resources.find((r) => r.name.endsWith('/api/v1/webhooks'));
+        const css = resources.filter((r) => r.name.endsWith('.css'));
+        return {
+          total: mark.startTime,
+          fromFirstByte: mark.startTime - (nav?.responseStart ?? 0),
+          // where one load's time goes (ms from navigation start)
+          phases: {
+            document: nav?.responseEnd ?? 0,
+            modulesRequested: Math.min(...modules.map((r) => r.startTime)),
+            modulesIn: Math.max(...modules.map((r) => r.responseEnd)),
+            domContentLoaded: nav?.domContentLoadedEventStart ?? 0,
+            listRequested: list?.startTime ?? 0,
+            listIn: list?.responseEnd ?? 0,
+            stylesIn: Math.max(...css.map((r) => r.responseEnd)),
+            rendered: mark.startTime,
+          },
+        };
       },
       null,
       { polling: 'raf', timeout: 10_000 },
@@ -82,6 +100,7 @@ async function measure(page, navigate) {
 const cold = [];
 const warm = [];
 const coldFromFirstByte = [];
+const coldPhases = [];
 for (let i = 0; i < runs + 2; i++) {
   const context = await browser.newContext();
   await context.addCookies([{ name: 'session', value: 'bench', url: origin }]);
@@ -92,6 +111,7 @@ for (let i = 0; i < runs + 2; i++) {
     // the first two warm up the JIT of both processes
     cold.push(first.total);
     coldFromFirstByte.push(first.fromFirstByte);
+    coldPhases.push(first.phases);
     warm.push(again.total);
   }
   await context.close();
@@ -120,6 +140,11 @@ console.log(`dashboard first load to the rendered list of 20 webhooks (target < 
 show('cold (fresh context, empty cache)', cold);
 show("cold, from the page's first byte", coldFromFirstByte);
 show('warm (reload, cached assets)', warm);
+console.log(
+  `cold, where the time goes (median ms from navigation start): ${Object.keys(coldPhases[0])
+    .map((k) => `${k} ${median(coldPhases.map((p) => p[k])).toFixed(0)}`)
+    .join(', ')}`,
+);
 console.log(`assets: ${assetFiles.length} files, ${(assetBytes / 1024).toFixed(1)} KB uncompressed`);
 console.log(
   `load average at the end (1, 5, 15 min): ${loadavg()
