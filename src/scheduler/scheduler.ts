@@ -81,6 +81,14 @@ export class Scheduler {
   #waiting = new Map<string, Dispatch[]>();
   /** Set when a claim came back short: nothing more is due for the webhooks we may claim for. */
   #starved = false;
+  /**
+   * Set when the last fair claim (customers at their share left out) came back short: every
+   * other customer's due work is claimed, so customers over their share may use idle slots.
+   * Cleared by a fuller fair claim and by a wake-up (new work, perhaps someone else's).
+   */
+  #othersDrained = false;
+  /** Set when a held delivery could not start for its customer's share alone: claim at once to learn whether it may. */
+  #shareBlocked = false;
   #unsubscribe: Promise<(() => Promise<void>) | null> | null = null;
   readonly #isTransient: (error: unknown) => boolean;
 
@@ -106,6 +114,7 @@ export class Scheduler {
 
   /** Something may be due now (an emit, an enable): look at once. */
   wake(): void {
+    this.#othersDrained = false;
     if (this.#started) void this.#kick();
   }
 
@@ -171,7 +180,8 @@ export class Scheduler {
         }
         this.#dirty = false;
         const free = this.#free();
-        if (free > 0 && (eager || this.#attempting === 0 || (free >= refillAt && !this.#starved))) {
+        if (free > 0 && (eager || this.#shareBlocked || this.#attempting === 0 || (free >= refillAt && !this.#starved))) {
+          this.#shareBlocked = false;
           const limit = Math.min(free, options.batchSize);
           const { claimed, started } = await this.#claim(limit);
           this.#starved = claimed < limit;
@@ -182,7 +192,7 @@ export class Scheduler {
         }
         eager = false;
         if (this.#inflight.size === 0 && this.#chores.size === 0) break;
-        if (!this.#dirty) await new Promise<void>((resolve) => (this.#notify = resolve));
+        if (!this.#dirty && !(this.#shareBlocked && this.#free() > 0)) await new Promise<void>((resolve) => (this.#notify = resolve));
         this.#notify = null;
       }
       await Promise.allSettled([...this.#inflight, ...this.#chores]);
@@ -252,6 +262,10 @@ export class Scheduler {
     const guarded = this.#reserveGuarded();
     const busy = [...this.#perEnvironment].filter(([, n]) => n >= options.perEnvironmentConcurrency || guarded).map(([env]) => env);
     const first = await this.#claimAndStart(limit, busy, options.perEnvironmentConcurrency);
+    // (A guarded claim also left out customers below their share: it proves nothing.)
+    this.#othersDrained = first.claimed < limit && !guarded;
+    // Every other customer's due work is claimed: what waits here beyond its share may start.
+    if (this.#othersDrained) for (const environment of this.#waitingEnvironments()) this.#startWaitingIn(environment);
     if (first.claimed >= limit || busy.length === 0) return first;
     const spare = Math.min(options.batchSize, options.concurrency - this.#attempting - reserve);
     if (spare <= 0) return first;
@@ -286,7 +300,11 @@ export class Scheduler {
       if (webhook.failingSince !== null) this.#webhookLimit.set(webhook.id, 1);
       else if (!this.#perWebhook.has(webhook.id)) this.#webhookLimit.delete(webhook.id); // healthy: the default bound
       if (!this.#canStartIn(webhook.environment, environmentBound)) {
-        surplus.push(d.claimed.delivery.id); // its customer has its share: back for later
+        // Its customer has its share. Below the hard bound it waits here for a slot (a release
+        // is a write, and the claim after it would read the same rows again); it starts once
+        // its customer is back under its share or nobody else has due work (#startWaiting).
+        if (this.#canStartIn(webhook.environment, this.#hardBound()) && this.#hold(d)) continue;
+        surplus.push(d.claimed.delivery.id); // back for later
         continue;
       }
       if ((this.#perWebhook.get(webhook.id) ?? 0) >= this.#limitOf(webhook.id)) {
@@ -360,6 +378,8 @@ export class Scheduler {
         else this.#webhookLimit.set(id, 1);
       }
       this.#startWaiting(id);
+      // A slot of this customer freed: its other webhooks' held deliveries may start now.
+      if (this.#waiting.size > 0) this.#startWaitingIn(environment);
       // Claiming again is worth it only if something became claimable: this webhook (nothing of
       // it waits here and it is below its bound) or its customer (back under its share).
       // Otherwise the freed slot went to the webhook's own waiting delivery and nothing changed.
@@ -378,19 +398,31 @@ export class Scheduler {
     this.#inflight.add(task);
   }
 
-  /** A slot of `webhookId` freed: start its waiting deliveries as far as the bounds allow, give back the rest. */
+  /** Most slots one customer may hold here: all but the reserve. */
+  #hardBound(): number {
+    return this.deps.options.concurrency - this.deps.options.perEndpointConcurrency;
+  }
+
+  /**
+   * A slot of `webhookId` freed (or its customer's): start its waiting deliveries as far as the
+   * bounds allow; the rest keep waiting for the next slot of the webhook or of its customer.
+   */
   #startWaiting(webhookId: string): void {
     const queue = this.#waiting.get(webhookId);
     if (!queue || this.#closed) return;
     const { options, clock } = this.deps;
-    // Already claimed, so only the hard bound of an environment applies here (see #claim).
-    const hardBound = options.concurrency - options.perEndpointConcurrency;
+    // Already claimed, so an environment's hard bound applies here (see #claim), and beyond its
+    // share only while every other customer's due work is claimed (otherwise the slot is theirs:
+    // the next claim, which leaves this customer out, finds their work).
+    const hardBound = this.#hardBound();
+    const bound = this.#othersDrained ? hardBound : Math.min(hardBound, options.perEnvironmentConcurrency);
     const giveBack: Dispatch[] = [];
-    let blocked = false;
     while (queue.length > 0 && (this.#perWebhook.get(webhookId) ?? 0) < this.#limitOf(webhookId)) {
       const next = queue[0]!;
-      if (!this.#canStartIn(next.claimed.webhook.environment, hardBound)) {
-        blocked = true;
+      // Its customer at its bound: it waits for the customer's next slot (#startWaitingIn), or
+      // for a claim that finds nobody else's work due (#claim), asked for at once.
+      if (!this.#canStartIn(next.claimed.webhook.environment, bound)) {
+        if (bound < hardBound && this.#canStartIn(next.claimed.webhook.environment, hardBound)) this.#shareBlocked = true;
         break;
       }
       queue.shift();
@@ -398,10 +430,9 @@ export class Scheduler {
       if (next.claimed.lease.until - clock.now() < (options.timeoutMs ?? 0) + HOLD_MARGIN_MS) giveBack.push(next);
       else this.#track(next);
     }
-    // A webhook that became a one-at-a-time probe keeps no more claims than it can use, and a
-    // claim that cannot start soon (its customer at the hard bound) goes back rather than sit out
-    // its lease here.
-    const keep = blocked ? 0 : this.#limitOf(webhookId) < options.perEndpointConcurrency ? this.#limitOf(webhookId) : queue.length;
+    // A webhook that became a one-at-a-time probe keeps no more claims than it can use.
+    const limit = this.#limitOf(webhookId);
+    const keep = limit < options.perEndpointConcurrency ? limit : queue.length;
     giveBack.push(...queue.splice(keep));
     if (queue.length === 0) this.#waiting.delete(webhookId);
     if (giveBack.length > 0) {
@@ -410,6 +441,21 @@ export class Scheduler {
         this.deps.onError('could not give back held deliveries; their leases will expire', error),
       );
     }
+  }
+
+  /** Starts what waits here for `environment`'s webhooks, as far as its bounds allow. */
+  #startWaitingIn(environment: string): void {
+    for (const [webhookId, queue] of [...this.#waiting]) {
+      if (!this.#canStartIn(environment, this.#hardBound())) return;
+      if (queue[0]?.claimed.webhook.environment === environment) this.#startWaiting(webhookId);
+    }
+  }
+
+  /** The environments of the deliveries waiting here. */
+  #waitingEnvironments(): Set<string> {
+    const environments = new Set<string>();
+    for (const queue of this.#waiting.values()) if (queue[0]) environments.add(queue[0].claimed.webhook.environment);
+    return environments;
   }
 
   async #arm(maxDelay = this.deps.options.pollIntervalMs): Promise<void> {

@@ -172,6 +172,120 @@ describe('scheduler', () => {
     expect(left.deliveries).toEqual([]);
   });
 
+  test('one customer with more webhooks than its share: it borrows idle slots without giving claimed deliveries back', async () => {
+    const dir = tempDir();
+    cleanups.push(() => dir.cleanup());
+    const store = sqliteStore({ filename: dir.file('share.db') });
+    const counts = { claimed: 0, released: 0 };
+    const claimDue = store.claimDue.bind(store);
+    const release = store.release.bind(store);
+    store.claimDue = async (args) => {
+      const rows = await claimDue(args);
+      counts.claimed += rows.length;
+      return rows;
+    };
+    store.release = async (ids, ...rest) => {
+      counts.released += ids.length;
+      return release(ids, ...rest);
+    };
+    let inflight = 0;
+    let max = 0;
+    const env = await makeEngine({
+      store,
+      // Defaults otherwise: 64 slots, 8 per webhook, a share of 16 per customer, claims of 64.
+      transport: {
+        async send() {
+          max = Math.max(max, ++inflight);
+          await new Promise((r) => setTimeout(r, 2));
+          inflight--;
+          return { status: 200, excerpt: '' };
+        },
+      },
+    });
+    cleanups.push(() => env.close());
+    const { hooks } = env;
+    for (let i = 0; i < 10; i++) {
+      await hooks.webhooks.create({ name: `w${i}`, endpoint: `https://example.com/w${i}`, eventTypes: ['user.created'] });
+    }
+    for (let i = 0; i < 60; i++) await hooks.emit({ type: 'user.created', source: 'admin', data: userData() });
+    await hooks.start();
+    await hooks.drain();
+    const left = await hooks.deliveries.list({ status: 'pending', limit: 100 });
+    expect(left.deliveries).toEqual([]);
+    // Alone on the engine it goes past its share of 16 (nobody else has due work), never past
+    // the hard bound (all but the reserve of 8), and keeps what it claimed over its share.
+    expect(max).toBeGreaterThan(16);
+    expect(max).toBeLessThanOrEqual(56);
+    expect(counts.released).toBe(0);
+    expect(counts.claimed).toBe(600);
+  });
+
+  test('what a customer over its share holds here gives way: the slots it frees go to another customer with due work', async () => {
+    // 12 slots, 2 per webhook (the reserve: the last 2), a share of 3 per customer.
+    const pending: Array<{ path: string; done: () => void }> = [];
+    const transport: Transport = {
+      async send(req) {
+        await new Promise<void>((done) => pending.push({ path: new URL(req.url).pathname, done }));
+        return { status: 200, excerpt: '' };
+      },
+    };
+    const inflightOf = (customer: string) => pending.filter((p) => p.path.startsWith(`/${customer}/`)).length;
+    const finish = (customer: string, n: number) => {
+      for (let i = 0; i < n; i++) {
+        const at = pending.findIndex((p) => p.path.startsWith(`/${customer}/`));
+        pending.splice(at, 1)[0]!.done();
+      }
+    };
+    const env = await makeEngine({
+      transport,
+      delivery: { concurrency: 12, perEndpointConcurrency: 2, perEnvironmentConcurrency: 3, batchSize: 12, pollIntervalMs: 3600_000 },
+    });
+    cleanups.push(() => env.close());
+    cleanups.push(async () => {
+      // first, so close() does not wait on the transport
+      transport.send = async () => ({ status: 200, excerpt: '' });
+      for (const p of pending.splice(0)) p.done();
+    });
+    const { hooks } = env;
+    for (let i = 0; i < 5; i++)
+      await hooks.webhooks.create({
+        name: `big${i}`,
+        endpoint: `https://example.com/big/${i}`,
+        eventTypes: ['user.created'],
+        environment: 'big',
+      });
+    for (let i = 0; i < 3; i++)
+      await hooks.webhooks.create({
+        name: `small${i}`,
+        endpoint: `https://example.com/small/${i}`,
+        eventTypes: ['user.created'],
+        environment: 'small',
+      });
+    const emit = (environment: string) => hooks.emit({ type: 'user.created', source: 'admin', data: userData(), environment });
+    // Alone, the big customer borrows idle slots up to its hard bound (12 - 2), and holds what
+    // its first claims brought beyond that.
+    for (let i = 0; i < 8; i++) await emit('big');
+    await hooks.start();
+    await until('the big customer at its hard bound', () => inflightOf('big') === 10);
+    // The small customer's work arrives: it gets one reserved slot at once.
+    for (let i = 0; i < 3; i++) await emit('small');
+    await until('the small customer started', () => inflightOf('small') === 1);
+    // Six of the big customer's attempts end: their slots go to the small customer (up to its
+    // share of 3), not to what the big customer holds here.
+    finish('big', 6);
+    await until('the small customer at its share', () => inflightOf('small') === 3);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(inflightOf('small')).toBe(3);
+    expect(pending.length).toBeLessThanOrEqual(12);
+    // Once the small customer has nothing more due, the big one takes the idle slots again.
+    transport.send = async () => ({ status: 200, excerpt: '' });
+    for (const p of pending.splice(0)) p.done();
+    await hooks.drain();
+    const delivered = async (environment: string) =>
+      (await hooks.deliveries.list({ status: 'delivered', limit: 100, environment })).deliveries.length;
+    expect([await delivered('big'), await delivered('small')]).toEqual([40, 9]);
+  });
+
   test('one timer, however many deliveries wait at different times', async () => {
     const env = await makeEngine({ transport: { send: async () => ({ status: 500, excerpt: '' }) } });
     cleanups.push(() => env.close());
