@@ -79,6 +79,8 @@ export class Scheduler {
   #notify: (() => void) | null = null;
   /** Claimed deliveries waiting for a slot of their webhook (at most perEndpointConcurrency each). */
   #waiting = new Map<string, Dispatch[]>();
+  /** Per environment, its webhooks with deliveries in #waiting. */
+  #waitingIn = new Map<string, Set<string>>();
   /** Set when a claim came back short: nothing more is due for the webhooks we may claim for. */
   #starved = false;
   /**
@@ -136,6 +138,7 @@ export class Scheduler {
     // Held claims go back now rather than when their lease runs out.
     const held = [...this.#waiting.values()].flat().map((w) => w.claimed.delivery.id);
     this.#waiting.clear();
+    this.#waitingIn.clear();
     if (held.length > 0) {
       await transient(this.#isTransient, () => this.deps.store.release(held, this.deps.options.workerId, this.deps.clock.now())).catch(
         (error: unknown) => this.deps.onError('could not give back held deliveries; their leases will expire', error),
@@ -265,7 +268,7 @@ export class Scheduler {
     // (A guarded claim also left out customers below their share: it proves nothing.)
     this.#othersDrained = first.claimed < limit && !guarded;
     // Every other customer's due work is claimed: what waits here beyond its share may start.
-    if (this.#othersDrained) for (const environment of this.#waitingEnvironments()) this.#startWaitingIn(environment);
+    if (this.#othersDrained) for (const environment of [...this.#waitingIn.keys()]) this.#startWaitingIn(environment);
     if (first.claimed >= limit || busy.length === 0) return first;
     const spare = Math.min(options.batchSize, options.concurrency - this.#attempting - reserve);
     if (spare <= 0) return first;
@@ -333,7 +336,12 @@ export class Scheduler {
     const queue = this.#waiting.get(id) ?? [];
     if (queue.length >= (limit < options.perEndpointConcurrency ? limit : options.batchSize)) return false;
     queue.push(d);
-    this.#waiting.set(id, queue);
+    if (!this.#waiting.has(id)) {
+      this.#waiting.set(id, queue);
+      const { environment } = d.claimed.webhook;
+      const ids = this.#waitingIn.get(environment) ?? new Set<string>();
+      this.#waitingIn.set(environment, ids.add(id));
+    }
     void d.token; // sign while it waits: its slot then covers the HTTP exchange only
     return true;
   }
@@ -379,7 +387,7 @@ export class Scheduler {
       }
       this.#startWaiting(id);
       // A slot of this customer freed: its other webhooks' held deliveries may start now.
-      if (this.#waiting.size > 0) this.#startWaitingIn(environment);
+      if (this.#waitingIn.has(environment)) this.#startWaitingIn(environment);
       // Claiming again is worth it only if something became claimable: this webhook (nothing of
       // it waits here and it is below its bound) or its customer (back under its share).
       // Otherwise the freed slot went to the webhook's own waiting delivery and nothing changed.
@@ -410,6 +418,7 @@ export class Scheduler {
   #startWaiting(webhookId: string): void {
     const queue = this.#waiting.get(webhookId);
     if (!queue || this.#closed) return;
+    const environment = queue[0]!.claimed.webhook.environment; // a queue here is never empty
     const { options, clock } = this.deps;
     // Already claimed, so an environment's hard bound applies here (see #claim), and beyond its
     // share only while every other customer's due work is claimed (otherwise the slot is theirs:
@@ -421,8 +430,8 @@ export class Scheduler {
       const next = queue[0]!;
       // Its customer at its bound: it waits for the customer's next slot (#startWaitingIn), or
       // for a claim that finds nobody else's work due (#claim), asked for at once.
-      if (!this.#canStartIn(next.claimed.webhook.environment, bound)) {
-        if (bound < hardBound && this.#canStartIn(next.claimed.webhook.environment, hardBound)) this.#shareBlocked = true;
+      if (!this.#canStartIn(environment, bound)) {
+        if (bound < hardBound && this.#canStartIn(environment, hardBound)) this.#shareBlocked = true;
         break;
       }
       queue.shift();
@@ -434,7 +443,12 @@ export class Scheduler {
     const limit = this.#limitOf(webhookId);
     const keep = limit < options.perEndpointConcurrency ? limit : queue.length;
     giveBack.push(...queue.splice(keep));
-    if (queue.length === 0) this.#waiting.delete(webhookId);
+    if (queue.length === 0) {
+      this.#waiting.delete(webhookId);
+      const ids = this.#waitingIn.get(environment);
+      ids?.delete(webhookId);
+      if (ids?.size === 0) this.#waitingIn.delete(environment);
+    }
     if (giveBack.length > 0) {
       const ids = giveBack.map((d) => d.claimed.delivery.id);
       void transient(this.#isTransient, () => this.deps.store.release(ids, options.workerId, clock.now())).catch((error: unknown) =>
@@ -445,17 +459,10 @@ export class Scheduler {
 
   /** Starts what waits here for `environment`'s webhooks, as far as its bounds allow. */
   #startWaitingIn(environment: string): void {
-    for (const [webhookId, queue] of [...this.#waiting]) {
+    for (const webhookId of [...(this.#waitingIn.get(environment) ?? [])]) {
       if (!this.#canStartIn(environment, this.#hardBound())) return;
-      if (queue[0]?.claimed.webhook.environment === environment) this.#startWaiting(webhookId);
+      this.#startWaiting(webhookId);
     }
-  }
-
-  /** The environments of the deliveries waiting here. */
-  #waitingEnvironments(): Set<string> {
-    const environments = new Set<string>();
-    for (const queue of this.#waiting.values()) if (queue[0]) environments.add(queue[0].claimed.webhook.environment);
-    return environments;
   }
 
   async #arm(maxDelay = this.deps.options.pollIntervalMs): Promise<void> {
