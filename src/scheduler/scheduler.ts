@@ -77,7 +77,10 @@ export class Scheduler {
   /** Per webhook: its bound in this process (see #limitOf). */
   #webhookLimit = new Map<string, number>();
   #notify: (() => void) | null = null;
-  /** Claimed deliveries waiting for a slot of their webhook (at most perEndpointConcurrency each). */
+  /**
+   * Claimed deliveries waiting for a slot of their webhook or of their customer (at most
+   * batchSize per webhook; one for a webhook that is a one-at-a-time probe).
+   */
   #waiting = new Map<string, Dispatch[]>();
   /** Per environment, its webhooks with deliveries in #waiting. */
   #waitingIn = new Map<string, Set<string>>();
