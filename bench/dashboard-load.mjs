@@ -72,7 +72,8 @@ async function measure(page, navigate) {
         // renderer and a connection (a fresh context spends most of its cold load before that).
         const nav = performance.getEntriesByType('navigation')[0];
         const resources = performance.getEntriesByType('resource');
-        const modules = resources.filter((r) => r.name.endsWith('.js'));
+        // (the views the element loads when idle, after the render, are not part of it)
+        const modules = resources.filter((r) => r.name.endsWith('.js') && r.startTime < mark.startTime);
         const list = resources.find((r) => r.name.endsWith('/api/v1/webhooks'));
         const css = resources.filter((r) => r.name.endsWith('.css'));
         return {
