@@ -334,6 +334,8 @@ export class Scheduler {
   #hold(d: Dispatch): boolean {
     const { options } = this.deps;
     if (options.timeoutMs === undefined || options.leaseMs < options.timeoutMs + HOLD_MARGIN_MS) return false;
+    // No room beyond the reserve (concurrency <= perEndpointConcurrency): nothing held could start.
+    if (this.#hardBound() <= 0) return false;
     const { id } = d.claimed.webhook;
     const limit = this.#limitOf(id);
     const queue = this.#waiting.get(id) ?? [];
@@ -429,12 +431,15 @@ export class Scheduler {
     const hardBound = this.#hardBound();
     const bound = this.#othersDrained ? hardBound : Math.min(hardBound, options.perEnvironmentConcurrency);
     const giveBack: Dispatch[] = [];
+    let stranded = false;
     while (queue.length > 0 && (this.#perWebhook.get(webhookId) ?? 0) < this.#limitOf(webhookId)) {
       const next = queue[0]!;
       // Its customer at its bound: it waits for the customer's next slot (#startWaitingIn), or
       // for a claim that finds nobody else's work due (#claim), asked for at once.
       if (!this.#canStartIn(environment, bound)) {
         if (bound < hardBound && this.#canStartIn(environment, hardBound)) this.#shareBlocked = true;
+        // Nothing of its customer in flight here, and still no room: no freed slot would start it.
+        else if ((this.#perEnvironment.get(environment) ?? 0) === 0) stranded = true;
         break;
       }
       queue.shift();
@@ -444,7 +449,7 @@ export class Scheduler {
     }
     // A webhook that became a one-at-a-time probe keeps no more claims than it can use.
     const limit = this.#limitOf(webhookId);
-    const keep = limit < options.perEndpointConcurrency ? limit : queue.length;
+    const keep = stranded ? 0 : limit < options.perEndpointConcurrency ? limit : queue.length;
     giveBack.push(...queue.splice(keep));
     if (queue.length === 0) {
       this.#waiting.delete(webhookId);

@@ -286,6 +286,37 @@ describe('scheduler', () => {
     expect([await delivered('big'), await delivered('small')]).toEqual([40, 9]);
   });
 
+  test('with fewer slots than one webhook may use (no room beyond the reserve), what waits for a probing webhook is given back, not kept until its lease ends', async () => {
+    // concurrency 4 < perEndpointConcurrency 8: the hard bound (4 - 8) admits nothing from the
+    // waiting queues, so a held delivery must go back to be claimed again in the same pass.
+    let requests = 0;
+    const env = await makeEngine({
+      delivery: { concurrency: 4, timeoutMs: 2000, pollIntervalMs: 3600_000 },
+      transport: {
+        async send() {
+          requests++;
+          return { status: 500, excerpt: 'down' };
+        },
+      },
+    });
+    cleanups.push(() => env.close());
+    const { hooks } = env;
+    await hooks.start();
+    await hooks.webhooks.create({ name: 'failing', endpoint: 'https://example.com/failing', eventTypes: ['user.created'] });
+    await hooks.emit({ type: 'user.created', source: 'admin', data: userData() });
+    await hooks.drain();
+    expect(requests).toBe(1); // it failed: the webhook is now a one-at-a-time probe
+    // Two more while no scheduler runs (a restart): the first claim brings both, one starts as
+    // the probe and the other waits for it.
+    const again = await env.restart();
+    await again.emit({ type: 'user.created', source: 'admin', data: userData() });
+    await again.emit({ type: 'user.created', source: 'admin', data: userData() });
+    await again.start();
+    await again.drain();
+    // Both were tried in this pass, one after the other.
+    expect(requests).toBe(3);
+  });
+
   test('one timer, however many deliveries wait at different times', async () => {
     const env = await makeEngine({ transport: { send: async () => ({ status: 500, excerpt: '' }) } });
     cleanups.push(() => env.close());
