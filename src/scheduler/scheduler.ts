@@ -92,6 +92,8 @@ export class Scheduler {
    * Cleared by a fuller fair claim and by a wake-up (new work, perhaps someone else's).
    */
   #othersDrained = false;
+  /** Wake-ups so far: a claim during which one came proves nothing about the new work. */
+  #wakes = 0;
   /** Set when a held delivery could not start for its customer's share alone: claim at once to learn whether it may. */
   #shareBlocked = false;
   #unsubscribe: Promise<(() => Promise<void>) | null> | null = null;
@@ -120,6 +122,7 @@ export class Scheduler {
   /** Something may be due now (an emit, an enable): look at once. */
   wake(): void {
     this.#othersDrained = false;
+    this.#wakes++;
     if (this.#started) void this.#kick();
   }
 
@@ -267,9 +270,11 @@ export class Scheduler {
     const reserve = options.perEndpointConcurrency;
     const guarded = this.#reserveGuarded();
     const busy = [...this.#perEnvironment].filter(([, n]) => n >= options.perEnvironmentConcurrency || guarded).map(([env]) => env);
+    const wakes = this.#wakes;
     const first = await this.#claimAndStart(limit, busy, options.perEnvironmentConcurrency);
-    // (A guarded claim also left out customers below their share: it proves nothing.)
-    this.#othersDrained = first.claimed < limit && !guarded;
+    // (A guarded claim also left out customers below their share, and work that woke us while it
+    // ran may not have been there for it to find: neither proves anything.)
+    this.#othersDrained = first.claimed < limit && !guarded && this.#wakes === wakes;
     // Every other customer's due work is claimed: what waits here beyond its share may start.
     if (this.#othersDrained) for (const environment of [...this.#waitingIn.keys()]) this.#startWaitingIn(environment);
     if (first.claimed >= limit || busy.length === 0) return first;
