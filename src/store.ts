@@ -112,6 +112,13 @@ export interface Store<Tx = unknown> {
   recordAttempts(batch: readonly RecordAttemptArgs[]): Promise<Array<{ disabled: WebhookRecord | null }>>;
   /** Earliest `next_attempt_at` among pending deliveries and pending notices, or null. Cheap: served by indexes. */
   nextDueAt(): Promise<number | null>;
+  /**
+   * Earliest `next_attempt_at` of a pending delivery later than `now` (leased ones included: a
+   * lease that runs out makes its delivery due again), or null. One read of the due index. Lets
+   * the scheduler know how long a claim that found nothing stays true (see the scheduler's
+   * `#proof`); a store without it gets every claim run.
+   */
+  nextDueAfter?(now: number): Promise<number | null>;
 
   /**
    * Claims up to `limit` due notices under a lease, like `claimDue` (on PostgreSQL no two

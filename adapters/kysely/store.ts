@@ -396,6 +396,18 @@ export class KyselyStore implements Store<HostTransaction> {
     return Math.min(delivery, notice);
   }
 
+  async nextDueAfter(now: number): Promise<number | null> {
+    const row = await this.db
+      .selectFrom('iw_deliveries')
+      .select('next_attempt_at')
+      .where('status', '=', PENDING)
+      .where('next_attempt_at', '>', now)
+      .orderBy('next_attempt_at')
+      .limit(1)
+      .executeTakeFirst();
+    return row?.next_attempt_at == null ? null : Number(row.next_attempt_at);
+  }
+
   claimNotices(args: NoticeClaimArgs): Promise<NoticeRecord[]> {
     return claimNotices(this.db, args, this.flavor.rowLocks);
   }

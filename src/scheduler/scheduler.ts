@@ -96,6 +96,20 @@ export class Scheduler {
   #wakes = 0;
   /** Set when a held delivery could not start for its customer's share alone: claim at once to learn whether it may. */
   #shareBlocked = false;
+  /**
+   * What the last claim that left webhooks or customers out, and came back short, proved: nothing
+   * else was due, and nothing will be before `until` (the earliest pending delivery due after
+   * that claim, at most the poll interval) unless something says so: a wake-up, a delivery given
+   * back here, an outcome recorded here that was not a success (each voids it, #void). Until
+   * then a claim that leaves out at least as much (#proven) skips the store: otherwise every
+   * refill around a busy customer reads that customer's whole due backlog in the due index to
+   * find nothing, a cost that grows with the backlog.
+   */
+  #proof: Proof | null = null;
+  /** Bumped by whatever voids a proof: a claim during which it moved proves nothing. */
+  #epoch = 0;
+  /** Per webhook with deliveries in flight or held here: its customer (to compare what claims leave out). */
+  #environmentOf = new Map<string, string>();
   #unsubscribe: Promise<(() => Promise<void>) | null> | null = null;
   readonly #isTransient: (error: unknown) => boolean;
 
@@ -123,6 +137,7 @@ export class Scheduler {
   wake(): void {
     this.#othersDrained = false;
     this.#wakes++;
+    this.#void();
     if (this.#started) void this.#kick();
   }
 
@@ -146,6 +161,7 @@ export class Scheduler {
     this.#waiting.clear();
     this.#waitingIn.clear();
     if (held.length > 0) {
+      this.#void();
       await transient(this.#isTransient, () => this.deps.store.release(held, this.deps.options.workerId, this.deps.clock.now())).catch(
         (error: unknown) => this.deps.onError('could not give back held deliveries; their leases will expire', error),
       );
@@ -294,6 +310,9 @@ export class Scheduler {
     // Webhooks at their bound (or with claimed deliveries already waiting here) get nothing more.
     const saturated = [...this.#perWebhook].filter(([id, n]) => n >= this.#limitOf(id) || this.#waiting.has(id)).map(([id]) => id);
     const now = clock.now();
+    const leavesOut = saturated.length > 0 || excludeEnvironments.length > 0;
+    if (leavesOut && this.#proven(saturated, excludeEnvironments, now)) return { claimed: 0, started: 0 };
+    const epoch = this.#epoch;
     const claimed = await transient(this.#isTransient, () =>
       store.claimDue({
         now,
@@ -326,8 +345,54 @@ export class Scheduler {
       this.#track(d);
       started++;
     }
-    if (surplus.length > 0) await transient(this.#isTransient, () => store.release(surplus, options.workerId, clock.now()));
+    if (surplus.length > 0) {
+      this.#void();
+      await transient(this.#isTransient, () => store.release(surplus, options.workerId, clock.now()));
+    }
+    if (leavesOut && claimed.length < limit) await this.#prove(saturated, excludeEnvironments, now, epoch);
     return { claimed: claimed.length, started };
+  }
+
+  /** Whether the last proof still holds at `now` and leaves out no more than these do. */
+  #proven(webhookIds: string[], environments: string[], now: number): boolean {
+    const proof = this.#proof;
+    if (!proof || now >= proof.until) return false;
+    const envs = new Set(environments);
+    for (const environment of proof.environments) if (!envs.has(environment)) return false;
+    const webhooks = new Set(webhookIds);
+    for (const [id, environment] of proof.webhooks)
+      if (!webhooks.has(id) && !(environment !== undefined && envs.has(environment))) return false;
+    return true;
+  }
+
+  /**
+   * A claim at `now` that left these out came back short: everything else due was claimed. It
+   * stays true until the next pending delivery comes due (a retry, a lease that runs out), at
+   * most the poll interval (the safety net for what nothing announces: another process giving
+   * deliveries back, a host's transaction committed without a wake-up), unless voided first.
+   */
+  async #prove(webhookIds: string[], environments: string[], now: number, epoch: number): Promise<void> {
+    const { store, options } = this.deps;
+    if (!store.nextDueAfter || epoch !== this.#epoch) return;
+    let next: number | null;
+    try {
+      next = await transient(this.#isTransient, () => store.nextDueAfter!(now));
+    } catch {
+      return; // no proof: the next claim asks the store
+    }
+    if (epoch !== this.#epoch) return; // something came or went back meanwhile
+    const until = Math.min(now + options.pollIntervalMs, next ?? Number.POSITIVE_INFINITY);
+    this.#proof = {
+      until,
+      environments: new Set(environments),
+      webhooks: new Map(webhookIds.map((id) => [id, this.#environmentOf.get(id)])),
+    };
+  }
+
+  /** Something may have become due that no proof saw: the next claim asks the store. */
+  #void(): void {
+    this.#epoch++;
+    this.#proof = null;
   }
 
   /**
@@ -349,6 +414,7 @@ export class Scheduler {
     if (!this.#waiting.has(id)) {
       this.#waiting.set(id, queue);
       const { environment } = d.claimed.webhook;
+      this.#environmentOf.set(id, environment);
       const ids = this.#waitingIn.get(environment) ?? new Set<string>();
       this.#waitingIn.set(environment, ids.add(id));
     }
@@ -379,6 +445,7 @@ export class Scheduler {
   /** Starts one delivery: its slot is taken until the HTTP exchange ends; the task lasts until the outcome is recorded. */
   #track(d: Dispatch): void {
     const { id, environment } = d.claimed.webhook;
+    this.#environmentOf.set(id, environment);
     bump(this.#perWebhook, id, +1);
     bump(this.#perEnvironment, environment, +1);
     this.#attempting++;
@@ -389,6 +456,7 @@ export class Scheduler {
       this.#attempting--;
       bump(this.#perWebhook, id, -1);
       bump(this.#perEnvironment, environment, -1);
+      this.#forget(id);
       // Adapt at once: a failure of the endpoint makes the webhook a one-at-a-time probe; a
       // success restores its full bound (the default, so nothing is kept for it).
       if (result?.charged) {
@@ -408,12 +476,27 @@ export class Scheduler {
     };
     const task = this.deps.dispatcher
       .deliver(d, free)
-      .then(free, () => free(null))
+      .then(
+        (result) => {
+          free(result);
+          // Recorded with a next attempt (or failed): a retry may come due before a proof says.
+          if (!result.success) this.#void();
+        },
+        () => {
+          free(null);
+          this.#void();
+        },
+      )
       .finally(() => {
         this.#inflight.delete(task);
         this.#notify?.();
       });
     this.#inflight.add(task);
+  }
+
+  /** A webhook with nothing in flight or held here any more: its customer need not be kept. */
+  #forget(webhookId: string): void {
+    if (!this.#perWebhook.has(webhookId) && !this.#waiting.has(webhookId)) this.#environmentOf.delete(webhookId);
   }
 
   /** Most slots one customer may hold here: all but the reserve. */
@@ -461,8 +544,10 @@ export class Scheduler {
       const ids = this.#waitingIn.get(environment);
       ids?.delete(webhookId);
       if (ids?.size === 0) this.#waitingIn.delete(environment);
+      this.#forget(webhookId);
     }
     if (giveBack.length > 0) {
+      this.#void();
       const ids = giveBack.map((d) => d.claimed.delivery.id);
       void transient(this.#isTransient, () => this.deps.store.release(ids, options.workerId, clock.now())).catch((error: unknown) =>
         this.deps.onError('could not give back held deliveries; their leases will expire', error),
@@ -498,6 +583,14 @@ export class Scheduler {
     if (this.#timer) this.deps.clock.clearTimer(this.#timer);
     this.#timer = null;
   }
+}
+
+/** See Scheduler#proof. */
+interface Proof {
+  until: number;
+  environments: Set<string>;
+  /** Each webhook left out, with its customer: a later claim leaving the customer out covers it. */
+  webhooks: Map<string, string | undefined>;
 }
 
 /** Room left in the lease, past two attempt deadlines, for recording the outcome. */

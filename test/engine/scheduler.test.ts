@@ -286,6 +286,60 @@ describe('scheduler', () => {
     expect([await delivered('big'), await delivered('small')]).toEqual([40, 9]);
   });
 
+  test('around a busy webhook, a claim that left it out and found nothing is not asked again until something could have come due, and a retry coming due is still claimed on time', async () => {
+    const dir = tempDir();
+    cleanups.push(() => dir.cleanup());
+    const store = sqliteStore({ filename: dir.file('proof.db') });
+    let claimsLeavingOut = 0;
+    const claimDue = store.claimDue.bind(store);
+    store.claimDue = async (args) => {
+      if ((args.excludeWebhookIds?.length ?? 0) + (args.excludeEnvironments?.length ?? 0) > 0) claimsLeavingOut++;
+      return claimDue(args);
+    };
+    const order: string[] = [];
+    let busyRequests = 0;
+    let env!: Awaited<ReturnType<typeof makeEngine>>;
+    env = await makeEngine({
+      store,
+      backoff: { schedule: [10_000], jitter: 0 },
+      transport: {
+        async send(req) {
+          const path = new URL(req.url).pathname;
+          order.push(path);
+          if (path === '/retry')
+            return order.filter((p) => p === '/retry').length === 1 ? { status: 500, excerpt: 'once' } : { status: 200, excerpt: '' };
+          // A third of the way through the busy backlog, the retry comes due (nothing wakes the engine for it).
+          if (++busyRequests === 200) void env.clock.advance(10_000);
+          await new Promise((r) => setTimeout(r, 1));
+          return { status: 200, excerpt: '' };
+        },
+      },
+    });
+    cleanups.push(() => env.close());
+    const { hooks } = env;
+    await hooks.webhooks.create({
+      name: 'retry',
+      endpoint: 'https://example.com/retry',
+      eventTypes: ['user.created'],
+      environment: 'small',
+    });
+    await hooks.webhooks.create({ name: 'busy', endpoint: 'https://example.com/busy', eventTypes: ['user.created'], environment: 'big' });
+    await hooks.emit({ type: 'user.created', source: 'admin', data: userData(), environment: 'small' });
+    for (let i = 0; i < 600; i++) await hooks.emit({ type: 'user.created', source: 'admin', data: userData(), environment: 'big' });
+    await hooks.start();
+    await hooks.drain();
+    expect(order.length).toBe(602);
+    // The retry went out within a refill or two of coming due (a claim every ~57 busy
+    // deliveries), not after the busy backlog.
+    const busyBeforeRetry = order.slice(0, order.lastIndexOf('/retry')).filter((p) => p === '/busy').length;
+    expect(busyBeforeRetry).toBeGreaterThanOrEqual(200);
+    expect(busyBeforeRetry).toBeLessThan(330);
+    // ~10 refills, each of which used to be followed by a claim leaving the busy webhook out
+    // (reading its whole due backlog to find nothing); now one per proof: at the start, after
+    // the failure voided it, and once the retry came due.
+    expect(claimsLeavingOut).toBeLessThanOrEqual(4);
+  });
+
   test('with fewer slots than one webhook may use (no room beyond the reserve), what waits for a probing webhook is given back, not kept until its lease ends', async () => {
     // concurrency 4 < perEndpointConcurrency 8: the hard bound (4 - 8) admits nothing from the
     // waiting queues, so a held delivery must go back to be claimed again in the same pass.

@@ -303,6 +303,10 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
         expect(rest.map((c) => c.delivery.id)).toEqual([ids[0]]); // the future one is not due
         expect(await s.claimDue({ now, limit: 10, workerId: 'w2', leaseMs: LEASE })).toEqual([]);
         expect(await s.nextDueAt()).toBe(T0 + 5000);
+        // The next time anything pending comes due after `now`: the future one, before the leases run out.
+        expect(await s.nextDueAfter!(now)).toBe(T0 + 5000);
+        expect(await s.nextDueAfter!(T0 + 5000)).toBe(now + LEASE);
+        expect(await s.nextDueAfter!(now + LEASE)).toBeNull();
 
         // The lease runs out with nothing recorded: someone else claims it, same webhook-id.
         const again = await s.claimDue({ now: now + LEASE, limit: 10, workerId: 'w3', leaseMs: LEASE });
