@@ -49,6 +49,14 @@ export interface SqlFlavor {
    * Kysely or the host's transaction), hint included; see `adapters/postgres/emit.ts`.
    */
   insertEvent?(db: Db, event: EventRecord, options: InsertEventOptions<HostTransaction>): Promise<DeliveryRecord[]>;
+  /**
+   * Optional: `recordAttempts` for a group that `takes` (successes only, say) as one atomic
+   * statement on the store's own Kysely; see `adapters/postgres/record.ts`.
+   */
+  recordGroup?: {
+    takes(batch: readonly RecordAttemptArgs[]): boolean;
+    record(db: Db, batch: readonly RecordAttemptArgs[]): Promise<Array<{ disabled: WebhookRecord | null }>>;
+  };
   /** Optional: listens for those hints; see {@link Store.subscribe}. */
   subscribe?(onWake: () => void): Promise<() => Promise<void>>;
   /** Releases what the adapter opened. */
@@ -377,6 +385,8 @@ export class KyselyStore implements Store<HostTransaction> {
 
   async recordAttempts(batch: readonly RecordAttemptArgs[]): Promise<Array<{ disabled: WebhookRecord | null }>> {
     if (batch.length === 0) return [];
+    const group = this.flavor.recordGroup;
+    if (group?.takes(batch)) return group.record(this.db, batch);
     return this.db.transaction().execute((trx) => recordOutcomes(trx, batch, this.flavor.rowLocks));
   }
 

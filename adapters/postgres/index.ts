@@ -4,6 +4,7 @@ import { Kysely, PostgresDialect } from 'kysely';
 import { KyselyStore, type SqlFlavor } from '../kysely/store.js';
 import type { EngineTables } from '../kysely/schema.js';
 import { claimDue } from './claim.js';
+import { onlySuccesses, recordSuccesses } from './record.js';
 import { isTransient } from './transient.js';
 import { systemClock } from '../../src/clock.js';
 import { lockEnvironment, tryLockRetention, withMigrationLock } from './locks.js';
@@ -97,6 +98,7 @@ export function postgresStore(options: PostgresStoreOptions): KyselyStore {
     lockEnvironment,
     tryLockRetention,
     insertEvent: oneStatementEmit({ notify: o.notifications }),
+    recordGroup: { takes: onlySuccesses, record: recordSuccesses },
     async migrate(db, run) {
       // The runner migrates through the one connection that holds the migrations lock.
       if (o.autoMigrate) await withMigrationLock(db, (conn) => run(conn));

@@ -449,6 +449,58 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
         expect(await s.getDelivery('env_a', delivery.id)).toMatchObject({ attemptCount: 1 });
       });
 
+      test('a group of successes delivers each once, heals failing webhooks, and a retried commit of it changes nothing more', async () => {
+        const failing = webhook('env_a', { failingSince: T0 - DAY, lastError: 'HTTP 500' });
+        const healthy = webhook('env_a');
+        for (const h of [failing, healthy]) await s.createWebhook(h, { maxWebhooks: null });
+        const first = await s.insertEvent(event('env_a'), { newDeliveryId: () => id('msg') });
+        const second = await s.insertEvent(event('env_a', { createdAt: T0 + 1 }), { newDeliveryId: () => id('msg') });
+        expect(await s.claimDue({ now: T0 + 5, limit: 10, workerId: 'w1', leaseMs: LEASE })).toHaveLength(4);
+        const now = T0 + 20;
+        const group = [...first, ...second].map((d, i) => ({
+          attempt: attempt(d.id, d.webhookId, 'env_a', true, T0 + 10 + i),
+          workerId: 'w1',
+          now,
+          nextAttemptAt: null,
+          disableAfterMs: DAY,
+        }));
+        expect(await s.recordAttempts(group)).toEqual(group.map(() => ({ disabled: null })));
+        for (const [i, d] of [...first, ...second].entries()) {
+          expect(await s.getDelivery('env_a', d.id)).toMatchObject({
+            status: 'delivered',
+            attemptCount: 1,
+            nextAttemptAt: null,
+            lastAttemptAt: T0 + 10 + i,
+            lastResult: '200',
+            lastError: null,
+            updatedAt: now,
+          });
+          expect(await leaseOf(s, d.id)).toEqual({ workerId: null, until: null });
+          expect((await s.listAttempts('env_a', d.id)).map((a) => a.id)).toEqual([group[i]!.attempt.id]);
+        }
+        expect(await s.getWebhook('env_a', failing.id)).toMatchObject({ failingSince: null, lastError: null });
+        // The webhook fails again; then the group's commit is retried (its reply was lost): the
+        // attempts are already there, so nothing is counted twice and the new failure stands.
+        const [later] = await s.insertEvent(event('env_a', { createdAt: T0 + 30 }), {
+          newDeliveryId: () => id('msg'),
+          webhookIds: [failing.id],
+        });
+        await s.claimDue({ now: T0 + 30, limit: 10, workerId: 'w1', leaseMs: LEASE });
+        await recordOne(s, {
+          attempt: attempt(later!.id, failing.id, 'env_a', false, T0 + 30),
+          workerId: 'w1',
+          now: T0 + 31,
+          nextAttemptAt: T0 + 1000,
+          disableAfterMs: DAY,
+        });
+        expect(await s.recordAttempts(group)).toEqual(group.map(() => ({ disabled: null })));
+        expect(await s.getWebhook('env_a', failing.id)).toMatchObject({ failingSince: T0 + 30 });
+        for (const d of [...first, ...second]) {
+          expect(await s.getDelivery('env_a', d.id)).toMatchObject({ status: 'delivered', attemptCount: 1 });
+          expect(await s.listAttempts('env_a', d.id)).toHaveLength(1);
+        }
+      });
+
       test('a failure landing disableAfterMs after failing_since disables the webhook once and holds its work', async () => {
         const { hook, delivery } = await oneDelivery();
         const [other] = await s.insertEvent(event('env_a', { createdAt: T0 + 4 * DAY }), { newDeliveryId: () => id('msg') });
