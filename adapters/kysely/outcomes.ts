@@ -1,9 +1,10 @@
-import { CompiledQuery, PostgresAdapter, sql, type Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import type { WebhookRecord } from '../../src/model.js';
 import type { RecordAttemptArgs } from '../../src/store.js';
 import { writeNotice } from './notices.js';
 import { fromAttempt, toWebhook } from './rows.js';
 import type { EngineTables } from './schema.js';
+import { list, precompiled, text, type Texts } from './texts.js';
 
 type Trx = Transaction<EngineTables>;
 type Result = { disabled: WebhookRecord | null };
@@ -63,49 +64,9 @@ export async function recordOutcomes(trx: Trx, batch: readonly RecordAttemptArgs
   return results;
 }
 
-/*
- * The common case's four statements as SQL text built once per shape (placeholder style and
- * list lengths) and run with their parameters: Kysely builds and compiles a statement on every
- * call (55–93 µs each), more than the statement itself costs SQLite. The text is what Kysely
- * compiled for the same statements, so both databases plan them as before.
- */
+/* The common case's four statements, precompiled (see `texts.ts`). */
 
 type DeliveryRead = DeliveryState & { id: string };
-type Mark = () => string;
-type Run = <R>(text: string, parameters: readonly unknown[]) => Promise<R[]>;
-
-/** Runs a text with its parameters in `trx`; the texts (placeholder style) of the connection's dialect. */
-function precompiled(trx: Trx): { run: Run; texts: Texts } {
-  const texts = trx.getExecutor().adapter instanceof PostgresAdapter ? POSTGRES : SQLITE;
-  const run: Run = async (text, parameters) => (await trx.executeQuery(CompiledQuery.raw(text, parameters as unknown[]))).rows as never;
-  return { run, texts };
-}
-
-interface Texts {
-  mark(): Mark;
-  cache: Map<string, string>;
-}
-const POSTGRES: Texts = {
-  mark: () => {
-    let n = 0;
-    return () => `$${++n}`;
-  },
-  cache: new Map(),
-};
-const SQLITE: Texts = { mark: () => () => '?', cache: new Map() };
-
-/** The text for `key` in a dialect, built by `build` on first use (group sizes are few). */
-function text(texts: Texts, key: string, build: (p: Mark) => string): string {
-  let t = texts.cache.get(key);
-  if (t === undefined) {
-    t = build(texts.mark());
-    // Unusually large groups vary in size without bound: build those each time.
-    if (texts.cache.size < 512) texts.cache.set(key, t);
-  }
-  return t;
-}
-
-const list = (n: number, p: Mark) => Array.from({ length: n }, p).join(', ');
 
 const readDeliveries = (texts: Texts, n: number, rowLocks: boolean) =>
   text(texts, `read ${n} ${rowLocks}`, (p) => {

@@ -21,7 +21,8 @@ import { emptyCounts, PURGE_STEPS, purgeStep } from './retention.js';
 import { holdPending, recordOutcomes } from './outcomes.js';
 import { countDueQuery } from './telemetry.js';
 import { fromDelivery, fromWebhook, toAttempt, toDelivery, toEvent, toLease, toWebhook } from './rows.js';
-import type { DeliveryRow, EngineTables } from './schema.js';
+import type { DeliveryRow, EngineTables, EventRow, WebhookRow } from './schema.js';
+import { list, precompiled, text } from './texts.js';
 
 type Db = Kysely<EngineTables>;
 
@@ -336,9 +337,12 @@ export class KyselyStore implements Store<HostTransaction> {
     if (rows.length === 0) return [];
     const webhookIds = [...new Set(rows.map((r) => r.webhook_id))];
     const eventIds = [...new Set(rows.map((r) => r.event_id))];
+    const { run, texts } = precompiled(this.db);
+    const byIds = (table: 'iw_webhooks' | 'iw_events', n: number) =>
+      text(texts, `${table} ${n}`, (p) => `select * from "${table}" where "id" in (${list(n, p)})`);
     const [hooks, events] = await Promise.all([
-      this.db.selectFrom('iw_webhooks').selectAll().where('id', 'in', webhookIds).execute(),
-      this.db.selectFrom('iw_events').selectAll().where('id', 'in', eventIds).execute(),
+      run<WebhookRow>(byIds('iw_webhooks', webhookIds.length), webhookIds),
+      run<EventRow>(byIds('iw_events', eventIds.length), eventIds),
     ]);
     const hookById = new Map(hooks.map((h) => [h.id, toWebhook(h)]));
     const eventById = new Map(events.map((e) => [e.id, { event: toEvent(e), traceparent: e.traceparent ?? null }]));

@@ -1,8 +1,8 @@
-import type { Kysely } from 'kysely';
+import { CompiledQuery, type Kysely } from 'kysely';
 import type { ClaimArgs } from '../../src/store.js';
-import { DUE_AT } from '../kysely/telemetry.js';
-import { dueIds } from '../kysely/due.js';
+import { claimText, dueParameters, leaseParameters, leaseSet } from '../kysely/due.js';
 import type { DeliveryRow, EngineTables } from '../kysely/schema.js';
+import { POSTGRES } from '../kysely/texts.js';
 
 /**
  * The claim as one statement: pick the oldest due deliveries nobody else holds (`SKIP LOCKED`:
@@ -10,6 +10,7 @@ import type { DeliveryRow, EngineTables } from '../kysely/schema.js';
  * them. `status` is compared to the literal `'pending'` so the planner can prove the partial
  * index `iw_deliveries_due` applies even to a generic plan; with a million future retries an
  * idle claim reads one index entry. `now` comes from the engine's Clock, never the database's own.
+ * The text is built once per shape (`kysely/texts.ts`).
  *
  * ```sql
  * with due as (
@@ -23,19 +24,19 @@ import type { DeliveryRow, EngineTables } from '../kysely/schema.js';
  * returning iw_deliveries.*
  * ```
  */
-export function claimQuery(db: Kysely<EngineTables>, { now, limit, workerId, leaseMs, excludeWebhookIds, excludeEnvironments }: ClaimArgs) {
-  const until = now + leaseMs;
-  return db
-    .with('due', (qb) => dueIds(qb, { now, limit, excludeWebhookIds, excludeEnvironments }).forUpdate().skipLocked())
-    .updateTable('iw_deliveries')
-    .from('due')
-    .set({ locked_by: workerId, locked_until: until, next_attempt_at: until, updated_at: now, claimed_due_at: DUE_AT })
-    .whereRef('iw_deliveries.id', '=', 'due.id')
-    .returningAll('iw_deliveries');
+export function claimQuery(args: ClaimArgs): CompiledQuery {
+  const sql = claimText(
+    POSTGRES,
+    args,
+    (p, due) =>
+      `with "due" as (${due} for update skip locked) update "iw_deliveries" set ${leaseSet(p)} ` +
+      `from "due" where "iw_deliveries"."id" = "due"."id" returning "iw_deliveries".*`,
+  );
+  return CompiledQuery.raw(sql, [...dueParameters(args), ...leaseParameters(args)]);
 }
 
 /** Runs {@link claimQuery}; rows come back oldest first (UPDATE ... RETURNING has no order of its own). */
 export async function claimDue(db: Kysely<EngineTables>, args: ClaimArgs): Promise<DeliveryRow[]> {
-  const rows: DeliveryRow[] = await claimQuery(db, args).execute();
+  const { rows } = await db.executeQuery<DeliveryRow>(claimQuery(args));
   return rows.sort((a, b) => Number(a.created_at) - Number(b.created_at) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }

@@ -1,3 +1,6 @@
+import { CompiledQuery } from 'kysely';
+import { describe, expect, test } from 'vitest';
+import { claimQuery } from '../../adapters/sqlite/claim.js';
 import { sqliteStore } from '../../adapters/sqlite/index.js';
 import { tempDir } from '../helpers/http.js';
 import { describeStore } from './conformance.js';
@@ -17,4 +20,30 @@ describeStore('sqlite', async () => {
       dir.cleanup();
     },
   };
+});
+
+describe('sqlite: claims', () => {
+  test('the claim, built once per shape, reads the due index, with or without webhooks and customers left out', async () => {
+    const dir = tempDir('iw-claim-plan-');
+    const store = sqliteStore({ filename: dir.file('webhooks.db') });
+    try {
+      await store.migrate(0);
+      for (const args of [
+        { now: 1, limit: 64, workerId: 'w', leaseMs: 10 },
+        { now: 1, limit: 64, workerId: 'w', leaseMs: 10, excludeWebhookIds: ['webhook_a', 'webhook_b'], excludeEnvironments: ['env_a'] },
+      ]) {
+        const claim = claimQuery(args);
+        // The same text object every time for one shape: nothing is built per claim.
+        expect(claimQuery(args).sql).toBe(claim.sql);
+        const { rows } = await store.kysely.executeQuery<{ detail: string }>(
+          CompiledQuery.raw(`explain query plan ${claim.sql}`, [...claim.parameters]),
+        );
+        expect(rows.map((r) => r.detail).join(' | ')).toMatch(/USING INDEX iw_deliveries_due/);
+        expect(rows.map((r) => r.detail).join(' | ')).not.toMatch(/SCAN iw_deliveries(?! USING)/);
+      }
+    } finally {
+      await store.close();
+      dir.cleanup();
+    }
+  });
 });

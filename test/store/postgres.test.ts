@@ -47,15 +47,13 @@ async function explain(store: KyselyStore, compiled: CompiledQuery, analyze = fa
 
 describe('postgres: claims', () => {
   test('one statement: FOR UPDATE SKIP LOCKED, the lease set and the rows returned, time passed in', () => {
-    const { store } = { store: postgresStore({ connectionString: 'postgres://unused@127.0.0.1:1/x' }) };
-    cleanups.push(() => store.close());
-    const { sql, parameters } = claimQuery(store.kysely, {
+    const { sql, parameters } = claimQuery({
       now: T0,
       limit: 5,
       workerId: 'w1',
       leaseMs: 1000,
       excludeWebhookIds: ['webhook_x'],
-    }).compile();
+    });
     expect(sql).toMatch(
       /^with "due" as \(select "id" from "iw_deliveries" where "status" = 'pending' and "next_attempt_at" <= \$1 and "webhook_id" not in \(\$2\) order by "next_attempt_at" limit \$3 for update skip locked\) update "iw_deliveries"/,
     );
@@ -109,7 +107,7 @@ describe('postgres: claims', () => {
     await store.kysely.executeQuery(CompiledQuery.raw('analyze iw_deliveries'));
     const loaded = performance.now() - t0;
 
-    const claim = claimQuery(store.kysely, { now: T0, limit: 64, workerId: 'w1', leaseMs: 45_000 }).compile();
+    const claim = claimQuery({ now: T0, limit: 64, workerId: 'w1', leaseMs: 45_000 });
     const plan = await explain(store, claim, true);
     const text = JSON.stringify(plan);
     expect(text).toContain('"Index Name":"iw_deliveries_due"');

@@ -1,0 +1,49 @@
+import { CompiledQuery, PostgresAdapter, type Kysely, type Transaction } from 'kysely';
+import type { EngineTables } from './schema.js';
+
+/*
+ * Hot statements as SQL text built once per shape (placeholder style and list lengths) and run
+ * with their parameters: Kysely builds and compiles a statement on every call (55–93 µs each),
+ * more than the statement itself costs SQLite. Each text is what Kysely compiled for the same
+ * statement, so both databases plan them as before. Used by the claim (`due.ts` and each
+ * flavor's `claim.ts`), the claim's reads (`store.ts`) and the outcome group (`outcomes.ts`).
+ */
+
+/** The next placeholder: `?` on SQLite, `$1`, `$2`, … on PostgreSQL. */
+export type Mark = () => string;
+export type Run = <R>(text: string, parameters: readonly unknown[]) => Promise<R[]>;
+
+export interface Texts {
+  mark(): Mark;
+  cache: Map<string, string>;
+}
+
+export const POSTGRES: Texts = {
+  mark: () => {
+    let n = 0;
+    return () => `$${++n}`;
+  },
+  cache: new Map(),
+};
+export const SQLITE: Texts = { mark: () => () => '?', cache: new Map() };
+
+/** Runs a text with its parameters on `db` (a Kysely or a transaction); the texts (placeholder style) of its dialect. */
+export function precompiled(db: Kysely<EngineTables> | Transaction<EngineTables>): { run: Run; texts: Texts } {
+  const texts = db.getExecutor().adapter instanceof PostgresAdapter ? POSTGRES : SQLITE;
+  const run: Run = async (text, parameters) => (await db.executeQuery(CompiledQuery.raw(text, parameters as unknown[]))).rows as never;
+  return { run, texts };
+}
+
+/** The text for `key` in a dialect, built by `build` on first use (shapes are few). */
+export function text(texts: Texts, key: string, build: (p: Mark) => string): string {
+  let t = texts.cache.get(key);
+  if (t === undefined) {
+    t = build(texts.mark());
+    // Unusually large lists vary in length without bound: build those each time.
+    if (texts.cache.size < 1024) texts.cache.set(key, t);
+  }
+  return t;
+}
+
+/** `n` placeholders, comma-separated. */
+export const list = (n: number, p: Mark) => Array.from({ length: n }, p).join(', ');
