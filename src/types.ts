@@ -16,6 +16,10 @@
  *   leased, `next_attempt_at` holds the lease expiry, so a delivery whose process died becomes due
  *   again by itself. Engine-internal: a claim hands it over as `ClaimedDelivery.lease`; no public
  *   record carries it.
+ * - **proof**: engine-internal: what a claim that left saturated webhooks or customers at their
+ *   share out, and came back short, shows: nothing else is due until the next pending delivery
+ *   comes due (or the poll interval ends), unless a wake-up, a give-back or a failed outcome
+ *   voids it. While it holds, claims leaving out as much skip the store.
  * - **dispatch**: what happens to one claimed delivery: token, attempt, outcome, notice.
  * - **outcome**: the recorded consequence of an attempt (delivered, next try, failed, disable).
  * - **back-off**: the durable schedule of attempts after failures, stored per delivery

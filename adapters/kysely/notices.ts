@@ -97,17 +97,6 @@ export async function listNotices(db: Db, filter: { environment?: string; status
   return rows.map(toNotice);
 }
 
-export async function nextNoticeDueAt(db: Db): Promise<number | null> {
-  const row = await db
-    .selectFrom('iw_notices')
-    .select('next_attempt_at')
-    .where('status', '=', PENDING)
-    .orderBy('next_attempt_at')
-    .limit(1)
-    .executeTakeFirst();
-  return row?.next_attempt_at == null ? null : Number(row.next_attempt_at);
-}
-
 function toNotice(r: NoticeRow): NoticeRecord {
   const ms = (v: number | string | null) => (v === null ? null : Number(v));
   return {

@@ -16,7 +16,7 @@ import type {
 } from '../../src/store.js';
 import { runMigrations } from './migrations.js';
 import { listPage, recoverBatch, resend } from './log.js';
-import { claimNotices, finishNotice, listNotices, nextNoticeDueAt } from './notices.js';
+import { claimNotices, finishNotice, listNotices } from './notices.js';
 import { emptyCounts, PURGE_STEPS, purgeStep } from './retention.js';
 import { holdPending, recordOutcomes } from './outcomes.js';
 import { countDueQuery } from './telemetry.js';
@@ -75,6 +75,16 @@ export interface SqlFlavor {
 export type HostTransaction = Kysely<any> | Transaction<any>;
 
 const PENDING = sql.lit('pending');
+
+/**
+ * `nextDueAt` in one statement and one round trip (it ends every idle pass): the head of the
+ * deliveries' partial due index, and the earliest pending notice (PostgreSQL reads the head of
+ * `iw_notices_due`; SQLite prefers the `(status, created_at)` index, fine for the handful of
+ * notices ever pending). The same text on both databases (no parameters).
+ */
+export const NEXT_DUE_SQL =
+  `select (select "next_attempt_at" from "iw_deliveries" where "status" = 'pending' order by "next_attempt_at" limit 1) as "delivery", ` +
+  `(select "next_attempt_at" from "iw_notices" where "status" = 'pending' order by "next_attempt_at" limit 1) as "notice"`;
 
 /** The store contract implemented once over Kysely, for every SQL flavor. */
 export class KyselyStore implements Store<HostTransaction> {
@@ -395,19 +405,9 @@ export class KyselyStore implements Store<HostTransaction> {
   }
 
   async nextDueAt(): Promise<number | null> {
-    const [row, notice] = await Promise.all([
-      this.db
-        .selectFrom('iw_deliveries')
-        .select('next_attempt_at')
-        .where('status', '=', PENDING)
-        .orderBy('next_attempt_at')
-        .limit(1)
-        .executeTakeFirst(),
-      nextNoticeDueAt(this.db),
-    ]);
-    const delivery = row?.next_attempt_at == null ? null : Number(row.next_attempt_at);
-    if (delivery === null || notice === null) return delivery ?? notice;
-    return Math.min(delivery, notice);
+    const [row] = await precompiled(this.db).run<{ delivery: number | string | null; notice: number | string | null }>(NEXT_DUE_SQL, []);
+    const times = [row?.delivery, row?.notice].filter((t) => t != null).map(Number);
+    return times.length > 0 ? Math.min(...times) : null;
   }
 
   async nextDueAfter(now: number): Promise<number | null> {
