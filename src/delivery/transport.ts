@@ -101,7 +101,11 @@ export function httpTransport(options: HttpTransportOptions = {}): Transport {
           // No redirect interceptor is composed on this agent: a 3xx comes back as is, never
           // followed (a redirect to 127.0.0.1 would otherwise bypass the guard).
         });
-        const excerpt = await excerptOf(res.body, maxBytes);
+        // A body whose length is declared and small is read whole (undici stops at the declared
+        // length); anything else through the bounded reader.
+        const declared = Number(res.headers['content-length']);
+        const excerpt =
+          Number.isInteger(declared) && declared <= maxBytes ? clean(await res.body.text()) : await excerptOf(res.body, maxBytes);
         return { status: res.statusCode, excerpt };
       } catch (error) {
         throw classify(error, signal, req.timeoutMs);
@@ -116,11 +120,15 @@ export function httpTransport(options: HttpTransportOptions = {}): Transport {
 /** The start of the body for the attempt log; the rest is never read (a huge or endless body costs `maxBytes`). */
 async function excerptOf(body: AsyncIterable<Buffer>, maxBytes: number): Promise<string> {
   const { bytes } = await readBounded(body, maxBytes);
-  // NUL has no place in a PostgreSQL text column: a receiver answering with one would make the
-  // attempt unrecordable (and the delivery retried on every lease expiry). Invalid UTF-8 already
-  // decodes to U+FFFD.
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8').replaceAll('\u0000', '\ufffd');
+  return clean(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'));
 }
+
+/**
+ * NUL has no place in a PostgreSQL text column: a receiver answering with one would make the
+ * attempt unrecordable (and the delivery retried on every lease expiry). Invalid UTF-8 already
+ * decodes to U+FFFD.
+ */
+const clean = (text: string) => text.replaceAll('\u0000', '\ufffd');
 
 function classify(error: unknown, signal: AbortSignal, timeoutMs: number): TransportError {
   if (error instanceof TransportError) return error;
