@@ -17,7 +17,11 @@ import type { EngineTables } from '../kysely/schema.js';
  * - `marked`: a delivery this worker still holds (its lease; pending or held) is delivered,
  *   only for an attempt inserted now;
  * - `healed`: a webhook that was failing is healthy again, for an attempt inserted now.
- * A success never disables anything, so every answer is `{ disabled: null }`. The arrays make the
+ * A success never disables anything, so every answer is `{ disabled: null }`. One difference
+ * from the shared path: `healed` reads a webhook's health as of the statement's start, so a
+ * failure of the same webhook that another process commits while this statement waits for its
+ * row locks stays recorded (the shared path, a statement later, would clear it). Which of the two
+ * wins was a race either way. The arrays make the
  * text the same for every group size: parsed and planned once per connection's statement cache.
  */
 const RECORD_SUCCESSES = `with v as (

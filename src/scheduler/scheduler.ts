@@ -108,6 +108,12 @@ export class Scheduler {
   #proof: Proof | null = null;
   /** Bumped by whatever voids a proof: a claim during which it moved proves nothing. */
   #epoch = 0;
+  /**
+   * Armed with a proof, for its end: a busy pass waits on its attempts, and the next of them to
+   * end (which would claim again) may come much later. Only during a pass (the pass's own timer
+   * is disarmed then), so the scheduler still keeps one timer at a time.
+   */
+  #proofTimer: TimerHandle | null = null;
   /** Per webhook with deliveries in flight or held here: its customer (to compare what claims leave out). */
   #environmentOf = new Map<string, string>();
   #unsubscribe: Promise<(() => Promise<void>) | null> | null = null;
@@ -150,6 +156,7 @@ export class Scheduler {
   async close(): Promise<void> {
     this.#closed = true;
     this.#disarm();
+    this.#clearProofTimer();
     this.#notify?.();
     const unsubscribe = await this.#unsubscribe;
     this.#unsubscribe = null;
@@ -221,12 +228,14 @@ export class Scheduler {
         this.#notify = null;
       }
       await Promise.allSettled([...this.#inflight, ...this.#chores]);
+      this.#clearProofTimer(); // the pass's own timer takes over
       await this.#arm();
     } catch (error) {
       // The store is unreachable even after in-process retries: try again after a pause.
       this.deps.onError('scheduler pass failed; retrying after the poll interval', error);
       this.#dirty = false;
       await Promise.allSettled([...this.#inflight, ...this.#chores]);
+      this.#clearProofTimer();
       await this.#arm(options.pollIntervalMs);
     }
   }
@@ -377,7 +386,8 @@ export class Scheduler {
     let next: number | null;
     try {
       next = await transient(this.#isTransient, () => store.nextDueAfter!(now));
-    } catch {
+    } catch (error) {
+      this.deps.onError('could not read the next due time; claims are not skipped meanwhile', error);
       return; // no proof: the next claim asks the store
     }
     if (epoch !== this.#epoch) return; // something came or went back meanwhile
@@ -387,12 +397,43 @@ export class Scheduler {
       environments: new Set(environments),
       webhooks: new Map(webhookIds.map((id) => [id, this.#environmentOf.get(id)])),
     };
+    // A pass busy with slow attempts may see none of them end for a long time: look again when
+    // the proof ends (a retry comes due, a lease runs out, or the poll interval is up).
+    this.#lookAgainAt(until);
   }
 
   /** Something may have become due that no proof saw: the next claim asks the store. */
   #void(): void {
     this.#epoch++;
     this.#proof = null;
+    this.#clearProofTimer();
+  }
+
+  /**
+   * An outcome with a next attempt (or failed) is recorded: its retry may come due before any
+   * proof says. Claim once more: that claim sees the retry's time (and proves until then).
+   */
+  #retryRecorded(): void {
+    this.#void();
+    this.#starved = false;
+  }
+
+  /** Claims again at `at` (a proof's end) if the pass is still running then. */
+  #lookAgainAt(at: number): void {
+    if (this.#proofTimer || this.#closed) return;
+    const { clock } = this.deps;
+    this.#proofTimer = clock.setTimer(
+      () => {
+        this.#proofTimer = null;
+        void this.#kick();
+      },
+      Math.max(0, at - clock.now()),
+    );
+  }
+
+  #clearProofTimer(): void {
+    if (this.#proofTimer) this.deps.clock.clearTimer(this.#proofTimer);
+    this.#proofTimer = null;
   }
 
   /**
@@ -479,12 +520,11 @@ export class Scheduler {
       .then(
         (result) => {
           free(result);
-          // Recorded with a next attempt (or failed): a retry may come due before a proof says.
-          if (!result.success) this.#void();
+          if (!result.success) this.#retryRecorded();
         },
         () => {
           free(null);
-          this.#void();
+          this.#retryRecorded();
         },
       )
       .finally(() => {
@@ -549,9 +589,11 @@ export class Scheduler {
     if (giveBack.length > 0) {
       this.#void();
       const ids = giveBack.map((d) => d.claimed.delivery.id);
-      void transient(this.#isTransient, () => this.deps.store.release(ids, options.workerId, clock.now())).catch((error: unknown) =>
-        this.deps.onError('could not give back held deliveries; their leases will expire', error),
-      );
+      void transient(this.#isTransient, () => this.deps.store.release(ids, options.workerId, clock.now()))
+        .catch((error: unknown) => this.deps.onError('could not give back held deliveries; their leases will expire', error))
+        // A claim that ran while the release was under way (another connection) may not have
+        // seen the rows come back: no proof from it stands.
+        .finally(() => this.#void());
     }
   }
 

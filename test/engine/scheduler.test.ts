@@ -340,6 +340,49 @@ describe('scheduler', () => {
     expect(claimsLeavingOut).toBeLessThanOrEqual(4);
   });
 
+  test('while every attempt in flight hangs, a retry that comes due is claimed when it does, not when an attempt ends', async () => {
+    const hanging: Array<() => void> = [];
+    let retries = 0;
+    const transport: Transport = {
+      async send(req) {
+        if (new URL(req.url).pathname === '/retry')
+          return ++retries === 1 ? { status: 500, excerpt: 'once' } : { status: 200, excerpt: '' };
+        await new Promise<void>((done) => hanging.push(done));
+        return { status: 200, excerpt: '' };
+      },
+    };
+    const env = await makeEngine({ transport, backoff: { schedule: [10_000], jitter: 0 } });
+    cleanups.push(() => env.close());
+    cleanups.push(async () => {
+      // first, so close() does not wait on the hanging attempts
+      transport.send = async () => ({ status: 200, excerpt: '' });
+      for (const done of hanging.splice(0)) done();
+    });
+    const { hooks, clock } = env;
+    await hooks.webhooks.create({
+      name: 'retry',
+      endpoint: 'https://example.com/retry',
+      eventTypes: ['user.created'],
+      environment: 'small',
+    });
+    await hooks.webhooks.create({ name: 'busy', endpoint: 'https://example.com/busy', eventTypes: ['user.created'], environment: 'big' });
+    await hooks.emit({ type: 'user.created', source: 'admin', data: userData(), environment: 'small' });
+    for (let i = 0; i < 20; i++) await hooks.emit({ type: 'user.created', source: 'admin', data: userData(), environment: 'big' });
+    await hooks.start();
+    await until('the busy webhook at its bound and the first try failed', () => hanging.length === 8 && retries === 1);
+    const [delivery] = (await hooks.deliveries.list({ environment: 'small', limit: 1 })).deliveries;
+    await until(
+      'the failure recorded',
+      async () => (await hooks.deliveries.get(delivery!.id, { environment: 'small' })).attemptCount === 1,
+    );
+    await new Promise((r) => setTimeout(r, 50)); // the claim after that failure runs and finds nothing due
+    expect(retries).toBe(1);
+    // Nothing wakes the engine and no attempt ends: only time passes.
+    await clock.advance(10_000);
+    await until('the retry went out', () => retries === 2);
+    expect(hanging.length).toBe(8);
+  });
+
   test('with fewer slots than one webhook may use (no room beyond the reserve), what waits for a probing webhook is given back, not kept until its lease ends', async () => {
     // concurrency 4 < perEndpointConcurrency 8: the hard bound (4 - 8) admits nothing from the
     // waiting queues, so a held delivery must go back to be claimed again in the same pass.
