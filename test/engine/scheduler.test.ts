@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { makeEngine } from '../helpers/engine.js';
 import { userData } from '../helpers/fixtures.js';
-import type { Transport } from '../../src/index.js';
+import type { Transport, Webhooks } from '../../src/index.js';
 import { until, useCleanups } from '../helpers/cleanup.js';
 import { tempDir } from '../helpers/http.js';
 import { sqliteStore } from '../../adapters/sqlite/index.js';
@@ -50,6 +50,14 @@ function gatedTransport() {
       return n;
     },
   };
+}
+
+/** Customer `small`: one webhook at /retry with one delivery; customer `big`: one webhook at /busy with `busy` deliveries. */
+async function retryBesideBusy(hooks: Webhooks, busy: number) {
+  await hooks.webhooks.create({ name: 'retry', endpoint: 'https://example.com/retry', eventTypes: ['user.created'], environment: 'small' });
+  await hooks.webhooks.create({ name: 'busy', endpoint: 'https://example.com/busy', eventTypes: ['user.created'], environment: 'big' });
+  await hooks.emit({ type: 'user.created', source: 'admin', data: userData(), environment: 'small' });
+  for (let i = 0; i < busy; i++) await hooks.emit({ type: 'user.created', source: 'admin', data: userData(), environment: 'big' });
 }
 
 describe('scheduler', () => {
@@ -317,15 +325,7 @@ describe('scheduler', () => {
     });
     cleanups.push(() => env.close());
     const { hooks } = env;
-    await hooks.webhooks.create({
-      name: 'retry',
-      endpoint: 'https://example.com/retry',
-      eventTypes: ['user.created'],
-      environment: 'small',
-    });
-    await hooks.webhooks.create({ name: 'busy', endpoint: 'https://example.com/busy', eventTypes: ['user.created'], environment: 'big' });
-    await hooks.emit({ type: 'user.created', source: 'admin', data: userData(), environment: 'small' });
-    for (let i = 0; i < 600; i++) await hooks.emit({ type: 'user.created', source: 'admin', data: userData(), environment: 'big' });
+    await retryBesideBusy(hooks, 600);
     await hooks.start();
     await hooks.drain();
     expect(order.length).toBe(602);
@@ -359,15 +359,7 @@ describe('scheduler', () => {
       for (const done of hanging.splice(0)) done();
     });
     const { hooks, clock } = env;
-    await hooks.webhooks.create({
-      name: 'retry',
-      endpoint: 'https://example.com/retry',
-      eventTypes: ['user.created'],
-      environment: 'small',
-    });
-    await hooks.webhooks.create({ name: 'busy', endpoint: 'https://example.com/busy', eventTypes: ['user.created'], environment: 'big' });
-    await hooks.emit({ type: 'user.created', source: 'admin', data: userData(), environment: 'small' });
-    for (let i = 0; i < 20; i++) await hooks.emit({ type: 'user.created', source: 'admin', data: userData(), environment: 'big' });
+    await retryBesideBusy(hooks, 20);
     await hooks.start();
     await until('the busy webhook at its bound and the first try failed', () => hanging.length === 8 && retries === 1);
     const [delivery] = (await hooks.deliveries.list({ environment: 'small', limit: 1 })).deliveries;
