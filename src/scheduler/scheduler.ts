@@ -418,9 +418,10 @@ export class Scheduler {
     this.#starved = false;
   }
 
-  /** Claims again at `at` (a proof's end) if the pass is still running then. */
+  /** Claims again at `at` (the end of the proof just made, which replaced any other) if the pass is still running then. */
   #lookAgainAt(at: number): void {
-    if (this.#proofTimer || this.#closed) return;
+    this.#clearProofTimer();
+    if (this.#closed) return;
     const { clock } = this.deps;
     this.#proofTimer = clock.setTimer(
       () => {
