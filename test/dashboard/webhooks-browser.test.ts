@@ -262,6 +262,40 @@ describe.runIf(run)('the dashboard in Chromium: webhooks', () => {
     await context.close();
   });
 
+  test('the Add event choice counts as soon as the dialog is saved, and its close never pulls focus back from where the person went', async () => {
+    const hook = await site.hooks.webhooks.create({
+      environment: 'env-race',
+      name: 'Race',
+      endpoint: `${receiver.url}/race`,
+      eventTypes: ['user.created'],
+    });
+    const { page, context, problems } = await openPortal(browser, site, { env: 'env-race' });
+    await page.goto(`${site.url}#/webhooks/${hook.id}`);
+    await page.getByRole('heading', { name: 'Race', level: 2 }).waitFor();
+    await page.getByRole('button', { name: 'Add event' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Add events' });
+    await dialog.getByRole('checkbox', { name: /^user\.deleted / }).check();
+    // All in one go, as fast as keys can come: save the dialog, then at once (before the
+    // dialog's 'close' event, a later task) move on to the form's Save.
+    const seen = await page.evaluate(async () => {
+      const root = document.querySelector('webhooks-portal')!.shadowRoot!;
+      const chips = () => [...root.querySelectorAll('.chip .code')].map((e) => e.textContent);
+      (root.querySelector('dialog form') as HTMLFormElement).requestSubmit();
+      for (let i = 0; i < 10; i++) await Promise.resolve(); // microtasks only: no task has run yet
+      const chosen = chips();
+      const save = [...root.querySelectorAll('form.webhook-form button[type=submit]')][0] as HTMLButtonElement;
+      save.focus();
+      await new Promise((r) => setTimeout(r, 100)); // the 'close' event has come and gone
+      return { chosen, focused: root.activeElement?.textContent, dialogs: root.querySelectorAll('dialog').length };
+    });
+    expect(seen).toEqual({ chosen: ['user.created', 'user.deleted'], focused: 'Save', dialogs: 0 });
+    await page.keyboard.press('Enter');
+    await page.getByText('Changes saved.').waitFor();
+    expect((await site.hooks.webhooks.get(hook.id, { environment: 'env-race' })).eventTypes).toEqual(['user.created', 'user.deleted']);
+    expect(problems()).toEqual([]);
+    await context.close();
+  });
+
   test("embedded in the host's own page with one script tag: themed, authorized by the host's bearer token", async () => {
     const hook = await site.hooks.webhooks.create({
       environment: 'env-embed',

@@ -67,8 +67,13 @@ export function excerpt(text) {
 export function openModal(root, dialog, opener) {
   root.append(dialog);
   dialog.addEventListener('close', () => {
+    // The browser already gave focus back to the opener as the dialog closed; this event comes
+    // as a later task, by when the person may have moved on (Tab, Tab, Enter on Save): only
+    // focus left nowhere, or inside the closing dialog, goes back to the opener.
+    const active = root.activeElement;
+    const lost = !active || dialog.contains(active);
     dialog.remove();
-    opener?.focus();
+    if (lost) opener?.focus();
   });
   dialog.showModal();
 }

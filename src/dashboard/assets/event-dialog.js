@@ -65,6 +65,10 @@ export async function chooseEvents(context, selected, opener) {
       // Codes the catalog no longer lists stay chosen (only the server may refuse them).
       const known = new Set(types.map((t) => t.code));
       result = [...[...chosen].filter((code) => !known.has(code)), ...boxes.filter((b) => b.checked).map((b) => b.value)];
+      // Now, not on the dialog's 'close' event: that comes as a later task, after focus is
+      // already back on Add event, and a quick Tab and Enter on the form's Save could land
+      // before it and save the events as they were.
+      resolve(result);
       dialog.close();
     });
     dialog.addEventListener('close', () => resolve(result));
