@@ -281,7 +281,14 @@ test('an auto-disabled webhook shows status, reason, failing_since and last_erro
   cleanups.push(() => receiver.close());
   const clock = new ManualClock(Date.UTC(2024, 0, 1));
   // Polling hourly: the clock jumps 101 hours, and a 1 s poll would mean 363,600 wake-ups.
-  const { engine, api } = await setup('http', { clock, delivery: { timeoutMs: 2000, pollIntervalMs: 3600_000 } });
+  // No jitter: with it, one run in ~70 had its 14th attempt land just before 72 hours, so the
+  // 15th, the schedule's last, both disabled the webhook and failed the delivery for good
+  // (spent schedule), leaving nothing held for the re-enable to resume.
+  const { engine, api } = await setup('http', {
+    clock,
+    delivery: { timeoutMs: 2000, pollIntervalMs: 3600_000 },
+    backoff: { jitter: 0 },
+  });
   await engine.hooks.start();
   const id = (
     await api('POST', '/api/v1/webhooks', { body: createBody({ endpoint: `${receiver.url}/dead`, event_types: ['user.deleted'] }) })
