@@ -66,6 +66,9 @@ export interface DeliveryRow {
   updated_at: Millis;
 }
 
+/** A claimed row; `webhook` and `event` present (null when gone) when the claim read them too. */
+export type ClaimRow = DeliveryRow & { webhook?: WebhookRow | null; event?: EventRow | null };
+
 export interface AttemptRow {
   id: string;
   delivery_id: string;

@@ -21,7 +21,7 @@ import { emptyCounts, PURGE_STEPS, purgeStep } from './retention.js';
 import { holdPending, recordOutcomes } from './outcomes.js';
 import { countDueQuery } from './telemetry.js';
 import { fromDelivery, fromWebhook, toAttempt, toDelivery, toEvent, toLease, toWebhook } from './rows.js';
-import type { DeliveryRow, EngineTables, EventRow, WebhookRow } from './schema.js';
+import type { ClaimRow, DeliveryRow, EngineTables, EventRow, WebhookRow } from './schema.js';
 import { list, precompiled, text } from './texts.js';
 
 type Db = Kysely<EngineTables>;
@@ -29,8 +29,11 @@ type Db = Kysely<EngineTables>;
 /** What differs between the SQL databases; everything else is shared SQL in {@link KyselyStore}. */
 export interface SqlFlavor {
   dialect: 'sqlite' | 'postgres';
-  /** The claim, as one atomic statement returning the claimed rows. */
-  claim(db: Db, args: ClaimArgs): Promise<DeliveryRow[]>;
+  /**
+   * The claim, as one atomic statement returning the claimed rows, with each row's webhook and
+   * event when the flavor reads them in the same statement (else the store reads them after).
+   */
+  claim(db: Db, args: ClaimArgs): Promise<ClaimRow[]>;
   /** Serialises webhook creation per environment (for the cap) inside `trx`. */
   lockEnvironment(trx: Transaction<EngineTables>, environment: string): Promise<void>;
   /** Row locks for read-modify-write (PostgreSQL); SQLite's write lock already covers it. */
@@ -345,15 +348,9 @@ export class KyselyStore implements Store<HostTransaction> {
   async claimDue(args: ClaimArgs): Promise<ClaimedDelivery[]> {
     const rows = await this.flavor.claim(this.db, args);
     if (rows.length === 0) return [];
-    const webhookIds = [...new Set(rows.map((r) => r.webhook_id))];
-    const eventIds = [...new Set(rows.map((r) => r.event_id))];
-    const { run, texts } = precompiled(this.db);
-    const byIds = (table: 'iw_webhooks' | 'iw_events', n: number) =>
-      text(texts, `${table} ${n}`, (p) => `select * from "${table}" where "id" in (${list(n, p)})`);
-    const [hooks, events] = await Promise.all([
-      run<WebhookRow>(byIds('iw_webhooks', webhookIds.length), webhookIds),
-      run<EventRow>(byIds('iw_events', eventIds.length), eventIds),
-    ]);
+    const { hooks, events } = rows.every((r) => r.webhook !== undefined && r.event !== undefined)
+      ? { hooks: rows.flatMap((r) => (r.webhook ? [r.webhook] : [])), events: rows.flatMap((r) => (r.event ? [r.event] : [])) }
+      : await this.#readClaimed(rows);
     const hookById = new Map(hooks.map((h) => [h.id, toWebhook(h)]));
     const eventById = new Map(events.map((e) => [e.id, { event: toEvent(e), traceparent: e.traceparent ?? null }]));
     const claimed: ClaimedDelivery[] = [];
@@ -368,6 +365,20 @@ export class KyselyStore implements Store<HostTransaction> {
       claimed.push({ delivery, webhook, event: found.event, dueAt, traceparent: found.traceparent, lease: toLease(row) });
     }
     return claimed;
+  }
+
+  /** The webhooks and events of claimed rows, read after the claim (two statements at once). */
+  async #readClaimed(rows: readonly DeliveryRow[]): Promise<{ hooks: WebhookRow[]; events: EventRow[] }> {
+    const webhookIds = [...new Set(rows.map((r) => r.webhook_id))];
+    const eventIds = [...new Set(rows.map((r) => r.event_id))];
+    const { run, texts } = precompiled(this.db);
+    const byIds = (table: 'iw_webhooks' | 'iw_events', n: number) =>
+      text(texts, `${table} ${n}`, (p) => `select * from "${table}" where "id" in (${list(n, p)})`);
+    const [hooks, events] = await Promise.all([
+      run<WebhookRow>(byIds('iw_webhooks', webhookIds.length), webhookIds),
+      run<EventRow>(byIds('iw_events', eventIds.length), eventIds),
+    ]);
+    return { hooks, events };
   }
 
   async countDue(now: number): Promise<number> {

@@ -1,7 +1,7 @@
 import { CompiledQuery, type Kysely } from 'kysely';
 import type { ClaimArgs } from '../../src/store.js';
 import { claimText, dueParameters, leaseParameters, leaseSet } from '../kysely/due.js';
-import type { DeliveryRow, EngineTables } from '../kysely/schema.js';
+import type { ClaimRow, EngineTables } from '../kysely/schema.js';
 import { POSTGRES } from '../kysely/texts.js';
 
 /**
@@ -10,7 +10,8 @@ import { POSTGRES } from '../kysely/texts.js';
  * them. `status` is compared to the literal `'pending'` so the planner can prove the partial
  * index `iw_deliveries_due` applies even to a generic plan; with a million future retries an
  * idle claim reads one index entry. `now` comes from the engine's Clock, never the database's own.
- * The text is built once per shape (`kysely/texts.ts`).
+ * The text is built once per shape (`kysely/texts.ts`). The same statement returns each claimed
+ * delivery's webhook and event (as JSON), so a claim is one round trip, not three.
  *
  * ```sql
  * with due as (
@@ -23,20 +24,26 @@ import { POSTGRES } from '../kysely/texts.js';
  * from due where iw_deliveries.id = due.id
  * returning iw_deliveries.*
  * ```
+ * (as the CTE `claimed`, joined to its webhooks and events)
  */
 export function claimQuery(args: ClaimArgs): CompiledQuery {
   const sql = claimText(
     POSTGRES,
     args,
     (p, due) =>
-      `with "due" as (${due} for update skip locked) update "iw_deliveries" set ${leaseSet(p)} ` +
-      `from "due" where "iw_deliveries"."id" = "due"."id" returning "iw_deliveries".*`,
+      `with "due" as (${due} for update skip locked), ` +
+      `"claimed" as (update "iw_deliveries" set ${leaseSet(p)} from "due" where "iw_deliveries"."id" = "due"."id" returning "iw_deliveries".*) ` +
+      // One primary-key lookup per claimed row (a correlated subquery, never a scan of the
+      // events table whatever the planner thinks of its size).
+      `select "claimed".*, ` +
+      `(select row_to_json("w".*) from "iw_webhooks" "w" where "w"."id" = "claimed"."webhook_id") as "webhook", ` +
+      `(select row_to_json("e".*) from "iw_events" "e" where "e"."id" = "claimed"."event_id") as "event" from "claimed"`,
   );
   return CompiledQuery.raw(sql, [...dueParameters(args), ...leaseParameters(args)]);
 }
 
 /** Runs {@link claimQuery}; rows come back oldest first (UPDATE ... RETURNING has no order of its own). */
-export async function claimDue(db: Kysely<EngineTables>, args: ClaimArgs): Promise<DeliveryRow[]> {
-  const { rows } = await db.executeQuery<DeliveryRow>(claimQuery(args));
+export async function claimDue(db: Kysely<EngineTables>, args: ClaimArgs): Promise<ClaimRow[]> {
+  const { rows } = await db.executeQuery<ClaimRow>(claimQuery(args));
   return rows.sort((a, b) => Number(a.created_at) - Number(b.created_at) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }

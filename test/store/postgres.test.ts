@@ -46,7 +46,7 @@ async function explain(store: KyselyStore, compiled: CompiledQuery, analyze = fa
 }
 
 describe('postgres: claims', () => {
-  test('one statement: FOR UPDATE SKIP LOCKED, the lease set and the rows returned, time passed in', () => {
+  test('one statement: FOR UPDATE SKIP LOCKED, the lease set and the rows returned with their webhooks and events, time passed in', () => {
     const { sql, parameters } = claimQuery({
       now: T0,
       limit: 5,
@@ -55,9 +55,13 @@ describe('postgres: claims', () => {
       excludeWebhookIds: ['webhook_x'],
     });
     expect(sql).toMatch(
-      /^with "due" as \(select "id" from "iw_deliveries" where "status" = 'pending' and "next_attempt_at" <= \$1 and "webhook_id" not in \(\$2\) order by "next_attempt_at" limit \$3 for update skip locked\) update "iw_deliveries"/,
+      /^with "due" as \(select "id" from "iw_deliveries" where "status" = 'pending' and "next_attempt_at" <= \$1 and "webhook_id" not in \(\$2\) order by "next_attempt_at" limit \$3 for update skip locked\), "claimed" as \(update "iw_deliveries"/,
     );
-    expect(sql).toMatch(/returning "iw_deliveries"\.\*$/);
+    expect(sql).toMatch(/returning "iw_deliveries"\.\*\) select "claimed"\.\*, /);
+    expect(sql).toMatch(/\(select row_to_json\("w"\.\*\) from "iw_webhooks" "w" where "w"\."id" = "claimed"\."webhook_id"\) as "webhook"/);
+    expect(sql).toMatch(
+      /\(select row_to_json\("e"\.\*\) from "iw_events" "e" where "e"\."id" = "claimed"\."event_id"\) as "event" from "claimed"$/,
+    );
     expect(parameters).toEqual([T0, 'webhook_x', 5, 'w1', T0 + 1000, T0 + 1000, T0]);
   });
 
@@ -90,6 +94,41 @@ describe('postgres: claims', () => {
     ]);
     expect(claimed.map((c) => c.delivery.id)).toEqual(ids.slice(2));
     await holder.query('rollback');
+  });
+
+  test("a claim reads each claimed delivery's webhook and event by primary key, never a scan, however many events are stored", async () => {
+    const { store } = await fresh();
+    const hook = webhook('env_a');
+    await store.createWebhook(hook, { maxWebhooks: null });
+    // 20,000 events with a delivery each, written in bulk: a table the planner must not scan per claim.
+    await store.kysely.executeQuery(
+      CompiledQuery.raw(
+        `with ev as (
+           insert into iw_events (id, environment, type, source, data, event_timestamp, created_at)
+           select 'event_bulk_' || g, 'env_a', 'user.created', 'api', '{}', $1::bigint, $1::bigint + g from generate_series(1, 20000) g
+           returning id, created_at)
+         insert into iw_deliveries (id, environment, webhook_id, event_id, status, attempt_count, next_attempt_at, created_at, updated_at)
+         select 'msg_bulk_' || ev.id, 'env_a', $2, ev.id, 'pending', 0, ev.created_at, ev.created_at, ev.created_at from ev`,
+        [T0, hook.id],
+      ),
+    );
+    await store.kysely.executeQuery(CompiledQuery.raw('analyze'));
+    // EXPLAIN ANALYZE runs the claim: it takes the first 64.
+    const plan = await explain(store, claimQuery({ now: T0 + 100_000, limit: 64, workerId: 'w1', leaseMs: 45_000 }), true);
+    const scans: string[] = [];
+    const walk = (node: any) => {
+      if (node['Relation Name']) scans.push(`${node['Node Type']} ${node['Relation Name']} ${node['Index Name'] ?? ''}`.trim());
+      for (const child of node.Plans ?? []) walk(child);
+    };
+    walk(plan.Plan);
+    // (A one-page webhooks table may be read whole; the events and deliveries never are.)
+    expect(scans.filter((x) => /^Seq Scan iw_(events|deliveries)/.test(x))).toEqual([]);
+    expect(scans).toContain('Index Scan iw_events iw_events_pkey');
+    expect(scans.some((x) => x.endsWith('iw_deliveries_due'))).toBe(true);
+    const claimed = await store.claimDue({ now: T0 + 100_000, limit: 64, workerId: 'w1', leaseMs: 45_000 });
+    expect(claimed[0]!.webhook).toEqual(hook);
+    expect(claimed.map((c) => c.event.id)).toEqual(Array.from({ length: 64 }, (_, i) => `event_bulk_${i + 65}`));
+    expect(claimed[0]!.event).toMatchObject({ environment: 'env_a', type: 'user.created', source: 'api', data: {}, createdAt: T0 + 65 });
   });
 
   test('an idle tick stays cheap with many future retries pending: the partial index serves claim and nextDueAt', async () => {
