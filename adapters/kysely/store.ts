@@ -350,7 +350,7 @@ export class KyselyStore implements Store<HostTransaction> {
     if (rows.length === 0) return [];
     const { hooks, events } = rows.every((r) => r.webhook !== undefined && r.event !== undefined)
       ? { hooks: rows.flatMap((r) => (r.webhook ? [r.webhook] : [])), events: rows.flatMap((r) => (r.event ? [r.event] : [])) }
-      : await this.#readClaimed(rows);
+      : await readClaimed(this.db, rows);
     const hookById = new Map(hooks.map((h) => [h.id, toWebhook(h)]));
     const eventById = new Map(events.map((e) => [e.id, { event: toEvent(e), traceparent: e.traceparent ?? null }]));
     const claimed: ClaimedDelivery[] = [];
@@ -365,20 +365,6 @@ export class KyselyStore implements Store<HostTransaction> {
       claimed.push({ delivery, webhook, event: found.event, dueAt, traceparent: found.traceparent, lease: toLease(row) });
     }
     return claimed;
-  }
-
-  /** The webhooks and events of claimed rows, read after the claim (two statements at once). */
-  async #readClaimed(rows: readonly DeliveryRow[]): Promise<{ hooks: WebhookRow[]; events: EventRow[] }> {
-    const webhookIds = [...new Set(rows.map((r) => r.webhook_id))];
-    const eventIds = [...new Set(rows.map((r) => r.event_id))];
-    const { run, texts } = precompiled(this.db);
-    const byIds = (table: 'iw_webhooks' | 'iw_events', n: number) =>
-      text(texts, `${table} ${n}`, (p) => `select * from "${table}" where "id" in (${list(n, p)})`);
-    const [hooks, events] = await Promise.all([
-      run<WebhookRow>(byIds('iw_webhooks', webhookIds.length), webhookIds),
-      run<EventRow>(byIds('iw_events', eventIds.length), eventIds),
-    ]);
-    return { hooks, events };
   }
 
   async countDue(now: number): Promise<number> {
@@ -497,4 +483,22 @@ function asHostTransaction(value: unknown): Db {
  */
 function known(...values: string[]): boolean {
   return values.every(storable);
+}
+
+/**
+ * The webhooks and events of claimed rows, read after the claim (two statements at once). A
+ * function, not a `#private` method: a host may wrap the store (`Object.create(store)`, a Proxy),
+ * and a private member is not found through the wrapper.
+ */
+async function readClaimed(db: Db, rows: readonly DeliveryRow[]): Promise<{ hooks: WebhookRow[]; events: EventRow[] }> {
+  const webhookIds = [...new Set(rows.map((r) => r.webhook_id))];
+  const eventIds = [...new Set(rows.map((r) => r.event_id))];
+  const { run, texts } = precompiled(db);
+  const byIds = (table: 'iw_webhooks' | 'iw_events', n: number) =>
+    text(texts, `${table} ${n}`, (p) => `select * from "${table}" where "id" in (${list(n, p)})`);
+  const [hooks, events] = await Promise.all([
+    run<WebhookRow>(byIds('iw_webhooks', webhookIds.length), webhookIds),
+    run<EventRow>(byIds('iw_events', eventIds.length), eventIds),
+  ]);
+  return { hooks, events };
 }
