@@ -45,25 +45,37 @@ const junk = fc.oneof(
 );
 const field = <T>(good: fc.Arbitrary<T>) => fc.oneof({ weight: 3, arbitrary: good }, { weight: 1, arbitrary: junk });
 const types = ['user.created', 'user.updated', 'user.deleted', 'organization.created', 'user.teleported', '', 'USER.CREATED'];
-/** Bodies that are often valid, often nearly valid, and sometimes anything at all. */
-const webhookBody = fc.oneof(
-  {
-    weight: 4,
-    arbitrary: fc.record(
-      {
-        name: field(fc.string({ minLength: 0, maxLength: 260 })),
-        endpoint: field(
-          fc.oneof(
-            fc.webUrl({ withQueryParameters: true }),
-            fc.constantFrom('https://example.com/x', 'ftp://x', 'https://u:p@h.example/', 'http://[::1/', 'https://example.com/#f'),
-          ),
-        ),
-        event_types: field(fc.array(fc.constantFrom(...types), { maxLength: 52 })),
-        description: field(fc.option(fc.string({ maxLength: 1010 }))),
-      },
-      { requiredKeys: [] },
+const valid = types.slice(0, 4);
+/** Fields of a webhook, each usually valid and sometimes not. */
+const fields = {
+  name: field(
+    fc.oneof(
+      { weight: 3, arbitrary: fc.string({ minLength: 1, maxLength: 60 }) },
+      { weight: 1, arbitrary: fc.string({ minLength: 0, maxLength: 260 }) },
     ),
-  },
+  ),
+  endpoint: field(
+    fc.oneof(
+      fc.webUrl({ withQueryParameters: true }),
+      fc.constantFrom('https://example.com/x', 'ftp://x', 'https://u:p@h.example/', 'http://[::1/', 'https://example.com/#f'),
+    ),
+  ),
+  event_types: field(
+    fc.oneof(
+      { weight: 3, arbitrary: fc.uniqueArray(fc.constantFrom(...valid), { minLength: 1 }) },
+      { weight: 1, arbitrary: fc.array(fc.constantFrom(...types), { maxLength: 52 }) },
+    ),
+  ),
+  description: field(fc.option(fc.string({ maxLength: 1010 }))),
+};
+/**
+ * Bodies that are often valid, often nearly valid, and sometimes anything at all. Each property
+ * below must see both a 200 and a 400 (checked in afterAll), so valid bodies must not be rare: with
+ * every field optional and any mix of event types, creates saw about five 200s in 400 runs.
+ */
+const webhookBody = fc.oneof(
+  { weight: 3, arbitrary: fc.record(fields, { requiredKeys: ['name', 'endpoint', 'event_types'] }) },
+  { weight: 2, arbitrary: fc.record(fields, { requiredKeys: [] }) },
   { weight: 1, arbitrary: fc.dictionary(fc.string({ maxLength: 12 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 }) },
   { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 3 }) },
 );
@@ -112,18 +124,15 @@ test('PATCH /api/v1/webhooks/{id} with generated bodies: all or nothing', async 
   );
 });
 
+/** Content types: JSON ones half the time, so the properties below see their 200s. */
 const contentTypes = fc.option(
   fc.oneof(
-    fc.constantFrom(
-      'application/json',
-      'application/json; charset=utf-8',
-      'APPLICATION/JSON',
-      'text/plain',
-      'application/json; charset=latin1',
-      'multipart/form-data; boundary=x',
-      '',
-    ),
-    fc.string({ maxLength: 30 }),
+    { weight: 2, arbitrary: fc.constantFrom('application/json', 'application/json; charset=utf-8', 'APPLICATION/JSON') },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom('text/plain', 'application/json; charset=latin1', 'multipart/form-data; boundary=x', ''),
+    },
+    { weight: 1, arbitrary: fc.string({ maxLength: 30 }) },
   ),
 );
 const rawBody: fc.Arbitrary<string | Uint8Array> = fc.oneof(
@@ -131,7 +140,7 @@ const rawBody: fc.Arbitrary<string | Uint8Array> = fc.oneof(
   fc.uint8Array({ maxLength: 200 }),
   fc.jsonValue().map((v) => JSON.stringify(v)),
   webhookBody.map((b) => JSON.stringify(b)),
-  fc.constant(JSON.stringify(createBody())),
+  { weight: 2, arbitrary: fc.constant(JSON.stringify(createBody())) },
   fc.integer({ min: 65_000, max: 70_000 }).map((n) => JSON.stringify(createBody({ description: 'd'.repeat(n) }))),
 );
 
@@ -173,23 +182,24 @@ const segment = fc.oneof(
   fc.webSegment(),
 );
 const id = fc.oneof(fc.constantFrom('<existing>', '<event>', 'webhook_x', 'event_x', '%', '%zz', ''), fc.webSegment());
-const TEMPLATES = [
-  'webhooks',
-  'webhooks/{id}',
-  'webhooks/{id}/enable',
-  'webhooks/{id}/disable',
-  'events/{id}',
-  'event_types',
-  'openapi.json',
+/** Each route the API declares, with the methods it answers. */
+const ROUTES: [string, string[]][] = [
+  ['webhooks', ['GET', 'POST']],
+  ['webhooks/{id}', ['GET', 'PATCH', 'DELETE']],
+  ['webhooks/{id}/enable', ['POST']],
+  ['webhooks/{id}/disable', ['POST']],
+  ['events/{id}', ['GET']],
+  ['event_types', ['GET']],
+  ['openapi.json', ['GET']],
 ];
+const TEMPLATES = ROUTES.map(([t]) => t);
+const routePath = (template: fc.Arbitrary<string>) =>
+  fc
+    .tuple(fc.array(fc.webSegment(), { maxLength: 2 }), template, id, fc.boolean())
+    .map(([prefix, t, i, slash]) => `/${[...prefix, 'api', 'v1'].join('/')}/${t.replace('{id}', i)}${slash ? '/' : ''}`);
 /** Mostly route-shaped paths (under a random prefix, with a random id), sometimes anything. */
 const fuzzPath = fc.oneof(
-  {
-    weight: 3,
-    arbitrary: fc
-      .tuple(fc.array(fc.webSegment(), { maxLength: 2 }), fc.constantFrom(...TEMPLATES), id, fc.boolean())
-      .map(([prefix, t, i, slash]) => `/${[...prefix, 'api', 'v1'].join('/')}/${t.replace('{id}', i)}${slash ? '/' : ''}`),
-  },
+  { weight: 3, arbitrary: routePath(fc.constantFrom(...TEMPLATES)) },
   { weight: 1, arbitrary: fc.array(segment, { maxLength: 6 }).map((s) => `/${s.join('/')}`) },
 );
 const method = fc.oneof(
@@ -199,11 +209,25 @@ const method = fc.oneof(
     arbitrary: fc.stringMatching(/^[A-Z]{1,10}$/).filter((m) => !['CONNECT', 'TRACE', 'TRACK'].includes(m)),
   },
 );
+/**
+ * Any method on any path, and one time in three a declared route with one of its own methods: an
+ * independent pick answers 405 or 404 most of the time, and left alone it reached a 400 only about
+ * five times in 400 runs (so about one run in 150 saw none and failed the coverage check).
+ */
+const request = fc.oneof(
+  { weight: 2, arbitrary: fc.tuple(method, fuzzPath) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .constantFrom(...ROUTES)
+      .chain(([template, methods]) => fc.tuple(fc.constantFrom(...methods), routePath(fc.constant(template)))),
+  },
+);
 
 test('any method on any path, with or without credentials: a declared answer, never a 500', async () => {
   const api = client(engine.handler, null);
   await fc.assert(
-    fc.asyncProperty(method, fuzzPath, fc.boolean(), fc.option(fc.jsonValue({ maxDepth: 2 })), async (m, p, authed, body) => {
+    fc.asyncProperty(request, fc.boolean(), fc.option(fc.jsonValue({ maxDepth: 2 })), async ([m, p], authed, body) => {
       const path = p.replace('<existing>', existing).replace('<event>', event);
       const res = await api(m, path, {
         env: authed ? 'env-fuzz' : null,
