@@ -33,7 +33,16 @@ const MAPPED = parseCidr('::ffff:0:0/96')!;
  * // throws ERR_ENDPOINT_NOT_ALLOWED: "... is the cloud metadata address ..."
  * ```
  */
-export async function checkEndpoint(endpoint: string | URL, guard: Guard, signal?: AbortSignal): Promise<CheckedEndpoint> {
+export function checkEndpoint(endpoint: string | URL, guard: Guard, signal?: AbortSignal): Promise<CheckedEndpoint> {
+  return checkTarget(endpoint, guard, () => signal);
+}
+
+/**
+ * {@link checkEndpoint} with the DNS deadline's signal asked for only when a name must be
+ * resolved: the transport builds none for an endpoint that is an address (an AbortSignal and
+ * its listeners cost more than the rest of the check).
+ */
+export async function checkTarget(endpoint: string | URL, guard: Guard, signal: () => AbortSignal | undefined): Promise<CheckedEndpoint> {
   const url = parseUrl(endpoint);
   const host = hostKey(url.hostname);
   const ip = parseIp(host);
@@ -46,7 +55,7 @@ export async function checkEndpoint(endpoint: string | URL, guard: Guard, signal
   if ((host === 'localhost' || host.endsWith('.localhost')) && !guard.allowPrivateNetworks && !guard.allowedNames.has(host)) {
     throw refused(`endpoint host ${host.slice(0, 253)} is a loopback name${PUBLIC_ONLY}`);
   }
-  const answers = await resolve(host, guard, signal);
+  const answers = await resolve(host, guard, signal());
   const addresses: ResolvedAddress[] = [];
   for (const a of answers) {
     const parsed = typeof a?.address === 'string' ? parseIp(a.address) : null;
