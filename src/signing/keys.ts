@@ -1,3 +1,4 @@
+import { KeyObject } from 'node:crypto';
 import { exportJWK, generateKeyPair, importJWK, calculateJwkThumbprint, type JWK, type CryptoKey } from 'jose';
 
 /** A private RSA key as a JWK with its `kid` (what `generateSigningKey` returns). */
@@ -76,6 +77,10 @@ export function toPublicJwk(key: SigningKey): PublicJwk {
 export interface ImportedKey {
   kid: string;
   key: CryptoKey;
+  /** The same key as node:crypto signs with (see `token.ts`). */
+  object: KeyObject;
+  /** The token header `{ alg: 'RS256', kid, typ: 'JWT' }`, base64url-encoded once. */
+  header: string;
 }
 
 /** Imports the private key as a non-extractable CryptoKey; errors name the kid, never key material. */
@@ -83,7 +88,8 @@ export async function importSigningKey(key: SigningKey): Promise<ImportedKey> {
   const { kid, n, e, d, p, q, dp, dq, qi } = key;
   try {
     const imported = (await importJWK({ kty: 'RSA', n, e, d, p, q, dp, dq, qi }, 'RS256', { extractable: false })) as CryptoKey;
-    return { kid, key: imported };
+    const header = Buffer.from(JSON.stringify({ alg: 'RS256', kid, typ: 'JWT' })).toString('base64url');
+    return { kid, key: imported, object: KeyObject.from(imported), header };
   } catch (error) {
     throw new TypeError(`key ${JSON.stringify(kid)} could not be imported as an RS256 private key`, { cause: error });
   }

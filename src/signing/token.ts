@@ -1,4 +1,4 @@
-import { SignJWT } from 'jose';
+import { sign } from 'node:crypto';
 import type { EventRecord } from '../model.js';
 import type { ImportedKey } from './keys.js';
 
@@ -27,7 +27,18 @@ export function buildClaims(event: EventRecord, issuer: string, now: number): We
   };
 }
 
-/** RS256 JWT with header `{ alg: 'RS256', kid, typ: 'JWT' }`. */
-export async function signClaims(claims: WebhookClaims, key: ImportedKey): Promise<string> {
-  return new SignJWT({ ...claims }).setProtectedHeader({ alg: 'RS256', kid: key.kid, typ: 'JWT' }).sign(key.key);
+/**
+ * RS256 JWT with header `{ alg: 'RS256', kid, typ: 'JWT' }`: base64url(header).base64url(claims),
+ * signed RSASSA-PKCS1-v1_5 with SHA-256 in libuv's thread pool. Written out rather than through
+ * jose's `SignJWT`, which validates the claims it is given, encodes base64 in JavaScript and goes
+ * through WebCrypto: ~100 µs more CPU per token, and at fan-out 1 every delivery signs one. The
+ * tokens are verified with jose in the tests (and by receivers) like any other.
+ */
+export function signClaims(claims: WebhookClaims, key: ImportedKey): Promise<string> {
+  const input = `${key.header}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
+  return new Promise((resolve, reject) =>
+    sign('sha256', Buffer.from(input), key.object, (error, signature) =>
+      error ? reject(error) : resolve(`${input}.${signature.toString('base64url')}`),
+    ),
+  );
 }
