@@ -180,7 +180,11 @@ export class KyselyStore implements Store<HostTransaction> {
     return this.db.transaction().execute(async (trx) => {
       const gone = await trx.deleteFrom('iw_webhooks').where('environment', '=', environment).where('id', '=', id).executeTakeFirst();
       if (Number(gone.numDeletedRows) === 0) return false;
-      await trx.deleteFrom('iw_attempts').where('webhook_id', '=', id).execute();
+      // Through the webhook's deliveries: attempts have no index by webhook (migration 6).
+      await trx
+        .deleteFrom('iw_attempts')
+        .where('delivery_id', 'in', (eb) => eb.selectFrom('iw_deliveries').select('id').where('webhook_id', '=', id))
+        .execute();
       await trx.deleteFrom('iw_deliveries').where('webhook_id', '=', id).execute();
       return true;
     });
