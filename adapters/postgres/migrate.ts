@@ -20,11 +20,13 @@ export async function assertMigrated(db: Kysely<EngineTables>): Promise<void> {
   const applied = rows[0]?.ledger
     ? new Set((await db.selectFrom('iw_migrations').select('version').execute()).map((r) => Number(r.version)))
     : new Set<number>();
-  const missing = MIGRATIONS.filter((m) => !applied.has(m.version)).map((m) => `${m.version} (${m.name})`);
+  const missing = MIGRATIONS.filter((m) => !applied.has(m.version));
   if (missing.length > 0) {
+    // What to do comes before the names: error wrappers and log lines cut long messages.
     throw new Error(
-      `identity-webhooks: the database lacks migration(s) ${missing.join(', ')} and autoMigrate is false; ` +
-        'run migratePostgres({ connectionString }) from "identity-webhooks/postgres" ahead of deploy',
+      `identity-webhooks: the database lacks migration(s) ${missing.map((m) => m.version).join(', ')} and autoMigrate is false; ` +
+        'run migratePostgres({ connectionString }) from "identity-webhooks/postgres" ahead of deploy ' +
+        `(missing: ${missing.map((m) => `${m.version} ${m.name}`).join('; ')})`,
     );
   }
 }
