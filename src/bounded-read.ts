@@ -1,12 +1,12 @@
-/** A web stream (a `Request` body) or a Node stream (an undici response body). */
+/** A web stream (a `Request` body) or any async iterable of bytes (a Node stream). */
 export type ByteSource = ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>;
 
 /**
  * Reads at most a little past `maxBytes` of a body, then stops and cancels the rest unread, so an
  * endless or huge body costs at most that much memory. Returns the first `maxBytes` bytes and
- * whether there was more. The one bounded reader of the engine: the management API refuses an
- * overflowing request (413), the transport keeps the start of a response for the attempt log.
- * (The receiver has its own copy: it must import nothing but jose.)
+ * whether there was more. The management API's bounded reader: it refuses an overflowing request
+ * (413). The transport keeps the start of a response through undici's dispatch handler instead
+ * (`delivery/transport.ts`), and the receiver has its own copy (it must import nothing but jose).
  *
  * @example
  * ```ts
