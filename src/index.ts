@@ -26,7 +26,7 @@ export { httpTransport, TransportError } from './delivery/transport.js';
 export type { Transport, TransportRequest, TransportResponse, HttpTransportOptions } from './delivery/transport.js';
 export { checkEndpoint } from './delivery/guard/check.js';
 export type { CheckedEndpoint } from './delivery/guard/check.js';
-export { createGuard, systemResolver } from './delivery/guard/guard.js';
+export { cachingResolver, createGuard, systemResolver } from './delivery/guard/guard.js';
 export type { Guard, GuardOptions, Resolver, ResolvedAddress } from './delivery/guard/guard.js';
 export { classifyAddress } from './delivery/guard/address.js';
 export type { AddressCategory, AddressClass } from './delivery/guard/address.js';

@@ -32,6 +32,52 @@ export const systemResolver: Resolver = async (hostname) => {
   return answers.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
 };
 
+/**
+ * Answers of `resolver` kept for `ttlMs` (non-empty ones only; a failure is asked again next
+ * time), and one question in flight per name however many deliveries ask at once. The guard
+ * still checks every answer at every attempt and the connection still dials only what it
+ * checked, so a cached answer changes nothing about what may be reached; it only delays seeing a
+ * new DNS answer by up to `ttlMs`. At most `maxNames` names are kept, the oldest dropped first.
+ */
+export function cachingResolver(
+  resolver: Resolver,
+  { ttlMs, maxNames = 10_000, now = Date.now }: { ttlMs: number; maxNames?: number; now?: () => number },
+): Resolver {
+  const cache = new Map<string, { at: number; answers: Promise<ResolvedAddress[]> }>();
+  return (hostname) => {
+    const t = now();
+    const hit = cache.get(hostname);
+    if (hit && t - hit.at < ttlMs) return hit.answers;
+    cache.delete(hostname);
+    // Forget this question's entry (not a newer one for the same name) when it is no use.
+    const forget = () => cache.get(hostname) === entry && cache.delete(hostname);
+    const answers = Promise.resolve()
+      .then(() => resolver(hostname))
+      .then(
+        (list) => {
+          if (!Array.isArray(list) || list.length === 0) forget();
+          return list;
+        },
+        (error: unknown) => {
+          forget();
+          throw error;
+        },
+      );
+    const entry = { at: t, answers };
+    cache.set(hostname, entry);
+    if (cache.size > maxNames) cache.delete(cache.keys().next().value!);
+    return answers;
+  };
+}
+
+/**
+ * What the guard resolves with when given no resolver: {@link systemResolver}, its answers kept
+ * 10 s. `dns.lookup` runs `getaddrinfo` in libuv's thread pool (4 threads, shared with RS256
+ * signing), and most systems do not cache it: asking once per delivery cost a thread-pool round
+ * trip per attempt, or a DNS round trip where nothing caches.
+ */
+export const defaultResolver: Resolver = cachingResolver(systemResolver, { ttlMs: 10_000 });
+
 /** How the engine decides where it may connect. See SECURITY.md. */
 export interface GuardOptions {
   /**
@@ -45,7 +91,10 @@ export interface GuardOptions {
    * an IP address, or a CIDR block (`10.20.0.0/16`: those addresses are allowed however reached).
    */
   allowHosts?: readonly string[];
-  /** Name resolution; default {@link systemResolver}. */
+  /**
+   * Name resolution; default {@link systemResolver} with its answers kept 10 s
+   * ({@link defaultResolver}). A resolver you pass is asked at every attempt, as is.
+   */
   resolver?: Resolver;
   /** How long the creation-time check waits for DNS. Default 5000 ms. */
   resolveTimeoutMs?: number;
@@ -69,7 +118,7 @@ export interface Guard {
  * ```
  */
 export function createGuard(options: GuardOptions = {}, where = 'createWebhooks'): Guard {
-  const { allowPrivateNetworks = false, allowHosts = [], resolver = systemResolver, resolveTimeoutMs = 5000 } = options;
+  const { allowPrivateNetworks = false, allowHosts = [], resolver = defaultResolver, resolveTimeoutMs = 5000 } = options;
   if (typeof allowPrivateNetworks !== 'boolean') throw new TypeError(`${where}: allowPrivateNetworks must be a boolean`);
   if (!Array.isArray(allowHosts)) throw new TypeError(`${where}: allowHosts must be an array of host names, IP addresses or CIDR blocks`);
   if (typeof resolver !== 'function')
@@ -93,7 +142,7 @@ export function createGuard(options: GuardOptions = {}, where = 'createWebhooks'
   return Object.freeze({ allowPrivateNetworks, allowedNames, allowedBlocks: Object.freeze(allowedBlocks), resolver, resolveTimeoutMs });
 }
 
-/** The guard every default transport starts from: public addresses only, system DNS. */
+/** The guard every default transport starts from: public addresses only, system DNS (cached 10 s). */
 export const DEFAULT_GUARD: Guard = createGuard({}, 'httpTransport');
 
 /** A host name as we compare it: lowercase, without brackets or a trailing dot. */
