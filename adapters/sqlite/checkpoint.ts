@@ -10,6 +10,13 @@ const WAL_SIZE_LIMIT = 16 * 1024 * 1024;
 
 /** WAL frames (pages) above which a round asks for a quiet moment (SQLite's own checkpoint mark). */
 const RESTART_FRAMES = 1000;
+/**
+ * New frames a round may leave for the quiet round; more, and the thread runs another round first
+ * (at most `CATCH_UP_ROUNDS`). After a bulk load of 128k deliveries the first round copied 38,402
+ * frames in ~1 s, and the 1,221 written meanwhile held the store's queue 329 ms in the quiet round.
+ */
+const QUIET_FRAMES = 256;
+const CATCH_UP_ROUNDS = 5;
 /** Longest the main thread holds its queue for the thread's second round. */
 const QUIET_MAX_MS = 1000;
 
@@ -27,10 +34,11 @@ export interface Checkpoints {
  *
  * The WAL restarts from its beginning only when a write begins with every frame copied. Under a
  * steady load the main connection commits while any round copies, so that never happens and the
- * WAL would grow without bound. So a round that leaves a long WAL asks the main thread for a
+ * WAL would grow without bound. So a round that leaves a long WAL runs more rounds while many
+ * frames arrive during each (catching up, holding no one), then asks the main thread for a
  * quiet moment ('quiet?'): the main thread holds its statement queue (the store's calls wait,
- * the event loop does not), and a second round copies the few frames written during the first
- * ('quiet' … 'done'); the next commit then restarts the WAL.
+ * the event loop does not), and a last round copies the few frames written during the one
+ * before ('quiet' … 'done'); the next commit then restarts the WAL.
  */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
@@ -51,7 +59,16 @@ const round = () => {
   }
 };
 const tick = () => {
-  if (round() > workerData.restartFrames) {
+  // Catch up first, holding no one: each round copies what was written during the one before
+  // (the WAL only grows until it restarts, so the growth is the new frames). The quiet round then
+  // has only a round's worth of frames to copy and sync, however long the first round took.
+  let log = round();
+  let before = 0;
+  for (let i = 0; i < workerData.catchUpRounds && log > workerData.restartFrames && log - before > workerData.quietFrames; i++) {
+    before = log;
+    log = round();
+  }
+  if (log > workerData.restartFrames) {
     asked = true;
     parentPort.postMessage('quiet?');
   } else timer = setTimeout(tick, workerData.everyMs);
@@ -98,6 +115,8 @@ export function startCheckpoints(
     filename: resolve(filename),
     everyMs,
     restartFrames: RESTART_FRAMES,
+    quietFrames: QUIET_FRAMES,
+    catchUpRounds: CATCH_UP_ROUNDS,
     busyTimeoutMs,
     walSizeLimit: WAL_SIZE_LIMIT,
   };
