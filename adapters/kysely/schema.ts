@@ -67,7 +67,8 @@ export interface DeliveryRow {
 }
 
 /** A claimed row; `webhook` and `event` present (null when gone) when the claim read them too. */
-export type ClaimRow = DeliveryRow & { webhook?: WebhookRow | null; event?: EventRow | null };
+/** A claimed row; on PostgreSQL the first one also carries every claimed webhook and event. */
+export type ClaimRow = DeliveryRow & { webhooks?: WebhookRow[] | null; events?: EventRow[] | null };
 
 export interface AttemptRow {
   id: string;

@@ -352,8 +352,11 @@ export class KyselyStore implements Store<HostTransaction> {
   async claimDue(args: ClaimArgs): Promise<ClaimedDelivery[]> {
     const rows = await this.flavor.claim(this.db, args);
     if (rows.length === 0) return [];
-    const { hooks, events } = rows.every((r) => r.webhook !== undefined && r.event !== undefined)
-      ? { hooks: rows.flatMap((r) => (r.webhook ? [r.webhook] : [])), events: rows.flatMap((r) => (r.event ? [r.event] : [])) }
+    // PostgreSQL's claim brings them (on one row, wherever the sort put it); SQLite reads them.
+    const fromClaim = 'webhooks' in rows[0]!;
+    const carrier = fromClaim ? rows.find((r) => r.webhooks != null || r.events != null) : undefined;
+    const { hooks, events } = fromClaim
+      ? { hooks: carrier?.webhooks ?? [], events: carrier?.events ?? [] }
       : await readClaimed(this.db, rows);
     const hookById = new Map(hooks.map((h) => [h.id, toWebhook(h)]));
     const eventById = new Map(events.map((e) => [e.id, { event: toEvent(e), traceparent: e.traceparent ?? null }]));

@@ -10,8 +10,9 @@ import { POSTGRES } from '../kysely/texts.js';
  * them. `status` is compared to the literal `'pending'` so the planner can prove the partial
  * index `iw_deliveries_due` applies even to a generic plan; with a million future retries an
  * idle claim reads one index entry. `now` comes from the engine's Clock, never the database's own.
- * The text is built once per shape (`kysely/texts.ts`). The same statement returns each claimed
- * delivery's webhook and event (as JSON), so a claim is one round trip, not three.
+ * The text is built once per shape (`kysely/texts.ts`). The same statement returns the claimed
+ * deliveries' webhooks and events (as JSON arrays on the first row), so a claim is one round
+ * trip, not three.
  *
  * ```sql
  * with due as (
@@ -24,7 +25,7 @@ import { POSTGRES } from '../kysely/texts.js';
  * from due where iw_deliveries.id = due.id
  * returning iw_deliveries.*
  * ```
- * (as the CTE `claimed`, joined to its webhooks and events)
+ * (as the CTE `claimed`; its first row also carries its distinct webhooks and events)
  */
 export function claimQuery(args: ClaimArgs): CompiledQuery {
   const sql = claimText(
@@ -33,11 +34,13 @@ export function claimQuery(args: ClaimArgs): CompiledQuery {
     (p, due) =>
       `with "due" as (${due} for update skip locked), ` +
       `"claimed" as (update "iw_deliveries" set ${leaseSet(p)} from "due" where "iw_deliveries"."id" = "due"."id" returning "iw_deliveries".*) ` +
-      // One primary-key lookup per claimed row (a correlated subquery, never a scan of the
-      // events table whatever the planner thinks of its size).
+      // Each distinct webhook and event once, as JSON arrays on the first row only: at fan-out
+      // 10 a claim of 64 rows names ~7 events and ~10 webhooks, and turning each row's own into
+      // JSON cost a fifth of the statement. One correlated primary-key lookup per distinct id,
+      // never a scan of the events table whatever the planner thinks of its size.
       `select "claimed".*, ` +
-      `(select row_to_json("w".*) from "iw_webhooks" "w" where "w"."id" = "claimed"."webhook_id") as "webhook", ` +
-      `(select row_to_json("e".*) from "iw_events" "e" where "e"."id" = "claimed"."event_id") as "event" from "claimed"`,
+      `case when row_number() over () = 1 then (select json_agg((select row_to_json("w".*) from "iw_webhooks" "w" where "w"."id" = "d"."webhook_id")) from (select distinct "webhook_id" from "claimed") "d") end as "webhooks", ` +
+      `case when row_number() over () = 1 then (select json_agg((select row_to_json("e".*) from "iw_events" "e" where "e"."id" = "d"."event_id")) from (select distinct "event_id" from "claimed") "d") end as "events" from "claimed"`,
   );
   return CompiledQuery.raw(sql, [...dueParameters(args), ...leaseParameters(args)]);
 }

@@ -58,9 +58,11 @@ describe('postgres: claims', () => {
       /^with "due" as \(select "id" from "iw_deliveries" where "status" = 'pending' and "next_attempt_at" <= \$1 and "webhook_id" not in \(\$2\) order by "next_attempt_at" limit \$3 for update skip locked\), "claimed" as \(update "iw_deliveries"/,
     );
     expect(sql).toMatch(/returning "iw_deliveries"\.\*\) select "claimed"\.\*, /);
-    expect(sql).toMatch(/\(select row_to_json\("w"\.\*\) from "iw_webhooks" "w" where "w"\."id" = "claimed"\."webhook_id"\) as "webhook"/);
     expect(sql).toMatch(
-      /\(select row_to_json\("e"\.\*\) from "iw_events" "e" where "e"\."id" = "claimed"\."event_id"\) as "event" from "claimed"$/,
+      /case when row_number\(\) over \(\) = 1 then \(select json_agg\(\(select row_to_json\("w"\.\*\) from "iw_webhooks" "w" where "w"\."id" = "d"\."webhook_id"\)\) from \(select distinct "webhook_id" from "claimed"\) "d"\) end as "webhooks"/,
+    );
+    expect(sql).toMatch(
+      /case when row_number\(\) over \(\) = 1 then \(select json_agg\(\(select row_to_json\("e"\.\*\) from "iw_events" "e" where "e"\."id" = "d"\."event_id"\)\) from \(select distinct "event_id" from "claimed"\) "d"\) end as "events" from "claimed"$/,
     );
     expect(parameters).toEqual([T0, 'webhook_x', 5, 'w1', T0 + 1000, T0 + 1000, T0]);
   });
