@@ -14,18 +14,20 @@ export type Mark = () => string;
 export type Run = <R>(text: string, parameters: readonly unknown[]) => Promise<R[]>;
 
 export interface Texts {
+  flavor: 'sqlite' | 'postgres';
   mark(): Mark;
   cache: Map<string, string>;
 }
 
 export const POSTGRES: Texts = {
+  flavor: 'postgres',
   mark: () => {
     let n = 0;
     return () => `$${++n}`;
   },
   cache: new Map(),
 };
-export const SQLITE: Texts = { mark: () => () => '?', cache: new Map() };
+export const SQLITE: Texts = { flavor: 'sqlite', mark: () => () => '?', cache: new Map() };
 
 /** Runs a text with its parameters on `db` (a Kysely or a transaction); the texts (placeholder style) of its dialect. */
 export function precompiled(db: Kysely<EngineTables> | Transaction<EngineTables>): { run: Run; texts: Texts } {

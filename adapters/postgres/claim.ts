@@ -32,7 +32,7 @@ export function claimQuery(args: ClaimArgs): CompiledQuery {
     POSTGRES,
     args,
     (p, due) =>
-      `with "due" as (${due} for update skip locked), ` +
+      `with "due" as (${due}), ` +
       `"claimed" as (update "iw_deliveries" set ${leaseSet(p)} from "due" where "iw_deliveries"."id" = "due"."id" returning "iw_deliveries".*) ` +
       // Each distinct webhook and event once, as JSON arrays on the first row only: at fan-out
       // 10 a claim of 64 rows names ~7 events and ~10 webhooks, and turning each row's own into

@@ -349,16 +349,23 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
         expect(claimed.map((c) => c.webhook.id)).toEqual([idle.id]);
       });
 
-      test('concurrent claimers from several processes never get the same delivery', async () => {
+      test.each([
+        ['', false],
+        [', leaving a webhook out (claimed per webhook)', true],
+      ])('concurrent claimers from several processes never get the same delivery%s', async (_, leavingOut) => {
         const hook = webhook('env_a');
         await s.createWebhook(hook, { maxWebhooks: null });
+        // The webhook left out has a delivery of every event too: none of them may be claimed.
+        const left = webhook('env_a');
+        if (leavingOut) await s.createWebhook(left, { maxWebhooks: null });
         const total = 240;
         const expected = new Set<string>();
         for (let i = 0; i < total; i += 40) {
           await Promise.all(
             Array.from({ length: 40 }, async (_, k) => {
-              const [d] = await s.insertEvent(event('env_a', { createdAt: T0 + i + k }), { newDeliveryId: () => id('msg') });
-              expected.add(d!.id);
+              const ds = await s.insertEvent(event('env_a', { createdAt: T0 + i + k }), { newDeliveryId: () => id('msg') });
+              expect(ds).toHaveLength(leavingOut ? 2 : 1);
+              expected.add(ds.find((d) => d.webhookId === hook.id)!.id);
             }),
           );
         }
@@ -367,7 +374,13 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
         await Promise.all(
           workers.map(async (w, i) => {
             for (let round = 0; round < total; round++) {
-              const batch = await w.claimDue({ now: T0 + total, limit: 7, workerId: `w${i}`, leaseMs: LEASE });
+              const batch = await w.claimDue({
+                now: T0 + total,
+                limit: 7,
+                workerId: `w${i}`,
+                leaseMs: LEASE,
+                ...(leavingOut ? { excludeWebhookIds: [left.id] } : {}),
+              });
               if (batch.length === 0) break;
               got[i]!.push(...batch.map((c) => c.delivery.id));
             }

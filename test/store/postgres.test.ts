@@ -45,6 +45,25 @@ async function explain(store: KyselyStore, compiled: CompiledQuery, analyze = fa
   return (rows[0] as { 'QUERY PLAN': any[] })['QUERY PLAN'][0];
 }
 
+/**
+ * Events `<prefix>1` … `<prefix><count>` of env_a, created at T0 + 1 … T0 + count, in one
+ * statement with the deliveries `deliveries` selects from them (`ev`: id, created_at; `$1` is
+ * T0, then `parameters`).
+ */
+async function bulkLoad(store: KyselyStore, prefix: string, count: number, deliveries: string, parameters: unknown[]): Promise<void> {
+  await store.kysely.executeQuery(
+    CompiledQuery.raw(
+      `with ev as (
+         insert into iw_events (id, environment, type, source, data, event_timestamp, created_at)
+         select '${prefix}' || g, 'env_a', 'user.created', 'api', '{}', $1::bigint, $1::bigint + g from generate_series(1, ${count}) g
+         returning id, created_at)
+       insert into iw_deliveries (id, environment, webhook_id, event_id, status, attempt_count, next_attempt_at, created_at, updated_at)
+       ${deliveries}`,
+      [T0, ...parameters],
+    ),
+  );
+}
+
 describe('postgres: claims', () => {
   test('one statement: FOR UPDATE SKIP LOCKED, the lease set and the rows returned with their webhooks and events, time passed in', () => {
     const { sql, parameters } = claimQuery({
@@ -52,10 +71,9 @@ describe('postgres: claims', () => {
       limit: 5,
       workerId: 'w1',
       leaseMs: 1000,
-      excludeWebhookIds: ['webhook_x'],
     });
     expect(sql).toMatch(
-      /^with "due" as \(select "id" from "iw_deliveries" where "status" = 'pending' and "next_attempt_at" <= \$1 and "webhook_id" not in \(\$2\) order by "next_attempt_at" limit \$3 for update skip locked\), "claimed" as \(update "iw_deliveries"/,
+      /^with "due" as \(select "id" from "iw_deliveries" where "status" = 'pending' and "next_attempt_at" <= \$1 order by "next_attempt_at" limit \$2 for update skip locked\), "claimed" as \(update "iw_deliveries"/,
     );
     expect(sql).toMatch(/returning "iw_deliveries"\.\*\) select "claimed"\.\*, /);
     expect(sql).toMatch(
@@ -64,7 +82,63 @@ describe('postgres: claims', () => {
     expect(sql).toMatch(
       /case when row_number\(\) over \(\) = 1 then \(select json_agg\(\(select row_to_json\("e"\.\*\) from "iw_events" "e" where "e"\."id" = "d"\."event_id"\)\) from \(select distinct "event_id" from "claimed"\) "d"\) end as "events" from "claimed"$/,
     );
-    expect(parameters).toEqual([T0, 'webhook_x', 5, 'w1', T0 + 1000, T0 + 1000, T0]);
+    expect(parameters).toEqual([T0, 5, 'w1', T0 + 1000, T0 + 1000, T0]);
+    // Leaving webhooks or customers out: per webhook, each one's rows locked as they are read.
+    const leaving = claimQuery({
+      now: T0,
+      limit: 5,
+      workerId: 'w1',
+      leaseMs: 1000,
+      excludeWebhookIds: ['webhook_x'],
+      excludeEnvironments: ['env_x'],
+    });
+    expect(leaving.sql).toMatch(/^with "due" as \(with recursive "hw"\("id"\) as \(/);
+    expect(leaving.sql).toMatch(
+      /from "hw" join "iw_webhooks" "w" on "w"\."id" = "hw"\."id" and "w"\."id" not in \(\$1\) and "w"\."environment" not in \(\$2\) cross join lateral \(select "z"\."id", "z"\."next_attempt_at" from "iw_deliveries" "z" where "z"\."webhook_id" = "hw"\."id" and "z"\."status" = 'pending' and "z"\."next_attempt_at" <= \$3 order by "z"\."next_attempt_at" limit \$4 for update skip locked\) "x" order by "x"\."next_attempt_at" limit \$5\), "claimed" as \(update "iw_deliveries"/,
+    );
+    expect(leaving.parameters).toEqual(['webhook_x', 'env_x', T0, 5, 5, 'w1', T0 + 1000, T0 + 1000, T0]);
+  });
+
+  test("a claim leaving a saturated webhook out reads per webhook, not past that webhook's 20,000 due rows", async () => {
+    const { store } = await fresh();
+    const busy = webhook('env_a');
+    const quiet = webhook('env_a');
+    const elsewhere = webhook('env_b');
+    for (const w of [busy, quiet, elsewhere]) await store.createWebhook(w, { maxWebhooks: null });
+    // 20,000 due deliveries of the busy webhook, all older than the 3 of each other one.
+    await bulkLoad(
+      store,
+      'event_busy_',
+      20_003,
+      `select 'msg_' || ev.id || '_' || w.id, w.environment, w.id, ev.id, 'pending', 0, ev.created_at, ev.created_at, ev.created_at
+       from ev join iw_webhooks w on w.id = $2 or (w.id in ($3, $4) and ev.created_at > $1::bigint + 20000)`,
+      [busy.id, quiet.id, elsewhere.id],
+    );
+    await store.kysely.executeQuery(CompiledQuery.raw('analyze'));
+    const args = { now: T0 + 100_000, limit: 64, workerId: 'w1', leaseMs: 45_000, excludeWebhookIds: [busy.id] };
+    // EXPLAIN ANALYZE runs the claim: it leases the 6 others' rows, given back at once.
+    const plan = await explain(store, claimQuery(args), true);
+    await store.kysely.executeQuery(
+      CompiledQuery.raw(
+        `update iw_deliveries set next_attempt_at = created_at, locked_by = null, locked_until = null where webhook_id <> $1`,
+        [busy.id],
+      ),
+    );
+    const text = JSON.stringify(plan);
+    expect(text).toContain('"Index Name":"iw_deliveries_pending"');
+    expect(text).not.toContain('"Index Name":"iw_deliveries_due"');
+    expect(text).not.toContain(
+      '"Node Type":"Seq Scan","Parent Relationship":"Outer","Parallel Aware":false,"Async Capable":false,"Relation Name":"iw_deliveries"',
+    );
+    // Choosing the rows reads a few index pages per webhook and the 6 rows, not the busy
+    // webhook's 20,000 (1,062 buffers through the due index, as the planner chose before the
+    // migration told it a webhook's share of the table is small).
+    const due = plan.Plan.Plans.find((p: any) => p['Subplan Name'] === 'CTE due');
+    const buffers = due['Shared Hit Blocks'] + due['Shared Read Blocks'];
+    expect(buffers).toBeLessThan(60);
+    const claimed = await store.claimDue(args);
+    expect(claimed.map((c) => c.webhook.id).sort()).toEqual([...Array(3).fill(quiet.id), ...Array(3).fill(elsewhere.id)].sort());
+    console.info(`[pgstore] claim leaving out a webhook with 20,000 due rows: plan read ${buffers} buffers`);
   });
 
   test('no SQL of the adapters reads the database clock', () => {
@@ -103,16 +177,12 @@ describe('postgres: claims', () => {
     const hook = webhook('env_a');
     await store.createWebhook(hook, { maxWebhooks: null });
     // 20,000 events with a delivery each, written in bulk: a table the planner must not scan per claim.
-    await store.kysely.executeQuery(
-      CompiledQuery.raw(
-        `with ev as (
-           insert into iw_events (id, environment, type, source, data, event_timestamp, created_at)
-           select 'event_bulk_' || g, 'env_a', 'user.created', 'api', '{}', $1::bigint, $1::bigint + g from generate_series(1, 20000) g
-           returning id, created_at)
-         insert into iw_deliveries (id, environment, webhook_id, event_id, status, attempt_count, next_attempt_at, created_at, updated_at)
-         select 'msg_bulk_' || ev.id, 'env_a', $2, ev.id, 'pending', 0, ev.created_at, ev.created_at, ev.created_at from ev`,
-        [T0, hook.id],
-      ),
+    await bulkLoad(
+      store,
+      'event_bulk_',
+      20_000,
+      `select 'msg_bulk_' || ev.id, 'env_a', $2, ev.id, 'pending', 0, ev.created_at, ev.created_at, ev.created_at from ev`,
+      [hook.id],
     );
     await store.kysely.executeQuery(CompiledQuery.raw('analyze'));
     // EXPLAIN ANALYZE runs the claim: it takes the first 64.
