@@ -34,13 +34,14 @@ export class Retention {
     this.#isTransient = (error) => deps.store.isTransient(error);
   }
 
-  async runIfDue(): Promise<void> {
+  /** One run if an interval has passed since the last; true when it ran (a purge may fail pending deliveries that expired). */
+  async runIfDue(): Promise<boolean> {
     const { clock, store, logger, periodMs } = this.deps;
     const now = clock.now();
     // The first round comes one interval after start, not during it: a host opening its own
     // connection on the same SQLite file at startup must not meet a purge holding the lock.
     if (this.#lastRun === Number.NEGATIVE_INFINITY) this.#lastRun = now;
-    if (now - this.#lastRun < PURGE_INTERVAL_MS) return;
+    if (now - this.#lastRun < PURGE_INTERVAL_MS) return false;
     this.#lastRun = now;
     const totals: PurgeCounts = { expired: 0, deliveries: 0, events: 0, notices: 0 };
     // One cutoff for the whole run: the work is then finite (rows that age meanwhile wait for
@@ -59,5 +60,6 @@ export class Retention {
       logger.error('retention failed; it runs again later', logFields(error));
     }
     this.lastCounts = totals;
+    return true;
   }
 }

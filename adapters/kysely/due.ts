@@ -59,6 +59,11 @@ const PENDING_WEBHOOKS =
 
 const lock = (flavor: 'sqlite' | 'postgres') => (flavor === 'postgres' ? ' for update skip locked' : '');
 
+/** The head of the deliveries' due index: when the next pending delivery comes due (`nextDueAt`, an empty claim). */
+export const NEXT_DELIVERY = `(select "next_attempt_at" from "iw_deliveries" where "status" = 'pending' order by "next_attempt_at" limit 1)`;
+/** The earliest pending notice. */
+export const NEXT_NOTICE = `(select "next_attempt_at" from "iw_notices" where "status" = 'pending' order by "next_attempt_at" limit 1)`;
+
 /** Whether these args take the per-webhook form (a text beginning `with recursive "hw"`). */
 export const leavesOut = ({ excludeWebhookIds = [], excludeEnvironments = [] }: ClaimArgs) =>
   excludeWebhookIds.length > 0 || excludeEnvironments.length > 0;

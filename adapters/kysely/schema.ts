@@ -68,7 +68,17 @@ export interface DeliveryRow {
 
 /** A claimed row; `webhook` and `event` present (null when gone) when the claim read them too. */
 /** A claimed row; on PostgreSQL the first one also carries every claimed webhook and event. */
-export type ClaimRow = DeliveryRow & { webhooks?: WebhookRow[] | null; events?: EventRow[] | null };
+/**
+ * A claimed row; PostgreSQL's claim adds the claimed webhooks and events (first row only) and,
+ * when it took nothing, one row of nulls carrying the next due times (`next_delivery`,
+ * `next_notice`: what NEXT_DUE_SQL reads).
+ */
+export type ClaimRow = DeliveryRow & {
+  webhooks?: WebhookRow[] | null;
+  events?: EventRow[] | null;
+  next_delivery?: number | string | null;
+  next_notice?: number | string | null;
+};
 
 export interface AttemptRow {
   id: string;

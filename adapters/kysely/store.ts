@@ -4,6 +4,7 @@ import { LimitReachedError, WebhookDisabledError } from '../../src/errors.js';
 import type { ClaimedDelivery, DeliveryRecord, EventRecord, NoticeRecord, WebhookRecord } from '../../src/model.js';
 import type {
   ClaimArgs,
+  Claimed,
   DeliveryFilter,
   InsertEventOptions,
   NoticeClaimArgs,
@@ -16,6 +17,7 @@ import type {
 } from '../../src/store.js';
 import { runMigrations } from './migrations.js';
 import { listPage, recoverBatch, resend } from './log.js';
+import { NEXT_DELIVERY, NEXT_NOTICE } from './due.js';
 import { claimNotices, finishNotice, listNotices } from './notices.js';
 import { emptyCounts, PURGE_STEPS, purgeStep } from './retention.js';
 import { holdPending, recordOutcomes } from './outcomes.js';
@@ -85,9 +87,13 @@ const PENDING = sql.lit('pending');
  * `iw_notices_due`; SQLite prefers the `(status, created_at)` index, fine for the handful of
  * notices ever pending). The same text on both databases (no parameters).
  */
-export const NEXT_DUE_SQL =
-  `select (select "next_attempt_at" from "iw_deliveries" where "status" = 'pending' order by "next_attempt_at" limit 1) as "delivery", ` +
-  `(select "next_attempt_at" from "iw_notices" where "status" = 'pending' order by "next_attempt_at" limit 1) as "notice"`;
+export const NEXT_DUE_SQL = `select ${NEXT_DELIVERY} as "delivery", ${NEXT_NOTICE} as "notice"`;
+
+/** The earlier of a delivery's and a notice's next due time (bigints come back as strings), or null. */
+function earliest(...times: Array<number | string | null | undefined>): number | null {
+  const known = times.filter((t) => t != null).map(Number);
+  return known.length > 0 ? Math.min(...known) : null;
+}
 
 /** The store contract implemented once over Kysely, for every SQL flavor. */
 export class KyselyStore implements Store<HostTransaction> {
@@ -349,9 +355,16 @@ export class KyselyStore implements Store<HostTransaction> {
     return rows.map(toAttempt);
   }
 
-  async claimDue(args: ClaimArgs): Promise<ClaimedDelivery[]> {
-    const rows = await this.flavor.claim(this.db, args);
-    if (rows.length === 0) return [];
+  async claimDue(args: ClaimArgs): Promise<Claimed> {
+    const all = await this.flavor.claim(this.db, args);
+    // PostgreSQL's claim that took nothing answers with one row of nulls and the next due times.
+    const rows = all.filter((r) => r.id != null);
+    if (rows.length === 0) {
+      const next = all[0];
+      if (!next || !('next_delivery' in next)) return [];
+      // Not enumerable: the result still looks (and compares, and serializes) like the empty list it is.
+      return Object.defineProperty([], 'nextDueAt', { value: earliest(next.next_delivery, next.next_notice) });
+    }
     // PostgreSQL's claim brings them (on one row, wherever the sort put it); SQLite reads them.
     const fromClaim = 'webhooks' in rows[0]!;
     const carrier = fromClaim ? rows.find((r) => r.webhooks != null || r.events != null) : undefined;
@@ -410,8 +423,7 @@ export class KyselyStore implements Store<HostTransaction> {
 
   async nextDueAt(): Promise<number | null> {
     const [row] = await precompiled(this.db).run<{ delivery: number | string | null; notice: number | string | null }>(NEXT_DUE_SQL, []);
-    const times = [row?.delivery, row?.notice].filter((t) => t != null).map(Number);
-    return times.length > 0 ? Math.min(...times) : null;
+    return earliest(row?.delivery, row?.notice);
   }
 
   async nextDueAfter(now: number): Promise<number | null> {

@@ -1,6 +1,6 @@
 import { CompiledQuery, type Kysely } from 'kysely';
 import type { ClaimArgs } from '../../src/store.js';
-import { claimText, dueParameters, leaseParameters, leaseSet } from '../kysely/due.js';
+import { claimText, dueParameters, leaseParameters, leaseSet, NEXT_DELIVERY, NEXT_NOTICE } from '../kysely/due.js';
 import type { ClaimRow, EngineTables } from '../kysely/schema.js';
 import { POSTGRES } from '../kysely/texts.js';
 
@@ -40,7 +40,14 @@ export function claimQuery(args: ClaimArgs): CompiledQuery {
       // never a scan of the events table whatever the planner thinks of its size.
       `select "claimed".*, ` +
       `case when row_number() over () = 1 then (select json_agg((select row_to_json("w".*) from "iw_webhooks" "w" where "w"."id" = "d"."webhook_id")) from (select distinct "webhook_id" from "claimed") "d") end as "webhooks", ` +
-      `case when row_number() over () = 1 then (select json_agg((select row_to_json("e".*) from "iw_events" "e" where "e"."id" = "d"."event_id")) from (select distinct "event_id" from "claimed") "d") end as "events" from "claimed"`,
+      `case when row_number() over () = 1 then (select json_agg((select row_to_json("e".*) from "iw_events" "e" where "e"."id" = "d"."event_id")) from (select distinct "event_id" from "claimed") "d") end as "events", ` +
+      // A claim that takes nothing answers with one row of nulls and when the next delivery or
+      // notice comes due (the head of each due index, as nextDueAt reads them): an idle pass is
+      // one round trip. (Read in the statement's snapshot, before its own update; only used
+      // when that update took nothing.)
+      `"next"."delivery" as "next_delivery", "next"."notice" as "next_notice" ` +
+      `from (select case when not exists (select from "claimed") then ${NEXT_DELIVERY} end as "delivery", ` +
+      `case when not exists (select from "claimed") then ${NEXT_NOTICE} end as "notice") "next" left join "claimed" on true`,
   );
   return CompiledQuery.raw(sql, [...dueParameters(args), ...leaseParameters(args)]);
 }

@@ -1,7 +1,9 @@
 // Backlog: a million deliveries pending in the future (retries waiting out their back-off) must
 // cost nothing while they wait. Measured through the store API, as the scheduler calls it:
 //   - idle tick: one pass that finds nothing due (claimDue returning nothing, then nextDueAt to
-//     arm the timer), p50/p99 over `ticks` ticks per run;
+//     arm the timer, unless the empty claim already said when the next delivery is due, as
+//     PostgreSQL's does: then the scheduler asks nothing more), p50/p99 over `ticks` ticks per run;
+//     nextDueAt p99 is timed on its own either way;
 //   - due-batch claim: claimDue of `batch` due deliveries from among the million, p50/p99 over
 //     `claims` claims per run;
 //   - idle engine processes on that store beside as many on an empty store, all at once over the
@@ -82,12 +84,14 @@ export default async function backlog(config) {
             for (let i = 0; i < ticks; i++) {
               const a = performance.now();
               const got = await store.claimDue(claimArgs(batch));
+              if (got.nextDueAt === undefined) await store.nextDueAt();
+              tick.push(performance.now() - a);
+              if (got.length) throw new Error('an idle tick claimed something');
+              if (got.nextDueAt !== undefined && got.nextDueAt !== (await store.nextDueAt()))
+                throw new Error(`the empty claim said ${got.nextDueAt}, nextDueAt says otherwise`);
               const b = performance.now();
               await store.nextDueAt();
-              const c = performance.now();
-              if (got.length) throw new Error('an idle tick claimed something');
-              tick.push(c - a);
-              next.push(c - b);
+              next.push(performance.now() - b);
             }
             out.idleTickP50.push(latency(tick).p50);
             out.idleTickP99.push(latency(tick).p99);

@@ -81,13 +81,17 @@ export class NoticeOutbox {
     this.#checkAt = 0;
   }
 
-  /** Sends every notice due now, in small batches; a no-op without a notifier or before it is time to look. */
-  async runIfDue(): Promise<void> {
+  /**
+   * Sends every notice due now, in small batches; a no-op without a notifier or before it is time
+   * to look. True when it claimed any (and so wrote: sent, or a retry's time).
+   */
+  async runIfDue(): Promise<boolean> {
     const { notifier, clock, store, workerId } = this.deps;
-    if (!notifier) return; // pending notices wait for a process that has one
+    if (!notifier) return false; // pending notices wait for a process that has one
     const now = clock.now();
-    if (now < this.#checkAt) return;
+    if (now < this.#checkAt) return false;
     this.#checkAt = now + this.deps.pollIntervalMs;
+    let any = false;
     for (;;) {
       let leaseEnd = 0;
       const claimed = await transient(this.#isTransient, () => {
@@ -95,12 +99,16 @@ export class NoticeOutbox {
         leaseEnd = at + NOTICE_LEASE_MS;
         return store.claimNotices({ now: at, limit: BATCH, workerId, leaseMs: NOTICE_LEASE_MS });
       });
+      any ||= claimed.length > 0;
       await Promise.all(claimed.map((notice) => this.#send(notifier, notice, leaseEnd)));
       if (claimed.length < BATCH) break;
     }
-    // Retries come due later: look again then (the scheduler's timer is armed for it too).
+    // Retries come due later: look again then (the scheduler's timer is armed for it too), even
+    // those of notices another run or process tried: a due notice nobody looks for would keep
+    // the scheduler's timer at its time.
     const next = await transient(this.#isTransient, () => store.nextDueAt()).catch(() => null);
     if (next !== null && next > now) this.#checkAt = Math.min(this.#checkAt, next);
+    return any;
   }
 
   /** Sends one claimed notice and records the result, all before `leaseEnd` (the engine's clock). */

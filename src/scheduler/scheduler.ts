@@ -46,7 +46,8 @@ export interface SchedulerDeps {
 
 /** Background work the scheduler runs on its passes: decides itself whether it is due. */
 export interface Chore {
-  runIfDue(): Promise<void>;
+  /** Does its work if it is time; true when it wrote something (which may move a due time). */
+  runIfDue(): Promise<boolean>;
 }
 
 /**
@@ -114,6 +115,16 @@ export class Scheduler {
    * is disarmed then), so the scheduler still keeps one timer at a time.
    */
   #proofTimer: TimerHandle | null = null;
+  /**
+   * What the last claim said of the next due time when it took nothing with no attempt in
+   * flight here. The pass's end arms its timer from it instead of asking the store
+   * (`Claimed.nextDueAt`: PostgreSQL reads it in the claim, so an idle pass is one round trip),
+   * unless a chore wrote something since the claim began (a notice sent or retried, a purge).
+   * Cleared by every claim and wake.
+   */
+  #nextDue: { at: number | null; choreWrites: number } | null = null;
+  /** Chore runs that wrote something: one that ends after a claim voids what that claim said of the next due time. */
+  #choreWrites = 0;
   /** Per webhook with deliveries in flight or held here: its customer (to compare what claims leave out). */
   #environmentOf = new Map<string, string>();
   #unsubscribe: Promise<(() => Promise<void>) | null> | null = null;
@@ -320,8 +331,11 @@ export class Scheduler {
     const saturated = [...this.#perWebhook].filter(([id, n]) => n >= this.#limitOf(id) || this.#waiting.has(id)).map(([id]) => id);
     const now = clock.now();
     const leavesOut = saturated.length > 0 || excludeEnvironments.length > 0;
+    this.#nextDue = null;
     if (leavesOut && this.#proven(saturated, excludeEnvironments, now)) return { claimed: 0, started: 0 };
     const epoch = this.#epoch;
+    const quiet = this.#inflight.size === 0;
+    const choreWrites = this.#choreWrites;
     const claimed = await transient(this.#isTransient, () =>
       store.claimDue({
         now,
@@ -332,6 +346,8 @@ export class Scheduler {
         excludeEnvironments,
       }),
     );
+    if (quiet && claimed.length === 0 && claimed.nextDueAt !== undefined && epoch === this.#epoch)
+      this.#nextDue = { at: claimed.nextDueAt, choreWrites };
     const surplus: string[] = [];
     let started = 0;
     for (const d of this.deps.dispatcher.prepare(claimed, now)) {
@@ -405,6 +421,7 @@ export class Scheduler {
   /** Something may have become due that no proof saw: the next claim asks the store. */
   #void(): void {
     this.#epoch++;
+    this.#nextDue = null;
     this.#proof = null;
     this.#clearProofTimer();
   }
@@ -474,6 +491,9 @@ export class Scheduler {
       this.#runningChores.add(chore);
       const task = chore
         .runIfDue()
+        .then((wrote) => {
+          if (wrote) this.#choreWrites++;
+        })
         .catch((error: unknown) => this.deps.onError('a background task of the scheduler failed', error))
         .finally(() => {
           this.#chores.delete(task);
@@ -610,8 +630,11 @@ export class Scheduler {
     if (this.#closed) return;
     const { store, clock } = this.deps;
     let delay = maxDelay;
+    // (Every chore of the pass has ended by now: one that wrote since the claim began voids it.)
+    const known = this.#nextDue?.choreWrites === this.#choreWrites ? this.#nextDue : null;
+    this.#nextDue = null;
     try {
-      const due = await transient(this.#isTransient, () => store.nextDueAt());
+      const due = known ? known.at : await transient(this.#isTransient, () => store.nextDueAt());
       if (due !== null) delay = Math.min(delay, Math.max(0, due - clock.now()));
       if (due !== null && due <= clock.now()) this.#dirty = true; // became due while we finished: go again
     } catch (error) {

@@ -8,6 +8,30 @@ import { sqliteStore } from '../../adapters/sqlite/index.js';
 
 const cleanups = useCleanups();
 
+/** An engine whose endpoint answers 500 to everything, one webhook, one event emitted at t0 and its first attempt made. */
+async function failingOnce(overrides: Parameters<typeof makeEngine>[0]) {
+  const attempts: number[] = [];
+  const env = await makeEngine({
+    transport: { send: async () => (attempts.push(env.clock.now()), { status: 500, excerpt: '' }) },
+    ...overrides,
+  });
+  cleanups.push(() => env.close());
+  const { hooks, clock } = env;
+  await hooks.start();
+  await hooks.webhooks.create({ name: 'w', endpoint: 'https://example.com/w', eventTypes: ['user.created'] });
+  const t0 = clock.now();
+  await hooks.emit({ type: 'user.created', source: 'admin', data: userData() });
+  await hooks.drain();
+  return { attempts, hooks, clock, t0 };
+}
+
+/** A SQLite store on a file of its own, removed after the test. */
+function tempStore(file: string) {
+  const dir = tempDir();
+  cleanups.push(() => dir.cleanup());
+  return sqliteStore({ filename: dir.file(file) });
+}
+
 /** A transport that holds every request until released, and tracks how many are in flight. */
 function gatedTransport() {
   let inflight = 0;
@@ -137,9 +161,7 @@ describe('scheduler', () => {
   });
 
   test('one busy webhook with a deep backlog: every claimed delivery is attempted, none given back, each claimed once', async () => {
-    const dir = tempDir();
-    cleanups.push(() => dir.cleanup());
-    const store = sqliteStore({ filename: dir.file('busy.db') });
+    const store = tempStore('busy.db');
     const counts = { claims: 0, claimed: 0, released: 0 };
     const claimDue = store.claimDue.bind(store);
     const release = store.release.bind(store);
@@ -181,9 +203,7 @@ describe('scheduler', () => {
   });
 
   test('one customer with more webhooks than its share: it borrows idle slots without giving claimed deliveries back', async () => {
-    const dir = tempDir();
-    cleanups.push(() => dir.cleanup());
-    const store = sqliteStore({ filename: dir.file('share.db') });
+    const store = tempStore('share.db');
     const counts = { claimed: 0, released: 0 };
     const claimDue = store.claimDue.bind(store);
     const release = store.release.bind(store);
@@ -295,9 +315,7 @@ describe('scheduler', () => {
   });
 
   test('around a busy webhook, a claim that left it out and found nothing is not asked again until something could have come due, and a retry coming due is still claimed on time', async () => {
-    const dir = tempDir();
-    cleanups.push(() => dir.cleanup());
-    const store = sqliteStore({ filename: dir.file('proof.db') });
+    const store = tempStore('proof.db');
     let claimsLeavingOut = 0;
     const claimDue = store.claimDue.bind(store);
     store.claimDue = async (args) => {
@@ -424,20 +442,42 @@ describe('scheduler', () => {
   });
 
   test('the timer is armed for the earliest due delivery, not the poll interval', async () => {
-    const attempts: number[] = [];
-    const env = await makeEngine({
-      transport: { send: async () => (attempts.push(env.clock.now()), { status: 500, excerpt: '' }) },
-      retry: { schedule: [7_000], jitter: 0 },
-    });
-    cleanups.push(() => env.close());
-    const { hooks, clock } = env;
-    await hooks.start();
-    await hooks.webhooks.create({ name: 'w', endpoint: 'https://example.com/w', eventTypes: ['user.created'] });
-    const t0 = clock.now();
-    await hooks.emit({ type: 'user.created', source: 'admin', data: userData() });
-    await hooks.drain();
+    const { attempts, clock, t0 } = await failingOnce({ retry: { schedule: [7_000], jitter: 0 } });
     await clock.advance(60_000);
     expect(attempts.map((t) => t - t0)).toEqual([0, 7_000]);
+  });
+
+  test('an idle pass whose empty claim says when the next delivery is due arms its timer from that: one store call, and the retry still goes out on time', async () => {
+    const store = tempStore('webhooks.db');
+    // As PostgreSQL's claim does: taking nothing, it answers what nextDueAt would (read here, for a store that cannot).
+    const calls = { claims: 0, nextDueAt: 0 };
+    const claimDue = store.claimDue.bind(store);
+    const nextDueAt = store.nextDueAt.bind(store);
+    store.claimDue = async (args) => {
+      calls.claims++;
+      const claimed = await claimDue(args);
+      return claimed.length > 0 ? claimed : Object.defineProperty([], 'nextDueAt', { value: await nextDueAt() });
+    };
+    store.nextDueAt = () => (calls.nextDueAt++, nextDueAt());
+    const { attempts, hooks, clock, t0 } = await failingOnce({
+      store,
+      retry: { schedule: [7_000, 7_000], jitter: 0 },
+      delivery: { timeoutMs: 2000, pollIntervalMs: 1_000 },
+      notifier: undefined, // (the notice outbox reads nextDueAt itself once per poll interval)
+    });
+    expect(attempts.map((t) => t - t0)).toEqual([0]);
+    // Six idle passes (the poll interval is 1 s) before the retry: each one claim, no nextDueAt.
+    const before = { ...calls };
+    for (let i = 0; i < 6; i++) await clock.advance(1_000);
+    expect(calls.claims - before.claims).toBeGreaterThanOrEqual(6);
+    expect(calls.nextDueAt - before.nextDueAt).toBe(0);
+    await clock.advance(1_000);
+    await hooks.drain();
+    expect(attempts.map((t) => t - t0)).toEqual([0, 7_000]);
+    // That pass's last claim came after the outcome was recorded, so it saw the next retry.
+    await clock.advance(7_000);
+    await hooks.drain();
+    expect(attempts.map((t) => t - t0)).toEqual([0, 7_000, 14_000]);
   });
 
   test('close() waits for attempts in flight and records them', async () => {

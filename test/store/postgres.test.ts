@@ -80,7 +80,11 @@ describe('postgres: claims', () => {
       /case when row_number\(\) over \(\) = 1 then \(select json_agg\(\(select row_to_json\("w"\.\*\) from "iw_webhooks" "w" where "w"\."id" = "d"\."webhook_id"\)\) from \(select distinct "webhook_id" from "claimed"\) "d"\) end as "webhooks"/,
     );
     expect(sql).toMatch(
-      /case when row_number\(\) over \(\) = 1 then \(select json_agg\(\(select row_to_json\("e"\.\*\) from "iw_events" "e" where "e"\."id" = "d"\."event_id"\)\) from \(select distinct "event_id" from "claimed"\) "d"\) end as "events" from "claimed"$/,
+      /case when row_number\(\) over \(\) = 1 then \(select json_agg\(\(select row_to_json\("e"\.\*\) from "iw_events" "e" where "e"\."id" = "d"\."event_id"\)\) from \(select distinct "event_id" from "claimed"\) "d"\) end as "events", /,
+    );
+    // Taking nothing, it answers one row of nulls with the next due times (an idle pass in one round trip).
+    expect(sql).toMatch(
+      /"next"\."delivery" as "next_delivery", "next"\."notice" as "next_notice" from \(select case when not exists \(select from "claimed"\) then \(select "next_attempt_at" from "iw_deliveries" where "status" = 'pending' order by "next_attempt_at" limit 1\) end as "delivery", case when not exists \(select from "claimed"\) then \(select "next_attempt_at" from "iw_notices" where "status" = 'pending' order by "next_attempt_at" limit 1\) end as "notice"\) "next" left join "claimed" on true$/,
     );
     expect(parameters).toEqual([T0, 5, 'w1', T0 + 1000, T0 + 1000, T0]);
     // Leaving webhooks or customers out: per webhook, each one's rows locked as they are read.
@@ -125,15 +129,15 @@ describe('postgres: claims', () => {
       ),
     );
     const text = JSON.stringify(plan);
-    expect(text).toContain('"Index Name":"iw_deliveries_pending"');
-    expect(text).not.toContain('"Index Name":"iw_deliveries_due"');
+    const due = plan.Plan.Plans.find((p: any) => p['Subplan Name'] === 'CTE due');
+    expect(JSON.stringify(due)).toContain('"Index Name":"iw_deliveries_pending"');
+    expect(JSON.stringify(due)).not.toContain('"Index Name":"iw_deliveries_due"');
     expect(text).not.toContain(
       '"Node Type":"Seq Scan","Parent Relationship":"Outer","Parallel Aware":false,"Async Capable":false,"Relation Name":"iw_deliveries"',
     );
     // Choosing the rows reads a few index pages per webhook and the 6 rows, not the busy
     // webhook's 20,000 (1,062 buffers through the due index, as the planner chose before the
     // migration told it a webhook's share of the table is small).
-    const due = plan.Plan.Plans.find((p: any) => p['Subplan Name'] === 'CTE due');
     const buffers = due['Shared Hit Blocks'] + due['Shared Read Blocks'];
     expect(buffers).toBeLessThan(60);
     const claimed = await store.claimDue(args);
@@ -229,18 +233,54 @@ describe('postgres: claims', () => {
     expect(next).toContain('"Index Name":"iw_notices_due"');
     expect(next).not.toContain('"Node Type":"Seq Scan"');
 
+    // The idle tick is the claim alone: taking nothing, it says when the next retry is due.
     const times: number[] = [];
     for (let i = 0; i < 30; i++) {
       const s = performance.now();
-      expect(await store.claimDue({ now: T0, limit: 64, workerId: 'w1', leaseMs: 45_000 })).toEqual([]);
-      await store.nextDueAt();
+      const claimed = await store.claimDue({ now: T0, limit: 64, workerId: 'w1', leaseMs: 45_000 });
       times.push(performance.now() - s);
+      expect(claimed).toEqual([]);
+      expect(claimed.nextDueAt).toBe(T0 + 3_600_001);
     }
     console.info(
-      `[pgstore] idle tick with ${rows} future retries pending (loaded in ${(loaded / 1000).toFixed(1)} s): claim + nextDueAt p50 ${percentile(times, 50).toFixed(2)} ms, ` +
+      `[pgstore] idle tick with ${rows} future retries pending (loaded in ${(loaded / 1000).toFixed(1)} s): one claim p50 ${percentile(times, 50).toFixed(2)} ms, ` +
         `p99 ${percentile(times, 99).toFixed(2)} ms; claim plan reads ${plan.Plan['Shared Hit Blocks'] + (plan.Plan['Shared Read Blocks'] ?? 0)} buffers`,
     );
   }, 120_000);
+});
+
+describe('postgres: an empty claim says what nextDueAt would', () => {
+  test('the next delivery or notice, whichever is first; null with nothing pending; nothing said by a claim that took something', async () => {
+    const { store } = await fresh();
+    const hook = webhook('env_a');
+    await store.createWebhook(hook, { maxWebhooks: null });
+    const claim = (now: number) => store.claimDue({ now, limit: 10, workerId: 'w1', leaseMs: 1000 });
+    const none = await claim(T0);
+    expect(none).toEqual([]);
+    expect(none.nextDueAt).toBeNull();
+    expect(await store.nextDueAt()).toBeNull();
+
+    await store.insertEvent(event('env_a', { createdAt: T0 + 500 }), { newDeliveryId: msg });
+    const early = await claim(T0);
+    expect(early.nextDueAt).toBe(T0 + 500);
+    expect(await store.nextDueAt()).toBe(T0 + 500);
+    // A notice due sooner than any delivery comes first, as in nextDueAt.
+    await store.kysely.executeQuery(
+      CompiledQuery.raw(
+        `insert into iw_notices (id, environment, kind, webhook_id, payload, status, next_attempt_at, created_at, updated_at)
+         values ('notice_x', 'env_a', 'webhook_disabled', $1, '{}', 'pending', $2, $3, $3)`,
+        [hook.id, T0 + 200, T0],
+      ),
+    );
+    expect((await claim(T0)).nextDueAt).toBe(T0 + 200);
+    expect(await store.nextDueAt()).toBe(T0 + 200);
+
+    const took = await claim(T0 + 500);
+    expect(took).toHaveLength(1);
+    expect(took.nextDueAt).toBeUndefined();
+    // The lease moved the delivery to T0 + 1500; the notice is still first.
+    expect((await claim(T0 + 500)).nextDueAt).toBe(T0 + 200);
+  });
 });
 
 describe('postgres: migrations', () => {
