@@ -65,7 +65,7 @@ export const NEXT_DELIVERY = `(select "next_attempt_at" from "iw_deliveries" whe
 export const NEXT_NOTICE = `(select "next_attempt_at" from "iw_notices" where "status" = 'pending' order by "next_attempt_at" limit 1)`;
 
 /** Whether these args take the per-webhook form (a text beginning `with recursive "hw"`). */
-export const leavesOut = ({ excludeWebhookIds = [], excludeEnvironments = [] }: ClaimArgs) =>
+const leavesOut = ({ excludeWebhookIds = [], excludeEnvironments = [] }: ClaimArgs) =>
   excludeWebhookIds.length > 0 || excludeEnvironments.length > 0;
 
 /** The parameters of {@link dueIdsText}, in its order. */

@@ -66,8 +66,6 @@ export interface DeliveryRow {
   updated_at: Millis;
 }
 
-/** A claimed row; `webhook` and `event` present (null when gone) when the claim read them too. */
-/** A claimed row; on PostgreSQL the first one also carries every claimed webhook and event. */
 /**
  * A claimed row; PostgreSQL's claim adds the claimed webhooks and events (first row only) and,
  * when it took nothing, one row of nulls carrying the next due times (`next_delivery`,

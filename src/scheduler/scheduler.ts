@@ -491,10 +491,15 @@ export class Scheduler {
       this.#runningChores.add(chore);
       const task = chore
         .runIfDue()
-        .then((wrote) => {
-          if (wrote) this.#choreWrites++;
-        })
-        .catch((error: unknown) => this.deps.onError('a background task of the scheduler failed', error))
+        .then(
+          (wrote) => {
+            if (wrote) this.#choreWrites++;
+          },
+          (error: unknown) => {
+            this.#choreWrites++; // it may have written before it failed
+            this.deps.onError('a background task of the scheduler failed', error);
+          },
+        )
         .finally(() => {
           this.#chores.delete(task);
           this.#runningChores.delete(chore);
