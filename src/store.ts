@@ -198,6 +198,13 @@ export interface ClaimArgs {
   excludeWebhookIds?: string[];
   /** Environments this worker is already giving their full share (per-environment concurrency). */
   excludeEnvironments?: string[];
+  /**
+   * How a claim that leaves something out finds the rest (same answer either way). True
+   * (default): per webhook with pending work, one seek each, whatever the backlogs left out;
+   * false: along the due index, past the due rows of what is left out, whatever the number of
+   * webhooks. The scheduler picks per claim (see Scheduler#byWebhook).
+   */
+  byWebhook?: boolean;
 }
 
 export interface RecordAttemptArgs {

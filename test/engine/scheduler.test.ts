@@ -358,6 +358,46 @@ describe('scheduler', () => {
     expect(claimsLeavingOut).toBeLessThanOrEqual(4);
   });
 
+  test('a claim leaving webhooks out reads per webhook after one came back short, along the due index after one came back full; every delivery still goes out once', async () => {
+    const store = tempStore('forms.db');
+    const leaving: Array<{ byWebhook: boolean | undefined; limit: number; took: number }> = [];
+    const claimDue = store.claimDue.bind(store);
+    store.claimDue = async (args) => {
+      const claimed = await claimDue(args);
+      if ((args.excludeWebhookIds?.length ?? 0) + (args.excludeEnvironments?.length ?? 0) > 0)
+        leaving.push({ byWebhook: args.byWebhook, limit: args.limit, took: claimed.length });
+      return claimed;
+    };
+    const sent: string[] = [];
+    const env = await makeEngine({
+      store,
+      delivery: { timeoutMs: 2000, pollIntervalMs: 3600_000, concurrency: 12, perEndpointConcurrency: 4, batchSize: 4 },
+      transport: {
+        async send(req) {
+          sent.push(req.headers['webhook-id']!);
+          await new Promise((r) => setTimeout(r, 1));
+          return { status: 200, excerpt: '' };
+        },
+      },
+    });
+    cleanups.push(() => env.close());
+    const { hooks } = env;
+    // Six customers with a webhook each, claims of 4, 4 slots per webhook (under each customer's
+    // share): some webhooks are saturated while the others still have due work.
+    for (const name of ['a', 'b', 'c', 'd', 'e', 'f']) {
+      await hooks.webhooks.create({ name, endpoint: `https://example.com/${name}`, eventTypes: ['user.created'], environment: name });
+      for (let i = 0; i < 50; i++) await hooks.emit({ type: 'user.created', source: 'admin', data: userData(), environment: name });
+    }
+    await hooks.start();
+    await hooks.drain();
+    expect(sent).toHaveLength(300);
+    expect(new Set(sent).size).toBe(300);
+    // Each claim leaving something out took the form its predecessor's result called for.
+    for (let i = 1; i < leaving.length; i++) expect(leaving[i]!.byWebhook).toBe(leaving[i - 1]!.took < leaving[i - 1]!.limit);
+    expect(leaving[0]!.byWebhook).toBe(true);
+    expect(leaving.some((c) => c.byWebhook === false)).toBe(true);
+  });
+
   test('while every attempt in flight hangs, a retry that comes due is claimed when it does, not when an attempt ends', async () => {
     const hanging: Array<() => void> = [];
     let retries = 0;

@@ -313,32 +313,36 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
         expect(again.map((c) => c.delivery.id).sort()).toEqual([ids[0], ids[1], ids[2], ids[3]].sort());
       });
 
-      test('a claim leaving out webhooks and customers at once takes only the others, oldest first', async () => {
-        const busy = webhook('env_a');
-        const sibling = webhook('env_a');
-        const full = webhook('env_b');
-        const other = webhook('env_c');
-        for (const w of [busy, sibling, full, other]) await s.createWebhook(w, { maxWebhooks: null });
-        for (const [i, environment] of ['env_a', 'env_b', 'env_c', 'env_a', 'env_c'].entries())
-          await s.insertEvent(event(environment, { createdAt: T0 + i }), { newDeliveryId: () => id('msg') });
-        const claimed = await s.claimDue({
-          now: T0 + 10,
-          limit: 10,
-          workerId: 'w1',
-          leaseMs: LEASE,
-          excludeWebhookIds: [busy.id],
-          excludeEnvironments: ['env_b'],
-        });
-        // env_a's sibling (T0, T0 + 3) and env_c (T0 + 2, T0 + 4), oldest first; busy and env_b untouched.
-        expect(claimed.map((c) => [c.webhook.id, c.event.createdAt])).toEqual([
-          [sibling.id, T0],
-          [other.id, T0 + 2],
-          [sibling.id, T0 + 3],
-          [other.id, T0 + 4],
-        ]);
-        const left = await s.claimDue({ now: T0 + 10, limit: 10, workerId: 'w2', leaseMs: LEASE });
-        expect(left.map((c) => c.webhook.id).sort()).toEqual([busy.id, busy.id, full.id].sort());
-      });
+      test.each([true, false])(
+        'a claim leaving out webhooks and customers at once takes only the others, oldest first (byWebhook: %s)',
+        async (byWebhook) => {
+          const busy = webhook('env_a');
+          const sibling = webhook('env_a');
+          const full = webhook('env_b');
+          const other = webhook('env_c');
+          for (const w of [busy, sibling, full, other]) await s.createWebhook(w, { maxWebhooks: null });
+          for (const [i, environment] of ['env_a', 'env_b', 'env_c', 'env_a', 'env_c'].entries())
+            await s.insertEvent(event(environment, { createdAt: T0 + i }), { newDeliveryId: () => id('msg') });
+          const claimed = await s.claimDue({
+            now: T0 + 10,
+            limit: 10,
+            workerId: 'w1',
+            leaseMs: LEASE,
+            excludeWebhookIds: [busy.id],
+            excludeEnvironments: ['env_b'],
+            byWebhook,
+          });
+          // env_a's sibling (T0, T0 + 3) and env_c (T0 + 2, T0 + 4), oldest first; busy and env_b untouched.
+          expect(claimed.map((c) => [c.webhook.id, c.event.createdAt])).toEqual([
+            [sibling.id, T0],
+            [other.id, T0 + 2],
+            [sibling.id, T0 + 3],
+            [other.id, T0 + 4],
+          ]);
+          const left = await s.claimDue({ now: T0 + 10, limit: 10, workerId: 'w2', leaseMs: LEASE });
+          expect(left.map((c) => c.webhook.id).sort()).toEqual([busy.id, busy.id, full.id].sort());
+        },
+      );
 
       test('excludeWebhookIds leaves a saturated webhook to others', async () => {
         const busy = webhook('env_a');
