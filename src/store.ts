@@ -202,7 +202,7 @@ export interface ClaimArgs {
    * How a claim that leaves something out finds the rest (same answer either way). True
    * (default): per webhook with pending work, one seek each, whatever the backlogs left out;
    * false: along the due index, past the due rows of what is left out, whatever the number of
-   * webhooks. The scheduler picks per claim (see Scheduler#byWebhook).
+   * webhooks. The scheduler picks per claim (`scheduler/claim-form.ts`).
    */
   byWebhook?: boolean;
 }

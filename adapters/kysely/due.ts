@@ -24,10 +24,8 @@ import { list, type Mark, text, type Texts } from './texts.js';
  *   `limit` of those are claimed. The cost is one seek per webhook with pending work plus the
  *   rows read, whatever the size of the backlogs left out (0.06 ms on SQLite, 0.8 ms on
  *   PostgreSQL at 128,000), but it grows with the webhooks that have pending work, due or not:
- *   with 10,000 of them holding future retries, 15 ms on SQLite and 78 ms on PostgreSQL. So the
- *   scheduler takes this form only while claims leaving something out come back short (then the
- *   due index would read the whole backlog left out to find nothing), and the due-index form
- *   while they come back full (others have due work near the head of the due index).
+ *   with 10,000 of them holding future retries, 15 ms on SQLite and 78 ms on PostgreSQL. The
+ *   scheduler picks the form per claim (`src/scheduler/claim-form.ts`).
  */
 export function dueIdsText(flavor: 'sqlite' | 'postgres', p: Mark, webhooks: number, environments: number, byWebhook: boolean): string {
   if ((webhooks === 0 && environments === 0) || !byWebhook)

@@ -3,6 +3,7 @@ import type { AttemptResult, Dispatch } from '../delivery/dispatch.js';
 import type { ClaimedDelivery } from '../model.js';
 import type { Store } from '../store.js';
 import { transient } from '../transient.js';
+import { ClaimForm } from './claim-form.js';
 
 export interface SchedulerOptions {
   workerId: string;
@@ -123,15 +124,8 @@ export class Scheduler {
    * Cleared by every claim and wake.
    */
   #nextDue: { at: number | null; choreWrites: number } | null = null;
-  /**
-   * How the next claim that leaves something out finds the rest (`ClaimArgs.byWebhook`). Per
-   * webhook it costs a seek per webhook with pending work, whatever the backlogs left out; along
-   * the due index it reads past the due rows of what it leaves out. After such a claim came back
-   * short the due index would read that whole backlog to find nothing: per webhook. After one
-   * came back full, others have due work near the head of the due index: along it, which stays
-   * cheap however many webhooks hold future retries.
-   */
-  #byWebhook = true;
+  /** How the next claim that leaves something out finds the rest (`ClaimArgs.byWebhook`). */
+  #form = new ClaimForm();
   /** Chore runs that wrote something: one that ends after a claim voids what that claim said of the next due time. */
   #choreWrites = 0;
   /** Per webhook with deliveries in flight or held here: its customer (to compare what claims leave out). */
@@ -345,6 +339,8 @@ export class Scheduler {
     const epoch = this.#epoch;
     const quiet = this.#inflight.size === 0;
     const choreWrites = this.#choreWrites;
+    const byWebhook = leavesOut ? this.#form.next() : null;
+    const t0 = performance.now();
     const claimed = await transient(this.#isTransient, () =>
       store.claimDue({
         now,
@@ -353,10 +349,10 @@ export class Scheduler {
         leaseMs: options.leaseMs,
         excludeWebhookIds: saturated,
         excludeEnvironments,
-        byWebhook: this.#byWebhook,
+        ...(byWebhook === null ? {} : { byWebhook }),
       }),
     );
-    if (leavesOut) this.#byWebhook = claimed.length < limit;
+    this.#form.record(performance.now() - t0, claimed.length, limit, byWebhook);
     if (quiet && claimed.length === 0 && claimed.nextDueAt !== undefined && epoch === this.#epoch)
       this.#nextDue = { at: claimed.nextDueAt, choreWrites };
     const surplus: string[] = [];
