@@ -5,11 +5,12 @@ import { CompiledQuery } from 'kysely';
 import pg from 'pg';
 import { migratePostgres, postgresStore } from '../../adapters/postgres/index.js';
 import { MIGRATIONS } from '../../adapters/kysely/migrations.js';
-import { claimQuery } from '../../adapters/postgres/claim.js';
+import { CLAIM_DUE_CALL, claimQuery } from '../../adapters/postgres/claim.js';
 import { type KyselyStore, NEXT_DUE_SQL } from '../../adapters/kysely/store.js';
 import { percentile, until } from '../helpers/fleet.js';
 import { adminQuery, createSchema, terminateBackends, useTestPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { event, webhook } from './conformance.js';
+import type { ClaimArgs } from '../../src/store.js';
 import { useCleanups } from '../helpers/cleanup.js';
 
 /** What only PostgreSQL has: SKIP LOCKED claims, the partial index, advisory-locked migrations, LISTEN/NOTIFY, pools. */
@@ -46,6 +47,40 @@ async function explain(store: KyselyStore, compiled: CompiledQuery, analyze = fa
 }
 
 /**
+ * The plan a claim leaving nothing out runs with: the generic plan of `iw_claim_due`'s query
+ * (its text read back from the database, its arguments as parameters), as the function's
+ * `plan_cache_mode` makes it, on one connection. With `analyze` it runs the claim.
+ */
+async function explainClaimFunction(store: KyselyStore, { now, limit, workerId, leaseMs }: ClaimArgs, analyze = false): Promise<any> {
+  return store.kysely.connection().execute(async (db) => {
+    const run = async (q: string) => (await db.executeQuery<any>(CompiledQuery.raw(q))).rows;
+    const [{ prosrc }] = await run(`select prosrc from pg_proc where oid = 'iw_claim_due'::regproc`);
+    const query = (/return query([\s\S]*);\s*end\s*$/.exec(prosrc) ?? [])[1];
+    expect(query).toBeDefined();
+    const numbered = query!
+      .replace(/\bp_now\b/g, '$1')
+      .replace(/\bp_limit\b/g, '$2')
+      .replace(/\bp_worker\b/g, '$3')
+      .replace(/\bp_until\b/g, '$4');
+    await run('set plan_cache_mode = force_generic_plan');
+    await run(`prepare iw_claim_generic(bigint, integer, text, bigint) as ${numbered}`);
+    try {
+      const prefix = analyze ? 'explain (analyze, buffers, format json)' : 'explain (format json)';
+      const [row] = await run(
+        `${prefix} execute iw_claim_generic(${now}, ${limit}, '${workerId.replaceAll("'", "''")}', ${now + leaseMs})`,
+      );
+      const plan = row['QUERY PLAN'][0];
+      // A generic plan: the due time is a parameter in it, not the value.
+      expect(JSON.stringify(plan)).toContain('(next_attempt_at <= $1)');
+      return plan;
+    } finally {
+      await run('deallocate iw_claim_generic');
+      await run('reset plan_cache_mode');
+    }
+  });
+}
+
+/**
  * Events `<prefix>1` … `<prefix><count>` of env_a, created at T0 + 1 … T0 + count, in one
  * statement with the deliveries `deliveries` selects from them (`ev`: id, created_at; `$1` is
  * T0, then `parameters`).
@@ -66,14 +101,22 @@ async function bulkLoad(store: KyselyStore, prefix: string, count: number, deliv
 
 describe('postgres: claims', () => {
   test('one statement: FOR UPDATE SKIP LOCKED, the lease set and the rows returned with their webhooks and events, time passed in', () => {
+    // Leaving nothing out: migration 8's function, planned once per connection.
+    const plain = claimQuery({ now: T0, limit: 5, workerId: 'w1', leaseMs: 1000 });
+    expect(plain.sql).toBe(CLAIM_DUE_CALL);
+    expect(plain.parameters).toEqual([T0, 5, 'w1', T0 + 1000]);
+    // Leaving webhooks or customers out: a text, per webhook, each one's rows locked as they are read.
     const { sql, parameters } = claimQuery({
       now: T0,
       limit: 5,
       workerId: 'w1',
       leaseMs: 1000,
+      excludeWebhookIds: ['webhook_x'],
+      excludeEnvironments: ['env_x'],
     });
+    expect(sql).toMatch(/^with "due" as \(with recursive "hw"\("id"\) as \(/);
     expect(sql).toMatch(
-      /^with "due" as \(select "id" from "iw_deliveries" where "status" = 'pending' and "next_attempt_at" <= \$1 order by "next_attempt_at" limit \$2 for update skip locked\), "claimed" as \(update "iw_deliveries"/,
+      /from "hw" join "iw_webhooks" "w" on "w"\."id" = "hw"\."id" and "w"\."id" not in \(\$1\) and "w"\."environment" not in \(\$2\) cross join lateral \(select "z"\."id", "z"\."next_attempt_at" from "iw_deliveries" "z" where "z"\."webhook_id" = "hw"\."id" and "z"\."status" = 'pending' and "z"\."next_attempt_at" <= \$3 order by "z"\."next_attempt_at" limit \$4 for update skip locked\) "x" order by "x"\."next_attempt_at" limit \$5\), "claimed" as \(update "iw_deliveries"/,
     );
     expect(sql).toMatch(/returning "iw_deliveries"\.\*\) select "claimed"\.\*, /);
     expect(sql).toMatch(
@@ -86,21 +129,26 @@ describe('postgres: claims', () => {
     expect(sql).toMatch(
       /"next"\."delivery" as "next_delivery", "next"\."notice" as "next_notice" from \(select case when not exists \(select from "claimed"\) then \(select "next_attempt_at" from "iw_deliveries" where "status" = 'pending' order by "next_attempt_at" limit 1\) end as "delivery", case when not exists \(select from "claimed"\) then \(select "next_attempt_at" from "iw_notices" where "status" = 'pending' order by "next_attempt_at" limit 1\) end as "notice"\) "next" left join "claimed" on true$/,
     );
-    expect(parameters).toEqual([T0, 5, 'w1', T0 + 1000, T0 + 1000, T0]);
-    // Leaving webhooks or customers out: per webhook, each one's rows locked as they are read.
-    const leaving = claimQuery({
-      now: T0,
-      limit: 5,
-      workerId: 'w1',
-      leaseMs: 1000,
-      excludeWebhookIds: ['webhook_x'],
-      excludeEnvironments: ['env_x'],
-    });
-    expect(leaving.sql).toMatch(/^with "due" as \(with recursive "hw"\("id"\) as \(/);
-    expect(leaving.sql).toMatch(
-      /from "hw" join "iw_webhooks" "w" on "w"\."id" = "hw"\."id" and "w"\."id" not in \(\$1\) and "w"\."environment" not in \(\$2\) cross join lateral \(select "z"\."id", "z"\."next_attempt_at" from "iw_deliveries" "z" where "z"\."webhook_id" = "hw"\."id" and "z"\."status" = 'pending' and "z"\."next_attempt_at" <= \$3 order by "z"\."next_attempt_at" limit \$4 for update skip locked\) "x" order by "x"\."next_attempt_at" limit \$5\), "claimed" as \(update "iw_deliveries"/,
+    expect(parameters).toEqual(['webhook_x', 'env_x', T0, 5, 5, 'w1', T0 + 1000, T0 + 1000, T0]);
+  });
+
+  test('the claim function returns every column of a delivery, and forces a generic plan only while it runs', async () => {
+    const { store } = await fresh();
+    const run = async (q: string) => (await store.kysely.executeQuery<any>(CompiledQuery.raw(q))).rows;
+    const [fn] = await run(
+      `select proconfig, array(select n from unnest(proargnames, proargmodes) as a(n, m) where m = 't') as columns from pg_proc where oid = 'iw_claim_due'::regproc`,
     );
-    expect(leaving.parameters).toEqual(['webhook_x', 'env_x', T0, 5, 5, 'w1', T0 + 1000, T0 + 1000, T0]);
+    const table = (
+      await run(
+        `select column_name from information_schema.columns where table_schema = current_schema() and table_name = 'iw_deliveries' order by ordinal_position`,
+      )
+    ).map((r: { column_name: string }) => r.column_name);
+    // A migration adding a column to iw_deliveries must replace the function too, or claims would not return it.
+    expect(fn.columns).toEqual([...table, 'webhooks', 'events', 'next_delivery', 'next_notice']);
+    expect(fn.proconfig).toEqual(['plan_cache_mode=force_generic_plan']);
+    // The session's own setting is untouched by a claim.
+    await store.claimDue({ now: T0, limit: 5, workerId: 'w1', leaseMs: 1000 });
+    expect((await run('show plan_cache_mode'))[0].plan_cache_mode).toBe('auto');
   });
 
   test("a claim leaving a saturated webhook out reads per webhook, not past that webhook's 20,000 due rows", async () => {
@@ -176,7 +224,7 @@ describe('postgres: claims', () => {
     await holder.query('rollback');
   });
 
-  test("a claim reads each claimed delivery's webhook and event by primary key, never a scan, however many events are stored", async () => {
+  test("a claim's plan (generic, made once per connection) reads each claimed delivery's webhook and event by primary key, never a scan, however many events are stored", async () => {
     const { store } = await fresh();
     const hook = webhook('env_a');
     await store.createWebhook(hook, { maxWebhooks: null });
@@ -190,7 +238,7 @@ describe('postgres: claims', () => {
     );
     await store.kysely.executeQuery(CompiledQuery.raw('analyze'));
     // EXPLAIN ANALYZE runs the claim: it takes the first 64.
-    const plan = await explain(store, claimQuery({ now: T0 + 100_000, limit: 64, workerId: 'w1', leaseMs: 45_000 }), true);
+    const plan = await explainClaimFunction(store, { now: T0 + 100_000, limit: 64, workerId: 'w1', leaseMs: 45_000 }, true);
     const scans: string[] = [];
     const walk = (node: any) => {
       if (node['Relation Name']) scans.push(`${node['Node Type']} ${node['Relation Name']} ${node['Index Name'] ?? ''}`.trim());
@@ -201,6 +249,9 @@ describe('postgres: claims', () => {
     expect(scans.filter((x) => /^Seq Scan iw_(events|deliveries)/.test(x))).toEqual([]);
     expect(scans).toContain('Index Scan iw_events iw_events_pkey');
     expect(scans.some((x) => x.endsWith('iw_deliveries_due'))).toBe(true);
+    // The update finds its rows by primary key: the generic plan cannot count on the limit (a
+    // join to the chosen ids hash-joined a scan of the whole table).
+    expect(scans).toContain('Index Scan iw_deliveries iw_deliveries_pkey');
     const claimed = await store.claimDue({ now: T0 + 100_000, limit: 64, workerId: 'w1', leaseMs: 45_000 });
     expect(claimed[0]!.webhook).toEqual(hook);
     expect(claimed.map((c) => c.event.id)).toEqual(Array.from({ length: 64 }, (_, i) => `event_bulk_${i + 65}`));
@@ -222,8 +273,7 @@ describe('postgres: claims', () => {
     await store.kysely.executeQuery(CompiledQuery.raw('analyze iw_deliveries'));
     const loaded = performance.now() - t0;
 
-    const claim = claimQuery({ now: T0, limit: 64, workerId: 'w1', leaseMs: 45_000 });
-    const plan = await explain(store, claim, true);
+    const plan = await explainClaimFunction(store, { now: T0, limit: 64, workerId: 'w1', leaseMs: 45_000 }, true);
     const text = JSON.stringify(plan);
     expect(text).toContain('"Index Name":"iw_deliveries_due"');
     expect(text).not.toContain('"Node Type":"Seq Scan"');
