@@ -15,7 +15,11 @@ export function runScenario(modulePath, config, { timeoutMs, env = {} } = {}) {
 /** Forks `file` with IPC, sends it `config`, resolves with its `{ result }` or rejects with its `{ error }`. */
 export function runChild(file, args, config, { timeoutMs = 120_000, env = {} } = {}) {
   return new Promise((resolve, reject) => {
-    const child = fork(file, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    const child = fork(file, args, {
+      execArgv: profiling(),
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     let settled = false;
     const finish = (fn, value) => {
       if (settled) return;
@@ -35,4 +39,14 @@ export function runChild(file, args, config, { timeoutMs = 120_000, env = {} } =
     child.on('exit', (code, signal) => finish(reject, new Error(`${args[0] ?? file} exited (${signal ?? code}) without a result`)));
     child.send({ config });
   });
+}
+
+/**
+ * `BENCH_CPU_PROF=DIR`: every child writes a V8 CPU profile into DIR (NODE_OPTIONS may not carry
+ * `--cpu-prof`). A profiled run is slower and its samples count time the main thread lost to the
+ * signing threads on a small machine: read proportions, not milliseconds.
+ */
+function profiling() {
+  const dir = process.env.BENCH_CPU_PROF;
+  return dir ? [...process.execArgv, '--cpu-prof', `--cpu-prof-dir=${dir}`] : undefined;
 }
