@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { CompiledQuery, sql, type Kysely } from 'kysely';
 import type { EngineTables } from './schema.js';
 
 export interface Migration {
@@ -220,7 +220,7 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 8,
     name: 'the claim as a function with one plan per session',
     async up(db, dialect) {
-      if (dialect === 'postgres') await sql.raw(CLAIM_DUE_FUNCTION_V1).execute(db);
+      if (dialect === 'postgres') await db.executeQuery(CompiledQuery.raw(CLAIM_DUE_FUNCTION_V1));
     },
   },
 ];
