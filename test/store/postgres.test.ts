@@ -146,9 +146,12 @@ describe('postgres: claims', () => {
     // A migration adding a column to iw_deliveries must replace the function too, or claims would not return it.
     expect(fn.columns).toEqual([...table, 'webhooks', 'events', 'next_delivery', 'next_notice']);
     expect(fn.proconfig).toEqual(['plan_cache_mode=force_generic_plan']);
-    // The session's own setting is untouched by a claim.
-    await store.claimDue({ now: T0, limit: 5, workerId: 'w1', leaseMs: 1000 });
-    expect((await run('show plan_cache_mode'))[0].plan_cache_mode).toBe('auto');
+    // The session's own setting is untouched by a claim (both on one connection).
+    const after = await store.kysely.connection().execute(async (db) => {
+      await db.executeQuery(claimQuery({ now: T0, limit: 5, workerId: 'w1', leaseMs: 1000 }));
+      return (await db.executeQuery<{ plan_cache_mode: string }>(CompiledQuery.raw('show plan_cache_mode'))).rows[0]!.plan_cache_mode;
+    });
+    expect(after).toBe('auto');
   });
 
   test("a claim leaving a saturated webhook out reads per webhook, not past that webhook's 20,000 due rows", async () => {
