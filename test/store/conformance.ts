@@ -344,6 +344,38 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
         },
       );
 
+      test.each([true, false])(
+        'a claim leaving something out also takes leases that ran out, except those of what it leaves out (byWebhook: %s)',
+        async (byWebhook) => {
+          const busy = webhook('env_a');
+          const sibling = webhook('env_a');
+          const full = webhook('env_b');
+          for (const w of [busy, sibling, full]) await s.createWebhook(w, { maxWebhooks: null });
+          await s.insertEvent(event('env_a', { createdAt: T0 }), { newDeliveryId: () => id('msg') });
+          await s.insertEvent(event('env_b', { createdAt: T0 + 1 }), { newDeliveryId: () => id('msg') });
+          // A worker takes all three and dies: its leases run out at T0 + 101.
+          expect(await s.claimDue({ now: T0 + 1, limit: 10, workerId: 'dead', leaseMs: 100 })).toHaveLength(3);
+          await s.insertEvent(event('env_a', { createdAt: T0 + 500 }), { newDeliveryId: () => id('msg') });
+          const claimed = await s.claimDue({
+            now: T0 + 1000,
+            limit: 10,
+            workerId: 'w1',
+            leaseMs: LEASE,
+            excludeWebhookIds: [busy.id],
+            excludeEnvironments: ['env_b'],
+            byWebhook,
+          });
+          // The sibling's lease that ran out (due again at T0 + 101), then its new delivery; busy's and env_b's stay.
+          expect(claimed.map((c) => [c.webhook.id, c.event.createdAt])).toEqual([
+            [sibling.id, T0],
+            [sibling.id, T0 + 500],
+          ]);
+          expect(claimed.map((c) => c.lease.workerId)).toEqual(['w1', 'w1']);
+          const left = await s.claimDue({ now: T0 + 1000, limit: 10, workerId: 'w2', leaseMs: LEASE });
+          expect(left.map((c) => c.webhook.id).sort()).toEqual([busy.id, busy.id, full.id].sort());
+        },
+      );
+
       test('excludeWebhookIds leaves a saturated webhook to others', async () => {
         const busy = webhook('env_a');
         const idle = webhook('env_a');
