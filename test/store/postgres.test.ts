@@ -192,7 +192,7 @@ describe('postgres: claims', () => {
     expect(scans.filter((x) => x.startsWith('Seq Scan iw_deliveries'))).toEqual([]);
     expect(scans.some((x) => x.endsWith('iw_deliveries_due'))).toBe(true);
     expect(JSON.stringify(plan)).not.toContain('"Node Type":"Sort"');
-    expect(plan['Plan']['Actual Rows']).toBe(64);
+    expect(plan.Plan['Actual Rows']).toBe(64);
   });
 
   test("a claim leaving a saturated webhook out reads per webhook, not past that webhook's 20,000 due rows", async () => {
