@@ -218,7 +218,7 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 8,
-    name: 'the claim as a function with one plan per session',
+    name: 'the claim as a function, planned once per connection',
     async up(db, dialect) {
       if (dialect === 'postgres') await db.executeQuery(CompiledQuery.raw(CLAIM_DUE_FUNCTION_V1));
     },
