@@ -313,6 +313,21 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
         expect(again.map((c) => c.delivery.id).sort()).toEqual([ids[0], ids[1], ids[2], ids[3]].sort());
       });
 
+      /** A claim by w1 that leaves `busyId` and the customer env_b out, in the given form. */
+      const claimLeaving = (now: number, busyId: string, byWebhook: boolean) =>
+        s.claimDue({
+          now,
+          limit: 10,
+          workerId: 'w1',
+          leaseMs: LEASE,
+          excludeWebhookIds: [busyId],
+          excludeEnvironments: ['env_b'],
+          byWebhook,
+        });
+      /** The webhooks of what a claim leaving nothing out takes after it, sorted. */
+      const claimRest = async (now: number) =>
+        (await s.claimDue({ now, limit: 10, workerId: 'w2', leaseMs: LEASE })).map((c) => c.webhook.id).sort();
+
       test.each([true, false])(
         'a claim leaving out webhooks and customers at once takes only the others, oldest first (byWebhook: %s)',
         async (byWebhook) => {
@@ -323,15 +338,7 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
           for (const w of [busy, sibling, full, other]) await s.createWebhook(w, { maxWebhooks: null });
           for (const [i, environment] of ['env_a', 'env_b', 'env_c', 'env_a', 'env_c'].entries())
             await s.insertEvent(event(environment, { createdAt: T0 + i }), { newDeliveryId: () => id('msg') });
-          const claimed = await s.claimDue({
-            now: T0 + 10,
-            limit: 10,
-            workerId: 'w1',
-            leaseMs: LEASE,
-            excludeWebhookIds: [busy.id],
-            excludeEnvironments: ['env_b'],
-            byWebhook,
-          });
+          const claimed = await claimLeaving(T0 + 10, busy.id, byWebhook);
           // env_a's sibling (T0, T0 + 3) and env_c (T0 + 2, T0 + 4), oldest first; busy and env_b untouched.
           expect(claimed.map((c) => [c.webhook.id, c.event.createdAt])).toEqual([
             [sibling.id, T0],
@@ -339,8 +346,7 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
             [sibling.id, T0 + 3],
             [other.id, T0 + 4],
           ]);
-          const left = await s.claimDue({ now: T0 + 10, limit: 10, workerId: 'w2', leaseMs: LEASE });
-          expect(left.map((c) => c.webhook.id).sort()).toEqual([busy.id, busy.id, full.id].sort());
+          expect(await claimRest(T0 + 10)).toEqual([busy.id, busy.id, full.id].sort());
         },
       );
 
@@ -356,23 +362,14 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
           // A worker takes all three and dies: its leases run out at T0 + 101.
           expect(await s.claimDue({ now: T0 + 1, limit: 10, workerId: 'dead', leaseMs: 100 })).toHaveLength(3);
           await s.insertEvent(event('env_a', { createdAt: T0 + 500 }), { newDeliveryId: () => id('msg') });
-          const claimed = await s.claimDue({
-            now: T0 + 1000,
-            limit: 10,
-            workerId: 'w1',
-            leaseMs: LEASE,
-            excludeWebhookIds: [busy.id],
-            excludeEnvironments: ['env_b'],
-            byWebhook,
-          });
+          const claimed = await claimLeaving(T0 + 1000, busy.id, byWebhook);
           // The sibling's lease that ran out (due again at T0 + 101), then its new delivery; busy's and env_b's stay.
           expect(claimed.map((c) => [c.webhook.id, c.event.createdAt])).toEqual([
             [sibling.id, T0],
             [sibling.id, T0 + 500],
           ]);
           expect(claimed.map((c) => c.lease.workerId)).toEqual(['w1', 'w1']);
-          const left = await s.claimDue({ now: T0 + 1000, limit: 10, workerId: 'w2', leaseMs: LEASE });
-          expect(left.map((c) => c.webhook.id).sort()).toEqual([busy.id, busy.id, full.id].sort());
+          expect(await claimRest(T0 + 1000)).toEqual([busy.id, busy.id, full.id].sort());
         },
       );
 
