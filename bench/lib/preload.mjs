@@ -55,16 +55,19 @@ export async function preload(store, { groups, events, firstDueAt, spacingMs = 1
           trx,
         );
 
-      for (const [w, webhookId] of webhookIds.entries()) {
-        // Delivery w of event i: its id carries both, its due time is the event's own time.
-        const suffix = sql`substr(e.id, ${lit(prefix.length + 1)})`;
-        const deliveryId = sql`${`msg_${hex}${randomBytes(3).toString('hex')}`} || ${String(w).padStart(2, '0')} || ${suffix}`;
-        await sql`insert into iw_deliveries (id, environment, webhook_id, event_id, status, attempt_count, next_attempt_at, locked_by, locked_until, last_attempt_at, last_result, created_at, updated_at)
-          select ${deliveryId}, e.environment, ${webhookId}, e.id, 'pending', 0, e.event_timestamp, null, null, null, null, e.created_at, e.created_at
-          from iw_events e where e.id >= ${prefix} and e.id < ${`${prefix}~`} and e.environment = ${environment}
-          order by e.id`.execute(trx);
-        deliveries += n;
-      }
+      // The deliveries as emit() writes them: each event's together, in its webhooks' order (the
+      // table's rows, and PostgreSQL's heap, in emit order), each id `msg_` + the creation time in
+      // 12 hex digits + 20 random ones (newId), so ids sort by creation time and a claim's oldest
+      // rows sit together in every index keyed by delivery id, as they do after real emits.
+      const hooks = sql.join(webhookIds.map((webhookId, w) => sql`(${lit(w)}, ${webhookId})`));
+      const random = pg ? sql`substr(md5(random()::text || e.id || w.idx::text), 1, 20)` : sql`lower(hex(randomblob(10)))`;
+      const stamp = pg ? sql`lpad(to_hex(e.created_at), 12, '0')` : sql`printf('%012x', e.created_at)`;
+      await sql`with w(idx, webhook_id) as (values ${hooks})
+        insert into iw_deliveries (id, environment, webhook_id, event_id, status, attempt_count, next_attempt_at, locked_by, locked_until, last_attempt_at, last_result, created_at, updated_at)
+        select 'msg_' || ${stamp} || ${random}, e.environment, w.webhook_id, e.id, 'pending', 0, e.event_timestamp, null, null, null, null, e.created_at, e.created_at
+        from iw_events e cross join w where e.id >= ${prefix} and e.id < ${`${prefix}~`} and e.environment = ${environment}
+        order by e.id, w.idx`.execute(trx);
+      deliveries += n * webhookIds.length;
     }
     for (const def of deferred) await sql.raw(def).execute(trx);
   });

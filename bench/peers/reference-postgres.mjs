@@ -101,12 +101,13 @@ export default async function referencePostgres(config) {
            select $1 || lpad(x::text, 9, '0'), $2, 'admin', $3::jsonb, $4::bigint + x from generate_series(0, $5::int - 1) as s(x)`,
           [prefix, EVENT_TYPE, JSON.stringify(EVENT_DATA), dueAt, events],
         );
-        for (const [i, endpoint] of endpoints.entries())
-          await client.query(
-            `insert into deliveries (id, event_id, endpoint, next_attempt_at)
-             select 'msg_' || $1 || '_' || id, id, $2, event_timestamp from events where id like $3 || '%' order by id`,
-            [String(i).padStart(2, '0'), endpoint, prefix],
-          );
+        // Each event's deliveries together, as an emit writes them (ids in event order).
+        await client.query(
+          `insert into deliveries (id, event_id, endpoint, next_attempt_at)
+           select 'msg_' || e.id || '_' || lpad((w.i - 1)::text, 2, '0'), e.id, w.endpoint, e.event_timestamp
+           from events e cross join unnest($1::text[]) with ordinality as w(endpoint, i) where e.id like $2 || '%' order by e.id, w.i`,
+          [endpoints, prefix],
+        );
         await client.query('commit');
       } finally {
         client.release();

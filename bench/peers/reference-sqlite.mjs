@@ -88,9 +88,10 @@ export default async function referenceSqlite(config) {
           JSON.stringify(EVENT_DATA),
           dueAt,
         );
-        const add = db.prepare(`insert into deliveries (id, event_id, endpoint, next_attempt_at)
-          select 'msg_' || ? || '_' || id, id, ?, event_timestamp from events where id like ? || '%' order by id`);
-        endpoints.forEach((endpoint, i) => add.run(String(i).padStart(2, '0'), endpoint, prefix));
+        // Each event's deliveries together, as an emit writes them (ids in event order).
+        db.prepare(`insert into deliveries (id, event_id, endpoint, next_attempt_at)
+          select 'msg_' || e.id || '_' || printf('%02d', w.key), e.id, w.value, e.event_timestamp
+          from events e cross join json_each(?) w where e.id like ? || '%' order by e.id, w.key`).run(JSON.stringify(endpoints), prefix);
       })();
     };
     const run = () => runPipeline({ claim, write, sign, send: sender.send, inFlight });
