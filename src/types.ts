@@ -22,6 +22,8 @@
  *   voids it. While it holds, claims leaving out as much skip the store.
  * - **dispatch**: what happens to one claimed delivery: token, attempt, outcome, notice.
  * - **outcome**: the recorded consequence of an attempt (delivered, next try, failed, disable).
+ * - **group commit**: outcomes written together, one `recordAttempts` transaction per group
+ *   (`delivery/recorder.ts`); a small group gathers for up to 2 ms while outcomes keep arriving.
  * - **back-off**: the durable schedule of attempts after failures, stored per delivery
  *   (`next_attempt_at`); survives restarts. Never called "retry".
  * - **circuit**: how a webhook's attempts are paced, derived from its record (`circuit`, never

@@ -28,7 +28,7 @@ const GATHER_MS = 2;
  * the wait, so a lone outcome waits one millisecond and a busy engine writes fewer, larger
  * groups. A write's cost is mostly the pages it dirties (every index region its rows touch, per
  * webhook), about the same for 20 rows as for 40, so larger groups cost less per delivery (on
- * SQLite at fan-out 10, 27 -> 20 µs a delivery from groups of 21 to 42; bench/README.md). A
+ * SQLite at fan-out 10, 26 -> 20 µs a delivery from groups of 21 to 42; bench/README.md). A
  * slot covers the HTTP exchange only, so the wait holds no slot.
  */
 export class OutcomeRecorder {
