@@ -248,6 +248,72 @@ describe('scheduler', () => {
     expect(counts.claimed).toBe(600);
   });
 
+  test('a customer alone over its share claims a full batch ahead of its free slots and holds the rest: none given back, never past the hard bound', async () => {
+    const store = tempStore('ahead.db');
+    // Requests hang until the test ends them, oldest first.
+    const hanging: Array<() => void> = [];
+    let sent = 0;
+    let max = 0;
+    const transport: Transport = {
+      async send() {
+        await new Promise<void>((done) => {
+          hanging.push(done);
+          max = Math.max(max, hanging.length);
+        });
+        sent++;
+        return { status: 200, excerpt: '' };
+      },
+    };
+    const finish = (n: number) => {
+      for (const done of hanging.splice(0, n)) done();
+    };
+    // The rows of each claim, and whether it came once the customer was at its hard bound.
+    const claims: Array<{ rows: number; refill: boolean }> = [];
+    let refill = false;
+    let released = 0;
+    const claimDue = store.claimDue.bind(store);
+    const release = store.release.bind(store);
+    store.claimDue = async (args) => {
+      const rows = await claimDue(args);
+      if (rows.length > 0) claims.push({ rows: rows.length, refill });
+      return rows;
+    };
+    store.release = async (ids, ...rest) => {
+      released += ids.length;
+      return release(ids, ...rest);
+    };
+    // Defaults otherwise: 64 slots, 8 per webhook, a share of 16 per customer, claims of 64.
+    const env = await makeEngine({ store, transport });
+    cleanups.push(() => env.close());
+    cleanups.push(async () => {
+      // first, so close() does not wait on the requests
+      transport.send = async () => ({ status: 200, excerpt: '' });
+      finish(hanging.length);
+    });
+    const { hooks } = env;
+    for (let i = 0; i < 10; i++)
+      await hooks.webhooks.create({ name: `w${i}`, endpoint: `https://example.com/w${i}`, eventTypes: ['user.created'] });
+    for (let i = 0; i < 60; i++) await hooks.emit({ type: 'user.created', source: 'admin', data: userData() });
+    await hooks.start();
+    // Alone, it fills every slot but the reserve: 56 requests hang.
+    await until('the customer at its hard bound', () => hanging.length === 56);
+    refill = true;
+    // 40 end: the 8 held start, and the claim that refills the free slots (24 to 40 of them,
+    // depending on how many had ended when it was asked) takes a full batch of 64; what cannot
+    // start waits here for the next slots.
+    finish(40);
+    await until('the customer back at its hard bound', () => hanging.length === 56);
+    expect(Math.max(...claims.filter((c) => c.refill).map((c) => c.rows))).toBe(64);
+    expect(max).toBe(56);
+    transport.send = async () => (sent++, { status: 200, excerpt: '' });
+    finish(hanging.length);
+    await hooks.drain();
+    expect(released).toBe(0);
+    expect(claims.reduce((n, c) => n + c.rows, 0)).toBe(600);
+    expect(sent).toBe(600);
+    expect((await hooks.deliveries.list({ status: 'pending', limit: 100 })).deliveries).toEqual([]);
+  });
+
   test('what a customer over its share holds here gives way: the slots it frees go to another customer with due work', async () => {
     // 12 slots, 2 per webhook (the reserve: the last 2), a share of 3 per customer.
     const pending: Array<{ path: string; done: () => void }> = [];
