@@ -306,7 +306,8 @@ export class Scheduler {
    *
    * Claiming ahead: when that second claim runs because nobody else has due work, it takes a
    * full batch, not only the free slots. What cannot start at once waits here (held, like a
-   * webhook's surplus; at most `batchSize` held in all) and starts as the customer's slots free,
+   * webhook's surplus; claiming ahead never takes what is held past `batchSize` in all) and
+   * starts as the customer's slots free,
    * so the next claim comes a batch later rather than a few slots later: one claim's cost (a
    * statement and its commit, a round trip on PostgreSQL) spread over twice the rows.
    */
