@@ -15,10 +15,24 @@ function randomHex(bytes: number): string {
   return hex;
 }
 
+/** The millisecond and random digits of the last id made in this process (see newId). */
+let lastMs = -1;
+let lastRandom = '';
+const RANDOM_MAX = 16n ** 20n - 1n;
+
 /**
  * `prefix_` + 12 hex digits of milliseconds + 20 random hex digits: sorts by creation time,
- * and 80 random bits make collisions out of reach.
+ * and 80 random bits make collisions out of reach. Ids made in this process within one
+ * millisecond sort in the order they were made (the random part of the previous one plus one,
+ * like a monotonic ULID): a webhook created right after another is listed after it, whatever its
+ * random digits. Across processes, ids of the same millisecond sort at random.
  */
 export function newId(prefix: string, now: number): string {
-  return `${prefix}_${Math.max(0, Math.floor(now)).toString(16).padStart(12, '0')}${randomHex(10)}`;
+  const ms = Math.max(0, Math.floor(now));
+  let random: string;
+  if (ms === lastMs && BigInt(`0x${lastRandom}`) < RANDOM_MAX) random = (BigInt(`0x${lastRandom}`) + 1n).toString(16).padStart(20, '0');
+  else random = randomHex(10);
+  lastMs = ms;
+  lastRandom = random;
+  return `${prefix}_${ms.toString(16).padStart(12, '0')}${random}`;
 }

@@ -15,6 +15,15 @@ async function engine(overrides: Parameters<typeof makeEngine>[0] = {}) {
 const ok = { name: 'CRM sync', endpoint: 'https://crm.example.com/hooks', eventTypes: ['user.created'] } satisfies WebhookInput;
 
 describe('webhooks: create / get / list / update / delete', () => {
+  test('webhooks created within one millisecond are listed in the order they were created', async () => {
+    const { hooks } = await engine(); // a ManualClock that does not move: every id has the same millisecond
+    const names = Array.from({ length: 20 }, (_, i) => `w${i}`);
+    for (const name of names) await hooks.webhooks.create({ ...ok, name });
+    const listed = await hooks.webhooks.list();
+    expect(listed.map((w) => w.name)).toEqual(names);
+    expect(new Set(listed.map((w) => w.createdAt)).size).toBe(1);
+  });
+
   test('round trip', async () => {
     const { hooks, clock } = await engine();
     const created = await hooks.webhooks.create({ ...ok, description: 'Sends users to the CRM' });
