@@ -78,7 +78,19 @@ export function createEmit(deps: EmitDeps) {
     // Within a host transaction the rows are not visible until the host commits; the poll (or
     // an explicit wake() after commit) picks them up.
     if (deliveries.length > 0) deps.wake();
-    return { ...event, deliveryIds: deliveries.map((d) => d.id) };
+    // Field by field, not `{ ...event, deliveryIds }`: on Node 20 a property added after a spread
+    // costs ~1 µs (bench/README.md), and this runs for every emit.
+    const { id, createdAt } = event;
+    return {
+      id,
+      environment,
+      type,
+      source,
+      data,
+      eventTimestamp: event.eventTimestamp,
+      createdAt,
+      deliveryIds: deliveries.map((d) => d.id),
+    };
   };
   return {
     emit: <Tx>(input: EmitInput, options: { transaction?: Tx } = {}) => write(input, { transaction: options.transaction }),

@@ -1,7 +1,7 @@
 import type { Clock, TimerHandle } from '../clock.js';
 import type { AttemptResult, Dispatch } from '../delivery/dispatch.js';
 import type { ClaimedDelivery } from '../model.js';
-import type { Store } from '../store.js';
+import type { ClaimArgs, Store } from '../store.js';
 import { transient } from '../transient.js';
 import { ClaimForm } from './claim-form.js';
 
@@ -363,17 +363,16 @@ export class Scheduler {
     const choreWrites = this.#choreWrites;
     const byWebhook = leavesOut ? this.#form.next() : null;
     const t0 = performance.now();
-    const claimed = await transient(this.#isTransient, () =>
-      store.claimDue({
-        now,
-        limit,
-        workerId: options.workerId,
-        leaseMs: options.leaseMs,
-        excludeWebhookIds: saturated,
-        excludeEnvironments,
-        ...(byWebhook === null ? {} : { byWebhook }),
-      }),
-    );
+    const args: ClaimArgs = {
+      now,
+      limit,
+      workerId: options.workerId,
+      leaseMs: options.leaseMs,
+      excludeWebhookIds: saturated,
+      excludeEnvironments,
+    };
+    if (byWebhook !== null) args.byWebhook = byWebhook;
+    const claimed = await transient(this.#isTransient, () => store.claimDue(args));
     this.#form.record(performance.now() - t0, claimed.length, limit, byWebhook);
     if (quiet && claimed.length === 0 && claimed.nextDueAt !== undefined && epoch === this.#epoch)
       this.#nextDue = { at: claimed.nextDueAt, choreWrites };
