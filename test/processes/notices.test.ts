@@ -19,11 +19,38 @@ const cleanups = setup.cleanups;
 
 const WEBHOOKS = 12;
 
+/**
+ * Which process disables and which sends is up to the race for claims; a run where one process
+ * happened to take all twelve proves exactly-once for one process only. So the exactly-once checks
+ * hold on every try, and a try where one process sent everything is run again on a fresh schema
+ * (at most three tries; seen once in ~100 runs on a slow machine).
+ */
 test('two PostgreSQL processes disable webhooks of a dead endpoint: each notice is one email, and both processes sent some', async () => {
   const t0 = performance.now();
   const smtp = await startSmtpServer();
   cleanups.push(() => smtp.close());
-  const schema = await createSchema(setup.server.url, 'n');
+  const tries: Array<Record<string, number>> = [];
+  let errors = 0;
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    const run = await disableAndNotify(smtp, attempt);
+    tries.push(Object.fromEntries(run.senders));
+    errors += run.errors;
+    if (run.senders.size === 2) break;
+  }
+  expect(Object.keys(tries.at(-1)!).sort()).toEqual(['webhooks+w0@acme.example', 'webhooks+w1@acme.example']);
+  console.info(
+    `[processes] notices: ${WEBHOOKS} webhooks disabled by 2 processes, one email per notice; sent by ${JSON.stringify(tries)} ` +
+      `(${tries.length} ${tries.length === 1 ? 'try' : 'tries'}); ${errors} errors logged; ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+  );
+}, 60_000);
+
+/** One try on a fresh schema: every notice is exactly one email to its own holder. Returns emails per sender, and errors logged. */
+async function disableAndNotify(
+  smtp: Awaited<ReturnType<typeof startSmtpServer>>,
+  attempt: number,
+): Promise<{ senders: Map<string, number>; errors: number }> {
+  smtp.messages.length = 0;
+  const schema = await createSchema(setup.server.url, `n${attempt}`);
   cleanups.push(() => schema.drop());
   // Failures every 150 ms, disabled once a failure lands 1.5 s after the first: within seconds.
   const options = {
@@ -92,13 +119,9 @@ test('two PostgreSQL processes disable webhooks of a dead endpoint: each notice 
     const notice = rows.find((n) => n.id === m.header('x-webhooks-notice-id'))!;
     expect(m.to).toEqual([`owner+${notice.environment}@acme.example`]);
   }
-  const senders = new Map<string, number>();
-  for (const m of smtp.messages) senders.set(m.from, (senders.get(m.from) ?? 0) + 1);
-  expect([...senders.keys()].sort()).toEqual(['webhooks+w0@acme.example', 'webhooks+w1@acme.example']);
   const disabledBy = (await admin.query("select count(*)::int as n from iw_webhooks where status = 'disabled'")).rows[0].n;
   expect(disabledBy).toBe(WEBHOOKS);
-  console.info(
-    `[processes] notices: ${WEBHOOKS} webhooks disabled by 2 processes, ${smtp.messages.length} emails, one per notice; ` +
-      `sent by ${JSON.stringify(Object.fromEntries(senders))}; ${errors} errors logged; ${((performance.now() - t0) / 1000).toFixed(1)} s`,
-  );
-}, 30_000);
+  const senders = new Map<string, number>();
+  for (const m of smtp.messages) senders.set(m.from, (senders.get(m.from) ?? 0) + 1);
+  return { senders, errors };
+}
