@@ -24,7 +24,7 @@ import { holdPending, recordOutcomes } from './outcomes.js';
 import { countDueQuery } from './telemetry.js';
 import { fromDelivery, fromWebhook, toAttempt, toDelivery, toEvent, toLease, toWebhook } from './rows.js';
 import type { ClaimRow, DeliveryRow, EngineTables, EventRow, WebhookRow } from './schema.js';
-import { list, precompiled, text } from './texts.js';
+import { list, type Mark, precompiled, text } from './texts.js';
 
 type Db = Kysely<EngineTables>;
 
@@ -254,41 +254,40 @@ export class KyselyStore implements Store<HostTransaction> {
       return oneStatement(db, event, options);
     }
     const write = async (db: Db): Promise<DeliveryRecord[]> => {
-      const inserted = await db
-        .insertInto('iw_events')
-        .values({
-          id: event.id,
-          environment: event.environment,
-          type: event.type,
-          source: event.source,
-          data: JSON.stringify(event.data),
-          event_timestamp: event.eventTimestamp,
-          created_at: event.createdAt,
-          traceparent: options.traceparent ?? null,
-        })
-        .onConflict((oc) => oc.column('id').doNothing())
-        .returning('id')
-        .executeTakeFirst();
+      // Precompiled texts (`texts.ts`): Kysely's builder cost more than the statements here.
+      const { run, texts } = precompiled(db, this.flavor.dialect);
+      const inserted = await run<{ id: string }>(text(texts, 'emit event', insertEventText), [
+        event.id,
+        event.environment,
+        event.type,
+        event.source,
+        JSON.stringify(event.data),
+        event.eventTimestamp,
+        event.createdAt,
+        options.traceparent ?? null,
+      ]);
       // Idempotent by event id: a retry after a commit whose reply was lost finds the event and
       // answers with the deliveries that commit wrote, instead of failing or writing twice.
-      if (!inserted) {
+      if (inserted.length === 0) {
         const rows = await db.selectFrom('iw_deliveries').selectAll().where('event_id', '=', event.id).orderBy('id').execute();
         return rows.map(toDelivery);
       }
-      let targets = db
-        .selectFrom('iw_webhooks')
-        .select(['id', 'event_types'])
-        .where('environment', '=', event.environment)
-        .where('status', '=', 'enabled');
-      const only = options.webhookIds;
-      if (only) targets = targets.where('id', 'in', only.length > 0 ? only : ['']);
-      const hooks = await targets.execute();
+      const only = options.webhookIds === undefined ? undefined : options.webhookIds.length > 0 ? options.webhookIds : [''];
+      const hooks = await run<{ id: string; event_types: string }>(
+        text(texts, `emit targets ${only?.length ?? 0}`, (p) => targetsText(p, only?.length ?? 0)),
+        [event.environment, 'enabled', ...(only ?? [])],
+      );
       // A test event goes to the named webhooks whatever they subscribe to; nothing else does.
       const chosen = only ? hooks : hooks.filter((h) => (JSON.parse(h.event_types) as string[]).includes(event.type));
       if (only && chosen.length === 0) throw new WebhookDisabledError(only[0] ?? '');
       const deliveries = chosen.map((h) => pendingDelivery(event, h.id, options.newDeliveryId()));
       if (deliveries.length > 0) {
-        await db.insertInto('iw_deliveries').values(deliveries.map(fromDelivery)).execute();
+        const rows = deliveries.map(fromDelivery);
+        const columns = Object.keys(rows[0]!) as Array<keyof DeliveryRow>;
+        await run(
+          text(texts, `emit deliveries ${rows.length}`, (p) => insertRowsText('iw_deliveries', columns, rows.length, p)),
+          rows.flatMap((r) => columns.map((c) => r[c])),
+        );
         await this.flavor.notify?.(db);
       }
       return deliveries;
@@ -503,6 +502,16 @@ function asHostTransaction(value: unknown): Db {
 function known(...values: string[]): boolean {
   return values.every(storable);
 }
+
+/* The general emit's statements (SQLite's emits, and test events on both databases), as Kysely compiled them. */
+const EVENT_COLUMNS = ['id', 'environment', 'type', 'source', 'data', 'event_timestamp', 'created_at', 'traceparent'];
+const insertEventText = (p: Mark) => `${insertRowsText('iw_events', EVENT_COLUMNS, 1, p)} on conflict ("id") do nothing returning "id"`;
+const targetsText = (p: Mark, only: number) =>
+  `select "id", "event_types" from "iw_webhooks" where "environment" = ${p()} and "status" = ${p()}` +
+  (only > 0 ? ` and "id" in (${list(only, p)})` : '');
+const insertRowsText = (table: string, columns: readonly string[], n: number, p: Mark) =>
+  `insert into "${table}" (${columns.map((c) => `"${c}"`).join(', ')}) values ` +
+  Array.from({ length: n }, () => `(${list(columns.length, p)})`).join(', ');
 
 /**
  * The webhooks and events of claimed rows, read after the claim (two statements at once). A

@@ -6,7 +6,8 @@ import type { EngineTables } from './schema.js';
  * with their parameters: Kysely builds and compiles a statement on every call (55–93 µs each),
  * more than the statement itself costs SQLite. Each text is what Kysely compiled for the same
  * statement, so both databases plan them as before. Used by the claim (`due.ts` and each
- * flavor's `claim.ts`), the claim's reads (`store.ts`) and the outcome group (`outcomes.ts`).
+ * flavor's `claim.ts`), the claim's reads and the general emit (`store.ts`), and the outcome group
+ * (`outcomes.ts`).
  */
 
 /** The next placeholder: `?` on SQLite, `$1`, `$2`, … on PostgreSQL. */
@@ -29,9 +30,17 @@ export const POSTGRES: Texts = {
 };
 export const SQLITE: Texts = { flavor: 'sqlite', mark: () => () => '?', cache: new Map() };
 
-/** Runs a text with its parameters on `db` (a Kysely or a transaction); the texts (placeholder style) of its dialect. */
-export function precompiled(db: Kysely<EngineTables> | Transaction<EngineTables>): { run: Run; texts: Texts } {
-  const texts = db.getExecutor().adapter instanceof PostgresAdapter ? POSTGRES : SQLITE;
+/**
+ * Runs a text with its parameters on `db` (a Kysely or a transaction); the texts (placeholder
+ * style) of its dialect, or of `dialect` when given (a host's transaction may come from another
+ * copy of Kysely, whose adapter is not ours to recognise).
+ */
+export function precompiled(
+  db: Kysely<EngineTables> | Transaction<EngineTables>,
+  dialect?: 'sqlite' | 'postgres',
+): { run: Run; texts: Texts } {
+  const postgres = dialect === undefined ? db.getExecutor().adapter instanceof PostgresAdapter : dialect === 'postgres';
+  const texts = postgres ? POSTGRES : SQLITE;
   const run: Run = async (text, parameters) => (await db.executeQuery(CompiledQuery.raw(text, parameters as unknown[]))).rows as never;
   return { run, texts };
 }
