@@ -102,7 +102,10 @@ export function classifyBytes(ip: IpBytes): AddressClass {
     [SIX_TO_FOUR, 2, '6to4'],
   ];
   for (const [cidr, at, via] of embedded) {
-    if (inCidr(ip, cidr)) return { ...classifyBytes(ipv4At(ip, at)), address, via };
+    if (inCidr(ip, cidr)) {
+      const inner = classifyBytes(ipv4At(ip, at));
+      return { address, category: inner.category, range: inner.range, via };
+    }
   }
   const hit = V6.find((r) => inCidr(ip, r.cidr));
   if (hit) return { address, category: hit.category, range: hit.text };
