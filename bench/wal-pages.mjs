@@ -12,8 +12,8 @@
 //
 // `--variants=a,b`: besides `as-migrated` (the schema the migrations make), the same run with a
 // secondary index dropped or changed, to attribute the pages. These variants are for
-// attribution only; none is the shipped schema, and several would break a feature (see the
-// comment of each). Every variant runs in a fresh process on a fresh file; `--rounds` repeats.
+// attribution only; none is the shipped schema, and several would break a feature (each says
+// what, in its `note`). Every variant runs in a fresh process on a fresh file; `--rounds` repeats.
 //
 //   npm run build && node bench/wal-pages.mjs [--deliveries=16000] [--fanout=10] [--claim=56]
 //     [--group=40] [--rounds=1] [--variants=all] [--engine=PATH] [--out=FILE]
@@ -101,7 +101,7 @@ if (process.argv[2] === '--child') {
   const names = wanted === 'all' ? Object.keys(VARIANTS) : ['as-migrated', ...wanted.split(',').filter((v) => v !== 'as-migrated')];
   for (const n of names) if (!VARIANTS[n]) throw new TypeError(`unknown variant "${n}"; known: ${Object.keys(VARIANTS).join(', ')}`);
   if (!(config.deliveries % config.fanout === 0 && config.claim > 0 && config.group > 0))
-    throw new TypeError('deliveries must be a multiple of fanout');
+    throw new TypeError('--deliveries must be a multiple of --fanout, and --claim and --group positive');
   console.log(
     `WAL pages per delivery: ${config.deliveries} deliveries, fan-out ${config.fanout}, claims of ${config.claim}, groups of ${config.group}, ${rounds} round(s), engine ${config.enginePath}/dist`,
   );
