@@ -4,6 +4,11 @@
 //     arm the timer, unless the empty claim already said when the next delivery is due, as
 //     PostgreSQL's does: then the scheduler asks nothing more), p50/p99 over `ticks` ticks per run;
 //     nextDueAt p99 is timed on its own either way;
+//   - the floor under those: `select 1` through the same store's connection, one after each
+//     idle tick, p50/p99 (roundTripP50/P99). No statement can answer faster, so an idle tick's
+//     p99 is read against it: on this shared 2-core machine one round trip to PostgreSQL now
+//     and then takes a millisecond or more (the scheduler of the OS, the server's own
+//     processes), whatever the statement;
 //   - due-batch claim: claimDue of `batch` due deliveries from among the million, p50/p99 over
 //     `claims` claims per run;
 //   - idle engine processes on that store beside as many on an empty store, all at once over the
@@ -12,6 +17,7 @@
 // rebuilt from the catalog's own definitions (lib/preload.mjs), as a bulk load would; every
 // index the migrations define is in place before anything is measured.
 import { fileURLToPath } from 'node:url';
+import { sql } from 'kysely';
 import { runChild } from '../lib/child.mjs';
 import { addWebhooks, makeEngine } from '../lib/engine.mjs';
 import { analyze, preload } from '../lib/preload.mjs';
@@ -21,6 +27,7 @@ import { countByStatus, kindOf, withFreshStore } from '../lib/stores.mjs';
 const IDLE = fileURLToPath(new URL('./backlog-idle.mjs', import.meta.url));
 const HOUR = 3_600_000;
 const WEBHOOKS = 10;
+const SELECT_ONE = sql`select 1`;
 const LEASE_MS = 10 * 60_000; // claimed rows stay out of the way for the rest of the scenario
 
 export default async function backlog(config) {
@@ -29,6 +36,8 @@ export default async function backlog(config) {
     idleTickP50: [],
     idleTickP99: [],
     nextDueAtP99: [],
+    roundTripP50: [],
+    roundTripP99: [],
     claimP50: [],
     claimP99: [],
     rssEmptyMB: [],
@@ -81,6 +90,7 @@ export default async function backlog(config) {
           for (let run = 0; run < runs; run++) {
             const tick = [];
             const next = [];
+            const floor = [];
             for (let i = 0; i < ticks; i++) {
               const a = performance.now();
               const got = await store.claimDue(claimArgs(batch));
@@ -92,10 +102,15 @@ export default async function backlog(config) {
               const b = performance.now();
               await store.nextDueAt();
               next.push(performance.now() - b);
+              const c = performance.now();
+              await SELECT_ONE.execute(store.kysely);
+              floor.push(performance.now() - c);
             }
             out.idleTickP50.push(latency(tick).p50);
             out.idleTickP99.push(latency(tick).p99);
             out.nextDueAtP99.push(latency(next).p99);
+            out.roundTripP50.push(latency(floor).p50);
+            out.roundTripP99.push(latency(floor).p99);
           }
         });
 
