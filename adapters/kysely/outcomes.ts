@@ -64,6 +64,15 @@ export async function recordOutcomes(trx: Trx, batch: readonly RecordAttemptArgs
   return results;
 }
 
+/**
+ * Whether a group can take an adapter's own path for successes (`recordGroup`: one statement on
+ * PostgreSQL, one transaction of row statements on SQLite): successes only, from one worker.
+ */
+export function onlySuccesses(batch: readonly RecordAttemptArgs[]): boolean {
+  const workerId = batch[0]?.workerId;
+  return batch.length > 0 && batch.every((b) => b.attempt.success && b.workerId === workerId);
+}
+
 /* The common case's four statements, precompiled (see `texts.ts`). */
 
 type DeliveryRead = DeliveryState & { id: string };

@@ -48,12 +48,6 @@ const RECORD_SUCCESSES = `with v as (
 )
 select (select count(*) from ins) as inserted, (select count(*) from marked) as marked, (select count(*) from healed) as healed`;
 
-/** Whether {@link recordSuccesses} can take the group: successes only, from one worker. */
-export function onlySuccesses(batch: readonly RecordAttemptArgs[]): boolean {
-  const workerId = batch[0]?.workerId;
-  return batch.length > 0 && batch.every((b) => b.attempt.success && b.workerId === workerId);
-}
-
 export async function recordSuccesses(db: Kysely<EngineTables>, batch: readonly RecordAttemptArgs[]): Promise<Array<{ disabled: null }>> {
   const rows = batch.map((b) => fromAttempt(b.attempt));
   const column = <K extends keyof (typeof rows)[number]>(key: K) => rows.map((r) => r[key]);

@@ -4,6 +4,8 @@ import { KyselyStore, type SqlFlavor } from '../kysely/store.js';
 import type { EngineTables } from '../kysely/schema.js';
 import { startCheckpoints } from './checkpoint.js';
 import { claimDue } from './claim.js';
+import { onlySuccesses } from '../kysely/outcomes.js';
+import { recordSuccesses } from './record.js';
 import { isTransient } from './transient.js';
 import { SqliteEngineDialect, type SqliteDatabase } from './driver.js';
 
@@ -80,6 +82,7 @@ export function sqliteStore(options: SqliteStoreOptions): KyselyStore {
     async lockEnvironment() {
       // BEGIN IMMEDIATE already holds the database's single write lock.
     },
+    recordGroup: { takes: onlySuccesses, record: (_kysely, batch) => recordSuccesses(db, batch) },
     async migrate(_k, run) {
       await run();
     },

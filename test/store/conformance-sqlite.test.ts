@@ -1,9 +1,12 @@
+import Database from 'better-sqlite3';
 import { CompiledQuery } from 'kysely';
 import { describe, expect, test } from 'vitest';
 import { claimQuery } from '../../adapters/sqlite/claim.js';
 import { sqliteStore } from '../../adapters/sqlite/index.js';
 import { tempDir } from '../helpers/http.js';
-import { describeStore } from './conformance.js';
+import { attempt, describeStore, event, id, LEASE, T0, webhook } from './conformance.js';
+
+const DAY = 86_400_000;
 
 // better-sqlite3 is synchronous: a second handle on the file inside this process would sit in
 // SQLite's busy wait while the first, blocked with it, could never commit. So the "other
@@ -60,6 +63,77 @@ describe('sqlite: claims', () => {
     } finally {
       await store.close();
       dir.cleanup();
+    }
+  });
+});
+
+describe('sqlite: a group of successes (adapters/sqlite/record.ts)', () => {
+  /** A store on a handle the test also holds, with `n` deliveries claimed by w1 and their successes. */
+  async function setUp(n: number) {
+    const dir = tempDir('iw-record-');
+    const db = new Database(dir.file('webhooks.db'));
+    const store = sqliteStore({ database: db });
+    await store.migrate(0);
+    const hooks = Array.from({ length: n }, () => webhook('env_a'));
+    for (const h of hooks) await store.createWebhook(h, { maxWebhooks: null });
+    const deliveries = await store.insertEvent(event('env_a'), { newDeliveryId: () => id('msg') });
+    expect(await store.claimDue({ now: T0, limit: n, workerId: 'w1', leaseMs: LEASE })).toHaveLength(n);
+    const group = deliveries.map((d, i) => ({
+      attempt: attempt(d.id, d.webhookId, 'env_a', true, T0 + i),
+      workerId: 'w1',
+      now: T0 + 50,
+      nextAttemptAt: null,
+      disableAfterMs: DAY,
+    }));
+    const statuses = async () => Promise.all(deliveries.map(async (d) => (await store.getDelivery('env_a', d.id))?.status));
+    const attempts = () => (db.prepare('select count(*) as n from iw_attempts').get() as { n: number }).n;
+    return {
+      db,
+      store,
+      group,
+      statuses,
+      attempts,
+      async close() {
+        await store.close();
+        db.close();
+        dir.cleanup();
+      },
+    };
+  }
+
+  test("waits out the host's own transaction on a shared handle instead of joining it", async () => {
+    const t = await setUp(3);
+    try {
+      t.db.prepare('begin').run();
+      let done = false;
+      const recording = t.store.recordAttempts(t.group).then((r) => ((done = true), r));
+      for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+      expect(done).toBe(false); // still waiting for the host
+      // The host rolls its transaction back: had the group run inside it, it would be gone too.
+      t.db.prepare('rollback').run();
+      expect(await recording).toEqual(t.group.map(() => ({ disabled: null })));
+      expect(await t.statuses()).toEqual(['delivered', 'delivered', 'delivered']);
+      expect(t.attempts()).toBe(3);
+      expect(t.db.inTransaction).toBe(false);
+    } finally {
+      await t.close();
+    }
+  });
+
+  test('an error part-way rolls the whole group back and is thrown; the group then records whole', async () => {
+    const t = await setUp(3);
+    try {
+      // The second attempt breaks a NOT NULL column: the first one's rows must not stay behind.
+      const broken = t.group.map((g, i) => (i === 1 ? { ...g, attempt: { ...g.attempt, environment: null as unknown as string } } : g));
+      await expect(t.store.recordAttempts(broken)).rejects.toThrow(/NOT NULL/);
+      expect(t.db.inTransaction).toBe(false);
+      expect(await t.statuses()).toEqual(['pending', 'pending', 'pending']);
+      expect(t.attempts()).toBe(0);
+      expect(await t.store.recordAttempts(t.group)).toEqual(t.group.map(() => ({ disabled: null })));
+      expect(await t.statuses()).toEqual(['delivered', 'delivered', 'delivered']);
+      expect(t.attempts()).toBe(3);
+    } finally {
+      await t.close();
     }
   });
 });

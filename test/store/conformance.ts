@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import type { Kysely } from 'kysely';
 import { LimitReachedError } from '../../src/errors.js';
-import type { AttemptRecord, EventRecord, WebhookRecord } from '../../src/model.js';
+import type { AttemptRecord, DeliveryRecord, EventRecord, WebhookRecord } from '../../src/model.js';
 import type { RecordAttemptArgs, Store } from '../../src/store.js';
 import { describeLogContract } from './conformance-log.js';
 import { describeNoticeContract } from './conformance-notices.js';
@@ -646,6 +646,81 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
         expect(await s.getWebhook('env_a', dying.id)).toMatchObject({ status: 'disabled', disabledReason: 'failing' });
         expect(await s.getDelivery('env_a', of(gone).id)).toBeNull();
         expect(await s.recordAttempts([])).toEqual([]);
+      });
+
+      test('a group of successes by one worker: a held delivery is delivered; a lost lease, a deleted delivery and a repeat change nothing more', async () => {
+        // Both adapters take such a group by a path of their own (PostgreSQL one statement,
+        // SQLite one transaction of row statements): the same rules as any other group.
+        const dying = webhook('env_a', { failingSince: T0 - 4 * DAY });
+        const healthy = webhook('env_a');
+        const gone = webhook('env_a');
+        for (const h of [dying, healthy, gone]) await s.createWebhook(h, { maxWebhooks: null });
+        const first = await s.insertEvent(event('env_a'), { newDeliveryId: () => id('msg') });
+        const second = await s.insertEvent(event('env_a', { createdAt: T0 + 1 }), { newDeliveryId: () => id('msg') });
+        const of = (ds: DeliveryRecord[], h: WebhookRecord) => ds.find((d) => d.webhookId === h.id)!.id;
+        expect(await s.claimDue({ now: T0 + 5, limit: 10, workerId: 'w1', leaseMs: LEASE })).toHaveLength(6);
+        // The dying webhook's first delivery fails for good: the webhook is disabled and its
+        // second delivery, still in flight, is held.
+        const failed = await recordOne(s, {
+          attempt: attempt(of(first, dying), dying.id, 'env_a', false, T0 + 6),
+          workerId: 'w1',
+          now: T0 + 6,
+          nextAttemptAt: T0 + DAY,
+          disableAfterMs: 3 * DAY,
+        });
+        expect(failed.disabled?.id).toBe(dying.id);
+        expect(await s.getDelivery('env_a', of(second, dying))).toMatchObject({ status: 'held' });
+        await s.release([of(second, healthy)], 'w1', T0 + 7); // this worker no longer holds it
+        await s.deleteWebhook('env_a', gone.id);
+
+        const now = T0 + 20;
+        const success = (deliveryId: string, webhookId: string, startedAt: number) => ({
+          attempt: attempt(deliveryId, webhookId, 'env_a', true, startedAt),
+          workerId: 'w1',
+          now,
+          nextAttemptAt: null,
+          disableAfterMs: 3 * DAY,
+        });
+        const group = [
+          success(of(second, dying), dying.id, T0 + 10),
+          success(of(first, healthy), healthy.id, T0 + 11),
+          success(of(first, healthy), healthy.id, T0 + 12), // a second attempt of the same delivery
+          success(of(second, healthy), healthy.id, T0 + 13),
+          success(of(first, gone), gone.id, T0 + 14),
+        ];
+        const check = async () => {
+          expect(await s.getDelivery('env_a', of(second, dying))).toMatchObject({
+            status: 'delivered',
+            attemptCount: 1,
+            nextAttemptAt: null,
+            lastAttemptAt: T0 + 10,
+            lastResult: '200',
+            updatedAt: now,
+          });
+          expect(await leaseOf(s, of(second, dying))).toEqual({ workerId: null, until: null });
+          expect(await s.getWebhook('env_a', dying.id)).toMatchObject({ status: 'disabled', failingSince: null, lastError: null });
+          expect(await s.getDelivery('env_a', of(first, healthy))).toMatchObject({
+            status: 'delivered',
+            attemptCount: 1,
+            lastResult: '200',
+          });
+          expect((await s.listAttempts('env_a', of(first, healthy))).map((a) => a.id).sort()).toEqual(
+            [group[1]!.attempt.id, group[2]!.attempt.id].sort(),
+          );
+          expect(await s.getDelivery('env_a', of(second, healthy))).toMatchObject({
+            status: 'pending',
+            attemptCount: 0,
+            lastAttemptAt: null,
+          });
+          expect((await s.listAttempts('env_a', of(second, healthy))).map((a) => a.id)).toEqual([group[3]!.attempt.id]);
+          expect(await s.getDelivery('env_a', of(first, gone))).toBeNull();
+          expect(await s.listAttempts('env_a', of(first, gone))).toEqual([]);
+        };
+        expect(await s.recordAttempts(group)).toEqual(group.map(() => ({ disabled: null })));
+        await check();
+        // The group's commit retried (its reply was lost): the same answers, nothing counted twice.
+        expect(await s.recordAttempts(group)).toEqual(group.map(() => ({ disabled: null })));
+        await check();
       });
 
       test('an attempt for a delivery deleted meanwhile is dropped quietly', async () => {
