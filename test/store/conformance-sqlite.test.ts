@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { CompiledQuery } from 'kysely';
 import { describe, expect, test } from 'vitest';
-import { claimQuery } from '../../adapters/sqlite/claim.js';
+import { claimDue, claimQuery } from '../../adapters/sqlite/claim.js';
 import { sqliteStore } from '../../adapters/sqlite/index.js';
 import { tempDir } from '../helpers/http.js';
 import { attempt, describeStore, event, id, LEASE, T0, webhook } from './conformance.js';
@@ -60,6 +60,53 @@ describe('sqlite: claims', () => {
         } else expect(plan).toMatch(/USING INDEX iw_deliveries_due/);
         expect(plan).not.toMatch(/SCAN (iw_deliveries|w|x|z)(?! USING)/);
       }
+    } finally {
+      await store.close();
+      dir.cleanup();
+    }
+  });
+});
+
+describe('sqlite: what a claim returns', () => {
+  test('each claimed row as the table now holds it: the columns it fills in from its arguments, and every other', async () => {
+    const dir = tempDir('iw-claim-rows-');
+    const store = sqliteStore({ filename: dir.file('webhooks.db') });
+    try {
+      await store.migrate(0);
+      const hooks = [webhook('env_a'), webhook('env_a')];
+      for (const h of hooks) await store.createWebhook(h, { maxWebhooks: null });
+      const deliveries = await store.insertEvent(event('env_a'), { newDeliveryId: () => id('msg') });
+      // One delivery with a failed attempt behind it: last_attempt_at, last_result and
+      // last_error are set, attempt_count is 1, and it is due again.
+      const [first] = await store.claimDue({ now: T0, limit: 1, workerId: 'w0', leaseMs: LEASE });
+      await store.recordAttempts([
+        {
+          attempt: attempt(first!.delivery.id, first!.webhook.id, 'env_a', false, T0),
+          workerId: 'w0',
+          now: T0 + 1,
+          nextAttemptAt: T0 + 100,
+          disableAfterMs: DAY,
+        },
+      ]);
+      const args = { now: T0 + 200, limit: 10, workerId: 'w1', leaseMs: LEASE };
+      const claimed = await claimDue(store.kysely, args);
+      expect(claimed.map((r) => r.id).sort()).toEqual(deliveries.map((d) => d.id).sort());
+      const { rows } = await store.kysely.executeQuery<Record<string, unknown>>(
+        CompiledQuery.raw(
+          `select * from iw_deliveries where id in (${claimed.map(() => '?').join(', ')})`,
+          claimed.map((r) => r.id),
+        ),
+      );
+      const byId = new Map(rows.map((r) => [r.id, r]));
+      for (const row of claimed) expect(row).toEqual(byId.get(row.id));
+      const failed = claimed.find((r) => r.id === first!.delivery.id)!;
+      expect(failed).toMatchObject({
+        attempt_count: 1,
+        last_result: '500',
+        claimed_due_at: T0 + 100,
+        locked_by: 'w1',
+        updated_at: T0 + 200,
+      });
     } finally {
       await store.close();
       dir.cleanup();
