@@ -71,15 +71,22 @@ export interface WorkerOptions {
   smtp?: { url: string };
 }
 
-/** Starts one host process on `url`; resolves when its engine has started. */
-export async function spawnWorker(dist: string, url: string, id: string, key: SigningKey, options: WorkerOptions = {}): Promise<Worker> {
-  const u = new URL(url);
-  u.searchParams.set('application_name', id); // lets the crash test see when its backends are gone
-  const child = fork(join(ROOT, 'test/helpers/postgres-worker.mjs'), [], {
+/**
+ * Starts one host process on `store` (a PostgreSQL URL, or a SQLite file's path); resolves when
+ * its engine has started.
+ */
+export async function spawnWorker(dist: string, store: string, id: string, key: SigningKey, options: WorkerOptions = {}): Promise<Worker> {
+  let at = store;
+  if (store.startsWith('postgres')) {
+    const u = new URL(store);
+    u.searchParams.set('application_name', id); // lets the crash test see when its backends are gone
+    at = u.toString();
+  }
+  const child = fork(join(ROOT, 'test/helpers/host-worker.mjs'), [], {
     env: {
       ...process.env,
       IW_DIST: dist,
-      DATABASE_URL: u.toString(),
+      IW_STORE: at,
       WORKER_ID: id,
       IW_KEY: JSON.stringify(key),
       IW_OPTIONS: JSON.stringify(options),

@@ -1,7 +1,7 @@
 // One host process of the delivery-operations tests (operations.test.ts): an engine on the shared
 // PostgreSQL that delivers, and runs a recover or a series of resends when the parent asks, at a
 // wall-clock moment the parent chooses (so two processes start at once). Plain .mjs over the
-// compiled dist, like helpers/postgres-worker.mjs; every request carries `x-worker`.
+// compiled dist, like helpers/host-worker.mjs; every request carries `x-worker`.
 import { pathToFileURL } from 'node:url';
 
 const { IW_DIST, DATABASE_URL, WORKER_ID, IW_KEY, IW_OPTIONS } = process.env;
