@@ -49,6 +49,27 @@ describe('WAL checkpoints on a thread of their own', () => {
     expect(() => statSync(file('own.db-wal'))).toThrow();
   });
 
+  test('a WAL past the restart mark is truncated by the thread, in a quiet moment, not by the next commit', async () => {
+    // The first commit after a WAL restart truncates the file to journal_size_limit on the
+    // connection that makes it, the main thread: 17-19 ms stalls at 50 MB. The thread's quiet
+    // round truncates it itself (wal_checkpoint(TRUNCATE)); the main connection would only ever
+    // cut it down to 16 MB, and only when it next commits.
+    const { file, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    const store = sqliteStore({ filename: file('quiet.db'), checkpointIntervalMs: 1500 });
+    cleanups.push(() => store.close());
+    await store.migrate(0);
+    await writeSome(store, 600); // before the thread's first round
+    const frames = () => Math.max(0, (statSync(file('quiet.db-wal')).size - 32) / (4096 + 24));
+    expect(frames()).toBeGreaterThan(1000); // past the mark: the round will ask for a quiet moment
+    await until('the WAL truncated to nothing', () => statSync(file('quiet.db-wal')).size === 0, 15_000, 10);
+    // Nothing lost, and the next commits write a new WAL from its start.
+    expect(await store.listWebhooks('default')).toHaveLength(600);
+    await store.createWebhook(webhook('default', { id: 'webhook_after', endpoint: 'https://example.com/' }), { maxWebhooks: null });
+    expect(statSync(file('quiet.db-wal')).size).toBeGreaterThan(0);
+    expect(await store.getWebhook('default', 'webhook_after')).toMatchObject({ id: 'webhook_after' });
+  });
+
   test('a store closed before its first interval never starts a thread', async () => {
     const { file, cleanup } = tempDir();
     cleanups.push(cleanup);
