@@ -60,7 +60,7 @@ const round = () => {
 };
 // The quiet round: nothing of this process writes meanwhile, so this thread copies the last
 // frames and truncates the WAL itself. Otherwise the next commit would restart the WAL on the main
-// thread and, with journal_size_limit, truncate the file there: 17-19 ms event-loop stalls with a
+// thread and, with journal_size_limit, truncate the file there: 15-24 ms event-loop stalls with a
 // 50 MB WAL (bench/wal-stall.mjs). TRUNCATE waits for other processes' readers and writers, and
 // our queue is held meanwhile, so it is tried with no busy timeout; if another process is at the
 // file, a PASSIVE round runs instead, as before.
