@@ -108,7 +108,7 @@ export interface ClaimedDelivery {
   delivery: DeliveryRecord;
   webhook: WebhookRecord;
   event: EventRecord;
-  /** When it became due: `next_attempt_at` as the claim found it, before the lease moved it. */
+  /** When it became due: `next_attempt_at` as the claim found it (on PostgreSQL, before the lease moved it). */
   dueAt: number;
   /** W3C traceparent stored with the event by `emit` (its `webhooks.emit` span), or null. */
   traceparent: string | null;

@@ -84,17 +84,19 @@ export interface Store<Tx = unknown> {
   ): Promise<{ recovered: number; last: DeliveryCursor | null } | null>;
 
   /**
-   * Claims up to `limit` due deliveries (pending, `next_attempt_at <= now`), oldest due first, in
-   * one atomic statement: sets `locked_by`, `locked_until = now + leaseMs` and moves
-   * `next_attempt_at` to the lease expiry, so an abandoned claim becomes due again by itself.
-   * Each comes with `dueAt` (its `next_attempt_at` before the claim moved it) and the
+   * Claims up to `limit` due deliveries (pending, `next_attempt_at <= now`, not under a live
+   * lease), oldest due first, in one atomic statement: sets `locked_by` and
+   * `locked_until = now + leaseMs`, so an abandoned claim is due again once its lease runs out.
+   * A store may also move `next_attempt_at` to the lease's end (PostgreSQL does; SQLite leaves
+   * it: `leaseInPlace` in adapters/kysely/due.ts). Each comes with `dueAt` (its
+   * `next_attempt_at` as the claim found it) and the
    * `traceparent` stored with its event. A claim that took nothing may also say when the next
    * pending delivery or notice comes due ({@link Claimed}), saving an idle pass its `nextDueAt`.
    */
   claimDue(args: ClaimArgs): Promise<Claimed>;
   /**
    * How many deliveries are due now and waiting (pending, `next_attempt_at <= now`; leased ones
-   * are not due until their lease ends), over every environment: the `webhooks.deliveries.due`
+   * are not due until their lease runs out), over every environment: the `webhooks.deliveries.due`
    * gauge. One count over the due index, read at most once per metric collection.
    */
   countDue(now: number): Promise<number>;
@@ -111,13 +113,19 @@ export interface Store<Tx = unknown> {
    * item disabled it.
    */
   recordAttempts(batch: readonly RecordAttemptArgs[]): Promise<Array<{ disabled: WebhookRecord | null }>>;
-  /** Earliest `next_attempt_at` among pending deliveries and pending notices, or null. Cheap: served by indexes. */
+  /**
+   * Earliest `next_attempt_at` among pending deliveries and pending notices, or null. Cheap:
+   * served by indexes. Where a lease leaves `next_attempt_at` in place (SQLite), leased
+   * deliveries are passed over: the end of a lease is then not a due time here, and the
+   * scheduler's poll finds a delivery whose lease ran out.
+   */
   nextDueAt(): Promise<number | null>;
   /**
-   * Earliest `next_attempt_at` of a pending delivery later than `now` (leased ones included: a
-   * lease that runs out makes its delivery due again), or null. One read of the due index. Lets
-   * the scheduler know how long a claim that found nothing stays true (see the scheduler's
-   * `#proof`); a store without it gets every claim run.
+   * Earliest `next_attempt_at` of a pending delivery later than `now` (on PostgreSQL that
+   * includes the end of every live lease), or null. One read of the due index. Lets the
+   * scheduler know how long a claim that found nothing stays true (see the scheduler's `#proof`,
+   * which ends within a poll interval anyway, so a lease that runs out on SQLite is seen then);
+   * a store without it gets every claim run.
    */
   nextDueAfter?(now: number): Promise<number | null>;
 

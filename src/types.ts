@@ -13,8 +13,9 @@
  * - **attempt**: one HTTP try of a delivery, with its outcome.
  * - **claim**: a scheduler taking due deliveries for itself, in one statement.
  * - **lease**: a claim's lifetime: `locked_by` holds the delivery until `locked_until`. While
- *   leased, `next_attempt_at` holds the lease expiry, so a delivery whose process died becomes due
- *   again by itself. Engine-internal: a claim hands it over as `ClaimedDelivery.lease`; no public
+ *   leased it is not due; when the lease runs out it is due again, so a delivery whose process
+ *   died is taken up by another claim (PostgreSQL also moves `next_attempt_at` to the lease's
+ *   end; SQLite leaves it, and a poll finds the row). Engine-internal: a claim hands it over as `ClaimedDelivery.lease`; no public
  *   record carries it.
  * - **proof**: engine-internal: what a claim that left saturated webhooks or customers at their
  *   share out, and came back short, shows: nothing else is due until the next pending delivery

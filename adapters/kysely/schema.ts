@@ -60,7 +60,7 @@ export interface DeliveryRow {
   event_type: string;
   /** The last failed attempt's message; null after a success (migration 2). */
   last_error: string | null;
-  /** `next_attempt_at` as the last claim found it, before the lease moved it (migration 4). */
+  /** `next_attempt_at` as the last claim found it, before a PostgreSQL lease moved it (migration 4; on SQLite the two agree while leased). */
   claimed_due_at: Millis | null;
   created_at: Millis;
   updated_at: Millis;
@@ -69,7 +69,7 @@ export interface DeliveryRow {
 /**
  * A claimed row; PostgreSQL's claim adds the claimed webhooks and events (first row only) and,
  * when it took nothing, one row of nulls carrying the next due times (`next_delivery`,
- * `next_notice`: what NEXT_DUE_SQL reads).
+ * `next_notice`: what nextDueSql reads).
  */
 export type ClaimRow = DeliveryRow & {
   webhooks?: WebhookRow[] | null;

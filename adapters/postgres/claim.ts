@@ -1,6 +1,6 @@
 import { CompiledQuery, type Kysely } from 'kysely';
 import type { ClaimArgs } from '../../src/store.js';
-import { claimText, dueParameters, leaseParameters, leaseSet, NEXT_DELIVERY, NEXT_NOTICE } from '../kysely/due.js';
+import { claimText, dueParameters, leaseParameters, leaseSet, NEXT_NOTICE, nextDelivery } from '../kysely/due.js';
 import type { ClaimRow, EngineTables } from '../kysely/schema.js';
 import { POSTGRES } from '../kysely/texts.js';
 
@@ -43,7 +43,7 @@ export function claimQuery(args: ClaimArgs): CompiledQuery {
     args,
     (p, due) =>
       `with "due" as (${due}), ` +
-      `"claimed" as (update "iw_deliveries" set ${leaseSet(p)} from "due" where "iw_deliveries"."id" = "due"."id" returning "iw_deliveries".*) ` +
+      `"claimed" as (update "iw_deliveries" set ${leaseSet(p, 'postgres')} from "due" where "iw_deliveries"."id" = "due"."id" returning "iw_deliveries".*) ` +
       // Each distinct webhook and event once, as JSON arrays on the first row only: at fan-out
       // 10 a claim of 64 rows names ~7 events and ~10 webhooks, and turning each row's own into
       // JSON cost a fifth of the statement. One correlated primary-key lookup per distinct id,
@@ -56,10 +56,10 @@ export function claimQuery(args: ClaimArgs): CompiledQuery {
       // one round trip. (Read in the statement's snapshot, before its own update; only used
       // when that update took nothing.)
       `"next"."delivery" as "next_delivery", "next"."notice" as "next_notice" ` +
-      `from (select case when not exists (select from "claimed") then ${NEXT_DELIVERY} end as "delivery", ` +
+      `from (select case when not exists (select from "claimed") then ${nextDelivery('postgres')} end as "delivery", ` +
       `case when not exists (select from "claimed") then ${NEXT_NOTICE} end as "notice") "next" left join "claimed" on true`,
   );
-  return CompiledQuery.raw(sql, [...dueParameters(args), ...leaseParameters(args)]);
+  return CompiledQuery.raw(sql, [...dueParameters(args, 'postgres'), ...leaseParameters(args, 'postgres')]);
 }
 
 /** Migration 8's `iw_claim_due`: the claim below for `args` leaving nothing out, its plan made once per connection. */

@@ -40,9 +40,10 @@ describe('durability on one SQLite file', () => {
     for (const id of ids) expect(await again.deliveries.get(id!)).toMatchObject({ status: 'delivered', attemptCount: 2 });
   });
 
-  test('a delivery leased by a process that died is attempted again after the lease, same webhook-id', async () => {
+  test('a delivery leased by a process that died is attempted again after the lease, within a poll interval, same webhook-id', async () => {
     const receiver = await startReceiver();
-    const env = await makeEngine({ delivery: { timeoutMs: 1000, leaseMs: 60_000, pollIntervalMs: 3600_000 } });
+    // Nothing names a lease's end as a due time: the poll finds the delivery once it has run out.
+    const env = await makeEngine({ delivery: { timeoutMs: 1000, leaseMs: 60_000, pollIntervalMs: 5_000 } });
     cleanups.push(
       () => receiver.close(),
       () => env.close(),
@@ -58,9 +59,9 @@ describe('durability on one SQLite file', () => {
     await env.hooks.start();
     await env.hooks.drain();
     expect(receiver.requests).toHaveLength(0); // still leased
-    await env.clock.advance(59_000);
+    await env.clock.advance(59_000); // eleven polls, each passing over the leased row
     expect(receiver.requests).toHaveLength(0);
-    await env.clock.advance(2_000);
+    await env.clock.advance(2_000); // the poll at 60 s, as the lease ends
     expect(receiver.requests).toHaveLength(1);
     expect(receiver.requests[0]!.headers['webhook-id']).toBe(ev.deliveryIds[0]);
   });

@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import { LimitReachedError } from '../../src/errors.js';
 import type { AttemptRecord, DeliveryRecord, EventRecord, WebhookRecord } from '../../src/model.js';
 import type { RecordAttemptArgs, Store } from '../../src/store.js';
+import { leaseInPlace } from '../../adapters/kysely/due.js';
 import { describeLogContract } from './conformance-log.js';
 import { describeNoticeContract } from './conformance-notices.js';
 import { describePoisonContract } from './conformance-poison.js';
@@ -101,6 +102,8 @@ async function recordOne(s: Store, args: RecordAttemptArgs) {
 
 export function describeStore(name: string, make: () => Promise<StoreUnderTest>): void {
   describe(`store contract: ${name}`, () => {
+    // Whether a lease leaves next_attempt_at in place (SQLite) or moves it to its end (PostgreSQL).
+    const inPlace = leaseInPlace(name as 'sqlite' | 'postgres');
     let t: StoreUnderTest;
     let s: TestableStore;
     beforeEach(async () => {
@@ -271,15 +274,15 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
       });
     });
 
-    describeLogContract(() => s, ready);
+    describeLogContract(() => s, ready, inPlace);
     describeNoticeContract(ready, () => t.sibling());
-    describeTelemetryContract(ready);
-    describePoisonContract(ready);
+    describeTelemetryContract(ready, inPlace);
+    describePoisonContract(ready, inPlace);
 
     describe('claims and leases', () => {
       beforeEach(ready);
 
-      test('claims only due work, oldest first, under a lease that moves next_attempt_at', async () => {
+      test('claims only due work, oldest first, under a lease that holds the row until it runs out', async () => {
         const hook = webhook('env_a');
         await s.createWebhook(hook, { maxWebhooks: null });
         const due = [T0 + 300, T0 + 100, T0 + 200, T0 + 5000];
@@ -292,7 +295,9 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
         expect(claimed.map((c) => c.delivery.id)).toEqual([ids[1], ids[2]]);
         expect(claimed[0]!.webhook).toEqual(hook);
         expect(claimed[0]!.event.createdAt).toBe(T0 + 100);
-        expect(claimed[0]!.delivery).toMatchObject({ nextAttemptAt: now + LEASE, status: 'pending' });
+        // SQLite's lease leaves the due time in place; PostgreSQL's moves it to the lease's end.
+        expect(claimed[0]!.delivery).toMatchObject({ nextAttemptAt: inPlace ? T0 + 100 : now + LEASE, status: 'pending' });
+        expect(claimed[0]!.dueAt).toBe(T0 + 100);
         // The lease comes with the claim, never on the public record.
         expect(claimed[0]!.lease).toEqual({ workerId: 'w1', until: now + LEASE });
         expect(claimed[0]!.delivery).not.toHaveProperty('lockedBy');
@@ -302,15 +307,32 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
         const rest = await s.claimDue({ now, limit: 10, workerId: 'w2', leaseMs: LEASE });
         expect(rest.map((c) => c.delivery.id)).toEqual([ids[0]]); // the future one is not due
         expect(await s.claimDue({ now, limit: 10, workerId: 'w2', leaseMs: LEASE })).toEqual([]);
+        expect(await s.getDelivery('env_a', ids[1]!)).toMatchObject({ nextAttemptAt: inPlace ? T0 + 100 : now + LEASE });
+        // The leased rows are passed over: the next due time is the future one's.
         expect(await s.nextDueAt()).toBe(T0 + 5000);
-        // The next time anything pending comes due after `now`: the future one, before the leases run out.
         expect(await s.nextDueAfter!(now)).toBe(T0 + 5000);
-        expect(await s.nextDueAfter!(T0 + 5000)).toBe(now + LEASE);
-        expect(await s.nextDueAfter!(now + LEASE)).toBeNull();
+        // After it, the leases' end where the lease moved the due time; in place, nothing (the
+        // scheduler's poll finds a lease that ran out).
+        expect(await s.nextDueAfter!(T0 + 5000)).toBe(inPlace ? null : now + LEASE);
 
-        // The lease runs out with nothing recorded: someone else claims it, same webhook-id.
-        const again = await s.claimDue({ now: now + LEASE, limit: 10, workerId: 'w3', leaseMs: LEASE });
-        expect(again.map((c) => c.delivery.id).sort()).toEqual([ids[0], ids[1], ids[2], ids[3]].sort());
+        // Up to the last millisecond of the leases, only the future one is due.
+        const late = await s.claimDue({ now: now + LEASE - 1, limit: 10, workerId: 'w3', leaseMs: LEASE });
+        expect(late.map((c) => c.delivery.id)).toEqual([ids[3]]);
+        expect(await s.nextDueAt()).toBe(inPlace ? null : now + LEASE);
+        expect(await s.countDue(now + LEASE - 1)).toBe(0);
+        expect(await s.countDue(now + LEASE)).toBe(3);
+
+        // The lease runs out with nothing recorded: someone else claims it, same webhook-id, with
+        // the due time the claim finds (in place: the one it kept, the lag measured from it).
+        const again = await s.claimDue({ now: now + LEASE, limit: 10, workerId: 'w4', leaseMs: LEASE });
+        expect(new Map(again.map((c) => [c.delivery.id, c.dueAt]))).toEqual(
+          new Map([
+            [ids[0], inPlace ? T0 + 300 : now + LEASE],
+            [ids[1], inPlace ? T0 + 100 : now + LEASE],
+            [ids[2], inPlace ? T0 + 200 : now + LEASE],
+          ]),
+        );
+        expect(await leaseOf(s, ids[1]!)).toEqual({ workerId: 'w4', until: now + 2 * LEASE });
       });
 
       /** A claim by w1 that leaves `busyId` and the customer env_b out, in the given form. */

@@ -6,7 +6,7 @@ import pg from 'pg';
 import { migratePostgres, postgresStore } from '../../adapters/postgres/index.js';
 import { MIGRATIONS } from '../../adapters/kysely/migrations.js';
 import { CLAIM_DUE_CALL, claimQuery } from '../../adapters/postgres/claim.js';
-import { type KyselyStore, NEXT_DUE_SQL } from '../../adapters/kysely/store.js';
+import { type KyselyStore, nextDueSql } from '../../adapters/kysely/store.js';
 import { percentile, until } from '../helpers/fleet.js';
 import { adminQuery, createSchema, terminateBackends, useTestPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { event, webhook } from './conformance.js';
@@ -317,7 +317,7 @@ describe('postgres: claims', () => {
     expect(text).toContain('"Index Name":"iw_deliveries_due"');
     expect(text).not.toContain('"Node Type":"Seq Scan"');
     // nextDueAt's one statement: the head of each partial index, deliveries and notices.
-    const next = JSON.stringify(await explain(store, CompiledQuery.raw(NEXT_DUE_SQL, [])));
+    const next = JSON.stringify(await explain(store, CompiledQuery.raw(nextDueSql('postgres'), [])));
     expect(next).toContain('"Index Name":"iw_deliveries_due"');
     expect(next).toContain('"Index Name":"iw_notices_due"');
     expect(next).not.toContain('"Node Type":"Seq Scan"');

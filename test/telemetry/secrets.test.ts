@@ -41,6 +41,8 @@ test('a failing run: the logger gets structured fields on every call; nothing lo
     telemetry: { ...sdk.telemetry, propagateTraceContext: true },
     disableAfterMs: 3600_000,
     backoff: { jitter: 0 },
+    // A lease that runs out is found by the poll: within 8 s of the leases' end (32 s) below.
+    delivery: { timeoutMs: 2000, pollIntervalMs: 8_000 },
     logger: {
       warn: (message, meta) => void logged.push({ level: 'warn', message, meta }),
       error: (message, meta) => void logged.push({ level: 'error', message, meta }),
