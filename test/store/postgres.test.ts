@@ -382,6 +382,36 @@ describe('postgres: migrations', () => {
     expect(await migratePostgres({ connectionString: url })).toEqual([]);
   });
 
+  test('migration 9: deliveries are unique by (event_id, webhook_id), one index where there were two, and lookups by event use it', async () => {
+    const { store } = await fresh();
+    const run = async (q: string) => (await store.kysely.executeQuery<any>(CompiledQuery.raw(q))).rows;
+    const indexes = (
+      await run(`select indexname, indexdef from pg_indexes where schemaname = current_schema() and tablename = 'iw_deliveries'`)
+    ).map((r: { indexname: string; indexdef: string }) => `${r.indexname}: ${r.indexdef.replace(/^.* USING /, '')}`);
+    expect(indexes).toContain('iw_deliveries_event_webhook: btree (event_id, webhook_id)');
+    expect(indexes.filter((i: string) => /iw_deliveries_(event|webhook_event):/.test(i))).toEqual([]);
+    // The same rule as before: one delivery per event and webhook.
+    const hook = webhook('env_a');
+    await store.createWebhook(hook, { maxWebhooks: null });
+    const [d] = await store.insertEvent(event('env_a'), { newDeliveryId: msg });
+    await expect(
+      run(
+        `insert into iw_deliveries (id, environment, webhook_id, event_id, status, attempt_count, next_attempt_at, event_type, created_at, updated_at) select '${msg()}', environment, webhook_id, event_id, status, 0, next_attempt_at, event_type, created_at, updated_at from iw_deliveries where id = '${d!.id}'`,
+      ),
+    ).rejects.toThrow(/iw_deliveries_event_webhook/);
+    // An event's deliveries, and retention's "no delivery left", read the key's leading column.
+    // (One connection: the table is tiny, so sequential scans are off for this session alone.)
+    const plan = await store.kysely.connection().execute(async (db) => {
+      await db.executeQuery(CompiledQuery.raw('set enable_seqscan = off'));
+      const { rows } = await db.executeQuery<any>(
+        CompiledQuery.raw('explain (format json) select id from iw_deliveries where event_id = $1', [d!.eventId]),
+      );
+      await db.executeQuery(CompiledQuery.raw('reset enable_seqscan'));
+      return JSON.stringify(rows[0]['QUERY PLAN']);
+    });
+    expect(plan).toContain('"Index Name":"iw_deliveries_event_webhook"');
+  });
+
   test('several stores migrating one empty schema at once: one applies, all succeed', async () => {
     const { url, open } = await fresh({ migrate: false });
     const stores = Array.from({ length: 5 }, () => open());
