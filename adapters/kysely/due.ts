@@ -76,14 +76,14 @@ const lock = (flavor: 'sqlite' | 'postgres') => (flavor === 'postgres' ? ' for u
  *   indexes (`iw_deliveries_due`, `iw_deliveries_pending`: a delete and an insert in each), and
  *   the success deletes them again. Left in place, a claim writes no index entry: 0.39 → 0.11 WAL
  *   pages per claimed row, 24.5-25.7 → 20.8-21.7 µs per delivery on the store alone at fan-out 10,
- *   fan-out 10 in the peers bench 0.85 → 0.93 × (bench/README.md, 2026-11-27). Leased rows stay at
+ *   2-3 % of a delivery's CPU in the peers bench (bench/README.md, 2026-11-27). Leased rows stay at
  *   the head of the due indexes and each claim reads past them ({@link unleased}): at most what
  *   every process can have in flight and waiting, since none claims more.
  * - **PostgreSQL, moved.** A claim there writes a new row version and an entry in every index
  *   whatever columns change (`updated_at` is in `iw_deliveries_finished`, so no update is HOT), so
  *   leaving the due time in place saves nothing, and reading past the leased rows (a heap visit
- *   each) cost fan-out 10 0.80 → 0.69 × in the same sitting. Leased rows leave the head of the due
- *   index instead, and an expired lease is a due time like any other.
+ *   each) cost fan-out 10 0.80 → 0.69 × in one sitting, 0.76 → 0.72 × in another. Leased rows
+ *   leave the head of the due index instead, and an expired lease is a due time like any other.
  */
 export const leaseInPlace = (flavor: 'sqlite' | 'postgres') => flavor === 'sqlite';
 
