@@ -15,8 +15,8 @@
  * - **lease**: a claim's lifetime: `locked_by` holds the delivery until `locked_until`. While
  *   leased it is not due; when the lease runs out it is due again, so a delivery whose process
  *   died is taken up by another claim (PostgreSQL also moves `next_attempt_at` to the lease's
- *   end; SQLite leaves it, and a poll finds the row). Engine-internal: a claim hands it over as `ClaimedDelivery.lease`; no public
- *   record carries it.
+ *   end; SQLite leaves it, and a poll finds the row). Engine-internal: a claim hands it over as
+ *   `ClaimedDelivery.lease`; no public record carries it.
  * - **proof**: engine-internal: what a claim that left saturated webhooks or customers at their
  *   share out, and came back short, shows: nothing else is due until the next pending delivery
  *   comes due (or the poll interval ends), unless a wake-up, a give-back or a failed outcome

@@ -60,7 +60,10 @@ export interface DeliveryRow {
   event_type: string;
   /** The last failed attempt's message; null after a success (migration 2). */
   last_error: string | null;
-  /** `next_attempt_at` as the last claim found it, before a PostgreSQL lease moved it (migration 4; on SQLite the two agree while leased). */
+  /**
+   * `next_attempt_at` as the last claim found it, before a PostgreSQL lease moved it (migration
+   * 4; on SQLite the two agree while leased).
+   */
   claimed_due_at: Millis | null;
   created_at: Millis;
   updated_at: Millis;
