@@ -13,7 +13,7 @@ import { Queue, Worker } from 'bullmq';
 import IORedis from 'ioredis';
 import { EVENT_DATA, EVENT_TYPE } from '../lib/payload.mjs';
 import { receiverControl } from '../lib/receiver-client.mjs';
-import { checkOnce, figures, makeSender, makeSigner } from './common.mjs';
+import { checkOnce, figures, makeSender, makeSigner, timedWindow } from './common.mjs';
 
 /** What Redis's own configuration says about losing jobs. */
 export async function redisDurability(redis) {
@@ -94,13 +94,11 @@ export default async function bullmq(config) {
 
     await enqueue(deliveries);
     await receiverControl(receiver.urls).reset();
-    const cpu0 = process.cpuUsage();
-    const t0 = performance.now();
-    const done = drainAll(deliveries);
-    worker.resume();
-    await done;
-    const seconds = (performance.now() - t0) / 1000;
-    const cpu = process.cpuUsage(cpu0);
+    const { seconds, cpu } = await timedWindow('bullmq', async () => {
+      const done = drainAll(deliveries);
+      worker.resume();
+      await done;
+    });
 
     const counts = await queue.getJobCounts('completed', 'failed', 'waiting', 'active', 'delayed');
     const recorded = counts.completed - 64;

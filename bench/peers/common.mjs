@@ -1,10 +1,45 @@
 // What the hand-written pipelines and the queue peers share: the token (written from scratch with
 // jose, the claims shape of src/signing/token.ts), the POST (undici keep-alive), and the checks
 // every variant ends with. Nothing here imports the engine.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { generateKeyPair, SignJWT } from 'jose';
 import { Agent, request } from 'undici';
 import { ISSUER } from '../lib/payload.mjs';
 import { receiverControl } from '../lib/receiver-client.mjs';
+
+/**
+ * Runs a variant's timed window, `fn`, and returns its result with the wall time and the CPU
+ * this process used over it. Every variant (the engine and its peers) measures through here.
+ *
+ * `BENCH_WINDOW_PROF=DIR`: the inspector's profiler samples this window alone, every 100 µs, and
+ * writes `DIR/<label>-<pid>.cpuprofile`: no setup, load, warm-up or checks in it, unlike
+ * `BENCH_CPU_PROF` (bench/lib/child.mjs), which profiles the whole child. On a small machine a
+ * sample also lands where the main thread was preempted by the signing threads: read proportions.
+ */
+export async function timedWindow(label, fn) {
+  const dir = process.env.BENCH_WINDOW_PROF;
+  let session;
+  if (dir) {
+    const { Session } = await import('node:inspector/promises');
+    session = new Session();
+    session.connect();
+    await session.post('Profiler.enable');
+    await session.post('Profiler.setSamplingInterval', { interval: 100 });
+    await session.post('Profiler.start');
+  }
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  const result = await fn();
+  const seconds = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  if (session) {
+    const { profile } = await session.post('Profiler.stop');
+    writeFileSync(join(dir, `${label}-${process.pid}.cpuprofile`), JSON.stringify(profile));
+    session.disconnect();
+  }
+  return { result, seconds, cpu };
+}
 
 /** One RS256 key (2048 bits, like generateSigningKey) for this process. */
 export async function makeSigner() {

@@ -15,7 +15,7 @@ import { createDatabase } from '../lib/postgres.mjs';
 import { preload } from '../lib/preload.mjs';
 import { receiverControl } from '../lib/receiver-client.mjs';
 import { tempDir } from '../lib/tmp.mjs';
-import { checkOnce, figures } from './common.mjs';
+import { checkOnce, figures, timedWindow } from './common.mjs';
 
 const load = (enginePath, file) => import(pathToFileURL(join(enginePath, 'dist', file)).href);
 
@@ -74,12 +74,10 @@ export default async function engine(config) {
     });
     if (kind === 'postgres') await sql`analyze`.execute(store.kysely);
     await receiverControl(receiver.urls).reset();
-    const cpu0 = process.cpuUsage();
-    const t0 = performance.now();
-    hooks.wake();
-    await hooks.drain();
-    const seconds = (performance.now() - t0) / 1000;
-    const cpu = process.cpuUsage(cpu0);
+    const { seconds, cpu } = await timedWindow('engine', async () => {
+      hooks.wake();
+      await hooks.drain();
+    });
 
     const recorded = (await delivered()) - warm;
     const attempts = (await count(sql`select count(*) as n from iw_attempts`)) - warmAttempts;

@@ -10,7 +10,7 @@ import { EVENT_DATA, EVENT_TYPE } from '../lib/payload.mjs';
 import { createDatabase } from '../lib/postgres.mjs';
 import { receiverControl } from '../lib/receiver-client.mjs';
 import { sleep } from '../lib/stats.mjs';
-import { checkOnce, figures, makeSigner } from './common.mjs';
+import { checkOnce, figures, makeSigner, timedWindow } from './common.mjs';
 
 export default async function pgboss(config) {
   const { deliveries, loops, batchSize, receiver, pgPrefix, deadlineMs = 120_000 } = config;
@@ -78,11 +78,7 @@ export default async function pgboss(config) {
     const queue = 'webhooks';
     await enqueue(queue, deliveries);
     await receiverControl(receiver.urls).reset();
-    const cpu0 = process.cpuUsage();
-    const t0 = performance.now();
-    await work(queue, deliveries);
-    const seconds = (performance.now() - t0) / 1000;
-    const cpu = process.cpuUsage(cpu0);
+    const { seconds, cpu } = await timedWindow('pgboss', () => work(queue, deliveries));
 
     const db = boss.getDb();
     const { rows } = await db.executeSql(

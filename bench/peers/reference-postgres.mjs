@@ -10,7 +10,7 @@ import pg from 'pg';
 import { EVENT_DATA, EVENT_TYPE } from '../lib/payload.mjs';
 import { createDatabase } from '../lib/postgres.mjs';
 import { receiverControl } from '../lib/receiver-client.mjs';
-import { checkOnce, figures, makeSender, makeSigner } from './common.mjs';
+import { checkOnce, figures, makeSender, makeSigner, timedWindow } from './common.mjs';
 import { runPipeline } from './pipeline.mjs';
 
 const LEASE_MS = 60_000;
@@ -125,11 +125,7 @@ export default async function referencePostgres(config) {
     await load(events, Date.now() - events);
     const expected = events * fanout;
     await receiverControl(receiver.urls).reset();
-    const cpu0 = process.cpuUsage();
-    const t0 = performance.now();
-    const stats = await run();
-    const seconds = (performance.now() - t0) / 1000;
-    const cpu = process.cpuUsage(cpu0);
+    const { result: stats, seconds, cpu } = await timedWindow('reference-postgres', run);
 
     const recorded = Number((await count("select count(*) as n from deliveries where status = 'delivered'")).n) - warm;
     const a = await count('select count(*) as n, count(distinct delivery_id) as d from attempts');

@@ -12,7 +12,7 @@ import Database from 'better-sqlite3';
 import { EVENT_DATA, EVENT_TYPE } from '../lib/payload.mjs';
 import { receiverControl } from '../lib/receiver-client.mjs';
 import { tempDir } from '../lib/tmp.mjs';
-import { checkOnce, figures, makeSender, makeSigner } from './common.mjs';
+import { checkOnce, figures, makeSender, makeSigner, timedWindow } from './common.mjs';
 import { runPipeline } from './pipeline.mjs';
 
 const LEASE_MS = 60_000;
@@ -105,11 +105,7 @@ export default async function referenceSqlite(config) {
     load(events, Date.now() - events);
     const expected = events * fanout;
     await receiverControl(receiver.urls).reset();
-    const cpu0 = process.cpuUsage();
-    const t0 = performance.now();
-    const stats = await run();
-    const seconds = (performance.now() - t0) / 1000;
-    const cpu = process.cpuUsage(cpu0);
+    const { result: stats, seconds, cpu } = await timedWindow('reference-sqlite', run);
 
     const recorded = db.prepare("select count(*) as n from deliveries where status = 'delivered'").get().n - warm;
     const a = db.prepare('select count(*) as n, count(distinct delivery_id) as d from attempts').get();
