@@ -1,9 +1,9 @@
 import { sql, type Kysely, type QueryCreator, type Transaction } from 'kysely';
 import { WebhookDisabledError } from '../../src/errors.js';
-import type { DeliveryRecord } from '../../src/model.js';
+import type { DeliveryRecord, DeliveryStatus } from '../../src/model.js';
 import type { DeliveryCursor, DeliveryFilter } from '../../src/store.js';
 import { toDelivery } from './rows.js';
-import type { EngineTables } from './schema.js';
+import type { DeliveryRow, EngineTables } from './schema.js';
 
 type Db = Kysely<EngineTables>;
 type Trx = Transaction<EngineTables>;
@@ -13,25 +13,57 @@ type Trx = Transaction<EngineTables>;
  * `Store.listDeliveries`, `resendDelivery` and `recoverFailed`.
  */
 
-/** One page, newest first, from the index (webhook_id[, status | event_type], created_at, id); one row more tells if a page follows. */
+/** Every status a delivery can have: the ranges a PostgreSQL page of one webhook's whole log merges. */
+const STATUSES = ['pending', 'held', 'delivered', 'failed'] as const;
+// A status added to the model and not here would drop out of those pages: a type error instead.
+const everyStatus: Exclude<DeliveryStatus, (typeof STATUSES)[number]> extends never ? true : never = true;
+void everyStatus;
+
+/**
+ * One page, newest first, from the index (webhook_id[, status | event_type], created_at, id); one
+ * row more tells if a page follows. On PostgreSQL a webhook's whole log has no index
+ * of its own (migration 10): the page is the newest of the newest `limit + 1` of each status, a
+ * backward range of `iw_deliveries_log_status` each, four bounded reads merged. Every index there
+ * costs every claim, outcome and emit an entry (see migration 9), and a page costs this once.
+ */
 export async function listPage(
   db: Db,
   environment: string,
   filter: DeliveryFilter,
+  flavor: 'sqlite' | 'postgres',
 ): Promise<{ deliveries: DeliveryRecord[]; next: DeliveryCursor | null }> {
   const limit = filter.limit ?? 25;
+  const after = filter.after;
+  const wholeLog =
+    filter.webhookId !== undefined && filter.status === undefined && filter.eventType === undefined && filter.eventId === undefined;
+  if (flavor === 'postgres' && wholeLog) {
+    const { rows } = await wholeLogPage(environment, filter.webhookId!, after ?? null, limit + 1).execute(db);
+    return pageOf(rows, limit);
+  }
   let q = db.selectFrom('iw_deliveries').selectAll().where('environment', '=', environment);
   if (filter.webhookId !== undefined) q = q.where('webhook_id', '=', filter.webhookId);
   if (filter.eventId !== undefined) q = q.where('event_id', '=', filter.eventId);
   if (filter.status !== undefined) q = q.where('status', '=', filter.status);
   if (filter.eventType !== undefined) q = q.where('event_type', '=', filter.eventType);
-  const after = filter.after;
   if (after) q = q.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after.createdAt, after.id)));
   const rows = await q
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
     .limit(limit + 1)
     .execute();
+  return pageOf(rows, limit);
+}
+
+/** PostgreSQL's page of a webhook's whole log: the newest `rows` of each status's range, merged (see {@link listPage}). */
+export function wholeLogPage(environment: string, webhookId: string, after: DeliveryCursor | null, rows: number) {
+  const branch = (status: DeliveryStatus) =>
+    sql`(select * from "iw_deliveries" where "environment" = ${environment} and "webhook_id" = ${webhookId} and "status" = ${status}${
+      after ? sql` and ("created_at", "id") < (${after.createdAt}, ${after.id})` : sql``
+    } order by "created_at" desc, "id" desc limit ${rows})`;
+  return sql<DeliveryRow>`select * from (${sql.join(STATUSES.map(branch), sql` union all `)}) as "page" order by "created_at" desc, "id" desc limit ${rows}`;
+}
+
+function pageOf(rows: DeliveryRow[], limit: number): { deliveries: DeliveryRecord[]; next: DeliveryCursor | null } {
   const deliveries = rows.slice(0, limit).map(toDelivery);
   const last = deliveries.at(-1);
   return { deliveries, next: rows.length > limit && last ? { createdAt: last.createdAt, id: last.id } : null };

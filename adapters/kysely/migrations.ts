@@ -241,6 +241,19 @@ export const MIGRATIONS: readonly Migration[] = [
       await sql`drop index iw_deliveries_event`.execute(db);
     },
   },
+  {
+    version: 10,
+    name: "a webhook's log pages from its status ranges (PostgreSQL)",
+    async up(db, dialect) {
+      // `iw_deliveries_log` (webhook_id, created_at, id) served only the page of a webhook's whole
+      // log. On PostgreSQL that page is now the newest of each status's range of
+      // `iw_deliveries_log_status` (`log.ts`), and the index goes: one entry fewer per claim,
+      // outcome and emitted delivery (7 → 6 for a claim; see migration 9). On SQLite it stays: an
+      // update there writes only the entries of the columns it changes (never these).
+      if (dialect !== 'postgres') return;
+      await sql`drop index iw_deliveries_log`.execute(db);
+    },
+  },
 ];
 
 /**

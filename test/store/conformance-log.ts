@@ -78,6 +78,49 @@ export function describeLogContract(store: () => TestableStore, ready: () => Pro
       expect(new Set(walked).size).toBe(walked.length);
     });
 
+    test("a webhook's whole log pages newest first across every status, each delivery once", async () => {
+      const { hook, deliveries } = await withDeliveries(8);
+      const ids = deliveries.map((d) => d.id);
+      await fail(hook, [ids[1]!, ids[4]!]);
+      const at = T0 + 20_000;
+      const claimed = await s.claimDue({ now: at, limit: 1000, workerId: 'w', leaseMs: LEASE });
+      const ok = claimed.filter((c) => c.delivery.id === ids[2] || c.delivery.id === ids[5]);
+      await s.recordAttempts(
+        ok.map((c) => ({
+          attempt: attempt(c.delivery.id, hook.id, 'env_a', true, at),
+          workerId: 'w',
+          now: at,
+          nextAttemptAt: null,
+          disableAfterMs: 1e12,
+        })),
+      );
+      await s.release(
+        claimed.filter((c) => !ok.includes(c)).map((c) => c.delivery.id),
+        'w',
+        at,
+      );
+      const walk = async () => {
+        const seen: Array<[string, string]> = [];
+        let after = null;
+        do {
+          const page: Awaited<ReturnType<Store['listDeliveries']>> = await s.listDeliveries('env_a', {
+            webhookId: hook.id,
+            limit: 3,
+            after,
+          });
+          seen.push(...page.deliveries.map((d): [string, string] => [d.id, d.status]));
+          after = page.next;
+        } while (after);
+        return seen;
+      };
+      const byId = (status: (i: number) => string) => ids.map((id, i): [string, string] => [id, status(i)]).reverse();
+      const state = (i: number, rest: string) => (i === 1 || i === 4 ? 'failed' : i === 2 || i === 5 ? 'delivered' : rest);
+      expect(await walk()).toEqual(byId((i) => state(i, 'pending')));
+      // Disabled: the pending ones are held, and the log still walks all of them once, in order.
+      await s.disableWebhook('env_a', hook.id, 'manual', at + 1);
+      expect(await walk()).toEqual(byId((i) => state(i, 'held')));
+    });
+
     test('resendDelivery: any state becomes due now with the same id; a live lease is left alone', async () => {
       const { hook, deliveries } = await withDeliveries(3);
       const [a, b, c] = deliveries.map((d) => d.id) as [string, string, string];

@@ -7,6 +7,7 @@ import { migratePostgres, postgresStore } from '../../adapters/postgres/index.js
 import { MIGRATIONS } from '../../adapters/kysely/migrations.js';
 import { CLAIM_DUE_CALL, claimQuery } from '../../adapters/postgres/claim.js';
 import { type KyselyStore, nextDueSql } from '../../adapters/kysely/store.js';
+import { wholeLogPage } from '../../adapters/kysely/log.js';
 import { percentile, until } from '../helpers/fleet.js';
 import { adminQuery, createSchema, terminateBackends, useTestPostgres, type TestPostgres } from '../helpers/postgres.js';
 import { event, webhook } from './conformance.js';
@@ -410,6 +411,31 @@ describe('postgres: migrations', () => {
       return JSON.stringify(rows[0]['QUERY PLAN']);
     });
     expect(plan).toContain('"Index Name":"iw_deliveries_event_webhook"');
+  });
+
+  test("migration 10: no index of a webhook's whole log; its page reads a backward range of the status index per status", async () => {
+    const { store } = await fresh();
+    const run = async (q: string) => (await store.kysely.executeQuery<any>(CompiledQuery.raw(q))).rows;
+    const names = (await run(`select indexname from pg_indexes where schemaname = current_schema() and tablename = 'iw_deliveries'`)).map(
+      (r: { indexname: string }) => r.indexname,
+    );
+    expect(names).not.toContain('iw_deliveries_log');
+    expect(names).toContain('iw_deliveries_log_status');
+    const hook = webhook('env_a');
+    await store.createWebhook(hook, { maxWebhooks: null });
+    for (let i = 0; i < 5; i++) await store.insertEvent(event('env_a', { createdAt: T0 + i }), { newDeliveryId: msg });
+    const page = wholeLogPage('env_a', hook.id, { createdAt: T0 + 3, id: 'msg_~' }, 26).compile(store.kysely);
+    // (One connection: the table is tiny, so sequential scans are off for this session alone.)
+    const plan = await store.kysely.connection().execute(async (db) => {
+      await db.executeQuery(CompiledQuery.raw('set enable_seqscan = off'));
+      const { rows } = await db.executeQuery<any>(CompiledQuery.raw(`explain (format json) ${page.sql}`, [...page.parameters]));
+      await db.executeQuery(CompiledQuery.raw('reset enable_seqscan'));
+      return JSON.stringify(rows[0]['QUERY PLAN']);
+    });
+    // Four backward index scans, each limited; what is sorted is at most four times a page.
+    expect(plan.match(/"Index Name":"iw_deliveries_log_status"/g)).toHaveLength(4);
+    expect(plan.match(/"Scan Direction":"Backward"/g)).toHaveLength(4);
+    expect(plan).not.toContain('"Node Type":"Seq Scan"');
   });
 
   test('several stores migrating one empty schema at once: one applies, all succeed', async () => {
