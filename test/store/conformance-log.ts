@@ -25,13 +25,16 @@ export function describeLogContract(store: () => TestableStore, ready: () => Pro
       return { hook, deliveries };
     };
 
-    /** Claims the given deliveries and records a failure with no next try: they end `failed`. */
-    const fail = async (hook: { id: string }, ids: string[], at = T0 + 10_000) => {
+    /**
+     * Claims the given deliveries and records an attempt with no next try: they end `failed`, or
+     * `delivered` with `success`. The others claimed on the way are given back.
+     */
+    const finish = async (hook: { id: string }, ids: string[], at = T0 + 10_000, success = false) => {
       const claimed = await s.claimDue({ now: at, limit: 1000, workerId: 'w', leaseMs: LEASE });
       const mine = claimed.filter((c) => ids.includes(c.delivery.id));
       await s.recordAttempts(
         mine.map((c) => ({
-          attempt: attempt(c.delivery.id, hook.id, 'env_a', false, at),
+          attempt: attempt(c.delivery.id, hook.id, 'env_a', success, at),
           workerId: 'w',
           now: at,
           nextAttemptAt: null,
@@ -41,6 +44,7 @@ export function describeLogContract(store: () => TestableStore, ready: () => Pro
       const others = claimed.filter((c) => !ids.includes(c.delivery.id)).map((c) => c.delivery.id);
       if (others.length > 0) await s.release(others, 'w', at);
     };
+    const fail = (hook: { id: string }, ids: string[], at?: number) => finish(hook, ids, at, false);
 
     test('pages are keyset-based: each delivery once, newest first, stable while new ones arrive', async () => {
       const { hook, deliveries } = await withDeliveries(7);
@@ -83,22 +87,7 @@ export function describeLogContract(store: () => TestableStore, ready: () => Pro
       const ids = deliveries.map((d) => d.id);
       await fail(hook, [ids[1]!, ids[4]!]);
       const at = T0 + 20_000;
-      const claimed = await s.claimDue({ now: at, limit: 1000, workerId: 'w', leaseMs: LEASE });
-      const ok = claimed.filter((c) => c.delivery.id === ids[2] || c.delivery.id === ids[5]);
-      await s.recordAttempts(
-        ok.map((c) => ({
-          attempt: attempt(c.delivery.id, hook.id, 'env_a', true, at),
-          workerId: 'w',
-          now: at,
-          nextAttemptAt: null,
-          disableAfterMs: 1e12,
-        })),
-      );
-      await s.release(
-        claimed.filter((c) => !ok.includes(c)).map((c) => c.delivery.id),
-        'w',
-        at,
-      );
+      await finish(hook, [ids[2]!, ids[5]!], at, true);
       const walk = async () => {
         const seen: Array<[string, string]> = [];
         let after = null;
