@@ -6,6 +6,7 @@ import { createSchema, useTestPostgres, type TestPostgres } from '../helpers/pos
 import { useCleanups } from '../helpers/cleanup.js';
 import { event, webhook } from './conformance.js';
 import { newId } from '../../src/ids.js';
+import { EMIT_CALL } from '../../adapters/postgres/emit.js';
 
 /** PostgreSQL emit in one round trip: what the database sees for one insertEvent. */
 let server: TestPostgres;
@@ -19,18 +20,20 @@ afterAll(async () => {
 const T0 = Date.parse('2026-03-01T12:00:00.000Z');
 const cleanups = useCleanups();
 
-/** A store on a pool whose every connection records the statements it sends. */
+/** A store on a pool whose every connection records the statements it sends, and their parameters. */
 async function counted(options: { notifications?: boolean } = {}) {
   const schema = await createSchema(server.url);
   cleanups.push(() => schema.drop());
   const pool = new pg.Pool({ connectionString: schema.url, max: 4 });
   cleanups.push(() => pool.end());
   const statements: string[] = [];
+  const parameters: unknown[][] = [];
   pool.on('connect', (client) => {
     const query = client.query.bind(client) as (...args: unknown[]) => unknown;
     (client as { query: unknown }).query = (...args: unknown[]) => {
       const text = args[0];
       statements.push(typeof text === 'string' ? text : String((text as { text?: unknown }).text));
+      parameters.push((typeof text === 'string' ? args[1] : (text as { values?: unknown }).values) as unknown[]);
       return query(...args);
     };
   });
@@ -49,11 +52,11 @@ async function counted(options: { notifications?: boolean } = {}) {
     made.push(id);
     return id;
   };
-  /** The statements sent while `fn` ran. */
-  const during = async <T>(fn: () => Promise<T>): Promise<{ result: T; sent: string[] }> => {
+  /** The statements sent while `fn` ran, and their parameters. */
+  const during = async <T>(fn: () => Promise<T>): Promise<{ result: T; sent: string[]; values: unknown[][] }> => {
     const from = statements.length;
     const result = await fn();
-    return { result, sent: statements.slice(from) };
+    return { result, sent: statements.slice(from), values: parameters.slice(from) };
   };
   return { store, url: schema.url, hooks, made, newDeliveryId, during };
 }
@@ -72,12 +75,15 @@ describe('postgres: emit in one statement', () => {
   test('10 subscribers: one statement outside a transaction (no BEGIN/COMMIT), ids from newDeliveryId, rows as returned', async () => {
     const { store, hooks, made, newDeliveryId, during } = await counted();
     const ev = event('env_a', { createdAt: T0 });
-    const { result: deliveries, sent } = await during(() =>
+    const {
+      result: deliveries,
+      sent,
+      values,
+    } = await during(() =>
       store.insertEvent(ev, { newDeliveryId, traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' }),
     );
-    expect(sent).toHaveLength(1);
-    expect(sent[0]).toMatch(/^with hooks as/);
-    expect(sent[0]).toContain('pg_notify');
+    expect(sent).toEqual([EMIT_CALL]);
+    expect(values[0]!.at(-1)).toBe(true); // the hint goes out with it
     expect(deliveries.map((d) => d.webhookId).sort()).toEqual(hooks.map((h) => h.id).sort());
     expect(new Set(deliveries.map((d) => d.id)).size).toBe(10);
     for (const d of deliveries) {
@@ -146,7 +152,7 @@ describe('postgres: emit in one statement', () => {
         }),
       ).rejects.toThrow('host rolls back'),
     );
-    expect(sent.map((s) => s.split(/\s/)[0]!.toLowerCase())).toEqual(['begin', 'with', 'rollback']);
+    expect(sent.map((s) => s.toLowerCase())).toEqual(['begin', EMIT_CALL.toLowerCase(), 'rollback']);
     expect(await store.getEvent('env_a', lost.id)).toBeNull();
     expect(await count(url, 'select count(*) as n from iw_deliveries where event_id = $1', [lost.id])).toBe(0);
 
@@ -202,11 +208,32 @@ describe('postgres: emit in one statement', () => {
     expect(wakes.length).toBe(before);
   });
 
-  test('notifications off: one statement without pg_notify', async () => {
-    const { store, newDeliveryId, during } = await counted({ notifications: false });
-    const { result, sent } = await during(() => store.insertEvent(event('env_a'), { newDeliveryId }));
+  test('notifications off: one statement, and no hint goes out', async () => {
+    const { store, url, newDeliveryId, during } = await counted({ notifications: false });
+    const other = postgresStore({ connectionString: url, maxConnections: 2 });
+    cleanups.push(() => other.close());
+    const wakes: number[] = [];
+    cleanups.push(await other.subscribe!(() => wakes.push(performance.now())));
+    await until('the listener to connect', () => wakes.length >= 1, 10_000, 5); // it wakes once on (re)connect
+    const before = wakes.length;
+    const { result, sent, values } = await during(() => store.insertEvent(event('env_a'), { newDeliveryId }));
     expect(result).toHaveLength(10);
-    expect(sent).toHaveLength(1);
-    expect(sent[0]).not.toContain('pg_notify');
+    expect(sent).toEqual([EMIT_CALL]);
+    expect(values[0]!.at(-1)).toBe(false);
+    // A hint would reach the listener within milliseconds (the test above waits for one).
+    await new Promise((r) => setTimeout(r, 300));
+    expect(wakes.length).toBe(before);
+  });
+
+  test("migration 11's iw_emit: planned once per connection, sequential scans off", async () => {
+    const { url } = await counted();
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      const { rows } = await client.query(`select proconfig from pg_proc where oid = 'iw_emit'::regproc`);
+      expect(rows[0].proconfig).toEqual(['plan_cache_mode=force_generic_plan', 'enable_seqscan=off']);
+    } finally {
+      await client.end();
+    }
   });
 });
