@@ -48,45 +48,56 @@ async function explain(store: KyselyStore, compiled: CompiledQuery, analyze = fa
 }
 
 /**
- * The plan a claim leaving nothing out runs with: the generic plan of `iw_claim_due`'s query
- * (its text read back from the database, its arguments as parameters), made under the
- * function's own settings (`proconfig`) as a call would, on one connection. `between` runs after
- * the plan is made and before it is used (a plan is kept for a connection's life). With
- * `analyze` it runs the claim.
+ * The plan a call of the engine's function `name` runs with: the generic plan of its query (its
+ * text read back from the database, its arguments as parameters), made under the function's own
+ * settings (`proconfig`) as a call would, on one connection. `args` are SQL literals. `between`
+ * runs after the plan is made and before it is used (a plan is kept for a connection's life).
+ * With `analyze` it runs the query.
  */
+async function explainFunction(
+  store: KyselyStore,
+  name: string,
+  args: string[],
+  { analyze = false, between }: { analyze?: boolean; between?: () => Promise<void> } = {},
+): Promise<any> {
+  return store.kysely.connection().execute(async (db) => {
+    const run = async (q: string) => (await db.executeQuery<any>(CompiledQuery.raw(q))).rows;
+    const [{ prosrc, proconfig, names, types }] = await run(
+      `select prosrc, proconfig, proargnames[1:pronargs] as names,
+         array(select format_type(t, null) from unnest(proargtypes::oid[]) with ordinality as a(t, i) order by i) as types
+       from pg_proc where oid = '${name}'::regproc`,
+    );
+    const query = (/return query([\s\S]*);\s*end\s*$/.exec(prosrc) ?? [])[1];
+    expect(query).toBeDefined();
+    const numbered = (names as string[]).reduce((q, arg, i) => q.replace(new RegExp(`\\b${arg}\\b`, 'g'), `$${i + 1}`), query!);
+    const settings = (proconfig as string[]).map((c) => c.split('='));
+    for (const [setting, value] of settings) await run(`set ${setting} = ${value}`);
+    await run(`prepare iw_generic(${(types as string[]).join(', ')}) as ${numbered}`);
+    const execute = `execute iw_generic(${args.join(', ')})`;
+    try {
+      await run(`explain ${execute}`); // the plan is made here, and kept
+      await between?.();
+      const [row] = await run(`${analyze ? 'explain (analyze, buffers, format json)' : 'explain (format json)'} ${execute}`);
+      return row['QUERY PLAN'][0];
+    } finally {
+      await run('deallocate iw_generic');
+      for (const [setting] of settings) await run(`reset ${setting}`);
+    }
+  });
+}
+
+/** {@link explainFunction} for `iw_claim_due`, the claim that leaves nothing out. */
 async function explainClaimFunction(
   store: KyselyStore,
   { now, limit, workerId, leaseMs }: ClaimArgs,
   analyze = false,
   between?: () => Promise<void>,
 ): Promise<any> {
-  return store.kysely.connection().execute(async (db) => {
-    const run = async (q: string) => (await db.executeQuery<any>(CompiledQuery.raw(q))).rows;
-    const [{ prosrc, proconfig }] = await run(`select prosrc, proconfig from pg_proc where oid = 'iw_claim_due'::regproc`);
-    const query = (/return query([\s\S]*);\s*end\s*$/.exec(prosrc) ?? [])[1];
-    expect(query).toBeDefined();
-    const numbered = query!
-      .replace(/\bp_now\b/g, '$1')
-      .replace(/\bp_limit\b/g, '$2')
-      .replace(/\bp_worker\b/g, '$3')
-      .replace(/\bp_until\b/g, '$4');
-    const settings = (proconfig as string[]).map((c) => c.split('='));
-    for (const [name, value] of settings) await run(`set ${name} = ${value}`);
-    await run(`prepare iw_claim_generic(bigint, integer, text, bigint) as ${numbered}`);
-    const execute = `execute iw_claim_generic(${now}, ${limit}, '${workerId.replaceAll("'", "''")}', ${now + leaseMs})`;
-    try {
-      await run(`explain ${execute}`); // the plan is made here, and kept
-      await between?.();
-      const [row] = await run(`${analyze ? 'explain (analyze, buffers, format json)' : 'explain (format json)'} ${execute}`);
-      const plan = row['QUERY PLAN'][0];
-      // A generic plan: the due time is a parameter in it, not the value.
-      expect(JSON.stringify(plan)).toContain('(next_attempt_at <= $1)');
-      return plan;
-    } finally {
-      await run('deallocate iw_claim_generic');
-      for (const [name] of settings) await run(`reset ${name}`);
-    }
-  });
+  const args = [`${now}`, `${limit}`, `'${workerId.replaceAll("'", "''")}'`, `${now + leaseMs}`];
+  const plan = await explainFunction(store, 'iw_claim_due', args, { analyze, between });
+  // A generic plan: the due time is a parameter in it, not the value.
+  expect(JSON.stringify(plan)).toContain('(next_attempt_at <= $1)');
+  return plan;
 }
 
 /** `Node Type Relation [Index]` of every node of a plan that reads a table. */
@@ -194,6 +205,26 @@ describe('postgres: claims', () => {
     expect(scans.some((x) => x.endsWith('iw_deliveries_due'))).toBe(true);
     expect(JSON.stringify(plan)).not.toContain('"Node Type":"Sort"');
     expect(plan.Plan['Actual Rows']).toBe(64);
+  });
+
+  test("emit's function: its generic plan, made on empty tables, reads every table by index", async () => {
+    const { store } = await fresh();
+    // iw_emit(p_id, p_environment, p_type, p_source, p_data, p_event_timestamp, p_created_at, p_traceparent, p_ids, p_notify)
+    const emit = await explainFunction(store, 'iw_emit', [
+      "'event_x'",
+      "'env_a'",
+      "'user.created'",
+      "'api'",
+      "'{}'",
+      `${T0}`,
+      `${T0}`,
+      'null',
+      "array['msg_x']",
+      'false',
+    ]);
+    const emitScans = scansOf(emit);
+    expect(emitScans.filter((x) => x.startsWith('Seq Scan'))).toEqual([]);
+    expect(emitScans).toContain('Index Scan iw_webhooks iw_webhooks_env');
   });
 
   test("a claim leaving a saturated webhook out reads per webhook, not past that webhook's 20,000 due rows", async () => {
