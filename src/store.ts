@@ -87,9 +87,8 @@ export interface Store<Tx = unknown> {
    * Claims up to `limit` due deliveries (pending, `next_attempt_at <= now`, not under a live
    * lease), oldest due first, in one atomic statement: sets `locked_by` and
    * `locked_until = now + leaseMs`, so an abandoned claim is due again once its lease runs out.
-   * A store may also move `next_attempt_at` to the lease's end (PostgreSQL does; SQLite leaves
-   * it: `leaseInPlace` in adapters/kysely/due.ts). Each comes with `dueAt` (its
-   * `next_attempt_at` as the claim found it) and the
+   * Both stores leave `next_attempt_at` where it is (`unleased` in adapters/kysely/due.ts). Each
+   * comes with `dueAt` (its `next_attempt_at` as the claim found it) and the
    * `traceparent` stored with its event. A claim that took nothing may also say when the next
    * pending delivery or notice comes due ({@link Claimed}), saving an idle pass its `nextDueAt`.
    */

@@ -30,7 +30,7 @@ import { list, type Mark, text, type Texts } from './texts.js';
 export function dueIdsText(flavor: 'sqlite' | 'postgres', p: Mark, webhooks: number, environments: number, byWebhook: boolean): string {
   if ((webhooks === 0 && environments === 0) || !byWebhook)
     return (
-      `select "id" from "iw_deliveries" where "status" = 'pending' and "next_attempt_at" <= ${p()}${unleased(flavor, 'iw_deliveries', p)}` +
+      `select "id" from "iw_deliveries" where "status" = 'pending' and "next_attempt_at" <= ${p()}${unleased('iw_deliveries', p)}` +
       (webhooks > 0 ? ` and "webhook_id" not in (${list(webhooks, p)})` : '') +
       (environments > 0 ? ` and "environment" not in (${list(environments, p)})` : '') +
       ` order by "next_attempt_at" limit ${p()}${lock(flavor)}`
@@ -44,7 +44,7 @@ export function dueIdsText(flavor: 'sqlite' | 'postgres', p: Mark, webhooks: num
   // cheaper, and read past every due row of the others. Migration 7 tells its planner that a
   // webhook's share of the table is small, and the plan test holds it to the range.)
   const oldest = (alias: string, columns: string) =>
-    `select ${columns} from "iw_deliveries" "${alias}" where "${alias}"."webhook_id" = "hw"."id" and "${alias}"."status" = 'pending' and "${alias}"."next_attempt_at" <= ${p()}${unleased(flavor, alias, p)} order by "${alias}"."next_attempt_at" limit ${p()}`;
+    `select ${columns} from "iw_deliveries" "${alias}" where "${alias}"."webhook_id" = "hw"."id" and "${alias}"."status" = 'pending' and "${alias}"."next_attempt_at" <= ${p()}${unleased(alias, p)} order by "${alias}"."next_attempt_at" limit ${p()}`;
   // SQLite has no LATERAL: a correlated IN (its CROSS JOINs also fix the loop order, webhooks
   // outermost). PostgreSQL locks each webhook's rows as it reads them (SKIP LOCKED: what another
   // claimer holds is passed over, never waited on).
@@ -69,37 +69,29 @@ const PENDING_WEBHOOKS =
 const lock = (flavor: 'sqlite' | 'postgres') => (flavor === 'postgres' ? ' for update skip locked' : '');
 
 /**
- * Whether a lease leaves `next_attempt_at` where it is (SQLite) or moves it to the lease's end
- * (PostgreSQL). Either way a row under a live lease is not due, and one whose lease ran out is.
+ * Not under a live lease: never claimed, given back, or its lease ran out (a claimer that died).
  *
- * - **SQLite, in place.** Moving `next_attempt_at` rewrites the row's entries in both due
- *   indexes (`iw_deliveries_due`, `iw_deliveries_pending`: a delete and an insert in each), and
- *   the success deletes them again. Left in place, a claim writes no index entry: 0.39 → 0.11 WAL
- *   pages per claimed row, 24.5-25.7 → 20.8-21.7 µs per delivery on the store alone at fan-out 10,
- *   2-3 % of a delivery's CPU in the peers bench (bench/README.md, 2026-11-27). Leased rows stay at
- *   the head of the due indexes and each claim reads past them ({@link unleased}): at most what
- *   every process can have in flight and waiting, since none claims more.
- * - **PostgreSQL, moved.** A claim there writes a new row version and an entry in every index
- *   whatever columns change (`updated_at` is in `iw_deliveries_finished`, so no update is HOT), so
- *   leaving the due time in place saves nothing, and reading past the leased rows (a heap visit
- *   each) cost fan-out 10 0.80 → 0.69 × in one sitting, 0.76 → 0.72 × in another. Leased rows
- *   leave the head of the due index instead, and an expired lease is a due time like any other.
+ * A lease leaves `next_attempt_at` where it is, on both databases: leased rows stay at the head
+ * of the due indexes and each claim reads past them, at most what every process can have in
+ * flight and waiting, since none claims more. Moving the due time to the lease's end would
+ * rewrite the row's entries in both due indexes, and the success deletes them again.
+ * - **SQLite** writes only the entries of the columns an update changes: left in place, a claim
+ *   writes no index entry at all (0.39 → 0.11 WAL pages per claimed row, 2-3 % of a delivery's
+ *   CPU in the peers bench; bench/README.md, "SQLite's lease left in place").
+ * - **PostgreSQL** writes a new row version, and an entry in every index unless the update is
+ *   HOT: it changes no indexed column and the new version fits on the row's own page. A claim
+ *   here sets only `locked_by`, `locked_until` and `claimed_due_at`, none of them indexed, and
+ *   `iw_deliveries` keeps room on its pages for the new versions (migration 12): a claim then
+ *   writes no index entry either (bench/README.md, "PostgreSQL: HOT claims").
  */
-export const leaseInPlace = (flavor: 'sqlite' | 'postgres') => flavor === 'sqlite';
-
-/** Not under a live lease: never claimed, given back, or its lease ran out (a claimer that died). Only where the lease is in place. */
-const unleased = (flavor: 'sqlite' | 'postgres', table: string, p: Mark) =>
-  leaseInPlace(flavor) ? ` and ("${table}"."locked_until" is null or "${table}"."locked_until" <= ${p()})` : '';
+const unleased = (table: string, p: Mark) => ` and ("${table}"."locked_until" is null or "${table}"."locked_until" <= ${p()})`;
 
 /**
  * When the next pending delivery comes due (`nextDueAt`, an empty claim): the head of the due
- * index. Where the lease is in place (SQLite), past the leased rows: a lease that runs out is
- * not a due time there (this text knows no `now`), and the scheduler's poll, at most
- * `pollIntervalMs` apart, finds such a row. On PostgreSQL a leased row's due time is its lease's
- * end, so it counts.
+ * index, past the leased rows. A lease that runs out is not a due time here (this text knows no
+ * `now`): the scheduler's poll, at most `pollIntervalMs` apart, finds such a row.
  */
-export const nextDelivery = (flavor: 'sqlite' | 'postgres') =>
-  `(select "next_attempt_at" from "iw_deliveries" where "status" = 'pending'${leaseInPlace(flavor) ? ' and "locked_by" is null' : ''} order by "next_attempt_at" limit 1)`;
+export const NEXT_DELIVERY = `(select "next_attempt_at" from "iw_deliveries" where "status" = 'pending' and "locked_by" is null order by "next_attempt_at" limit 1)`;
 /** The earliest pending notice. */
 export const NEXT_NOTICE = `(select "next_attempt_at" from "iw_notices" where "status" = 'pending' order by "next_attempt_at" limit 1)`;
 
@@ -108,11 +100,10 @@ const perWebhook = ({ excludeWebhookIds = [], excludeEnvironments = [], byWebhoo
   byWebhook && (excludeWebhookIds.length > 0 || excludeEnvironments.length > 0);
 
 /** The parameters of {@link dueIdsText}, in its order. */
-export function dueParameters(args: ClaimArgs, flavor: 'sqlite' | 'postgres'): unknown[] {
+export function dueParameters(args: ClaimArgs): unknown[] {
   const { now, limit, excludeWebhookIds = [], excludeEnvironments = [] } = args;
-  const due = leaseInPlace(flavor) ? [now, now] : [now];
-  if (!perWebhook(args)) return [...due, ...excludeWebhookIds, ...excludeEnvironments, limit];
-  return [...excludeWebhookIds, ...excludeEnvironments, ...due, limit, limit];
+  if (!perWebhook(args)) return [now, now, ...excludeWebhookIds, ...excludeEnvironments, limit];
+  return [...excludeWebhookIds, ...excludeEnvironments, now, now, limit, limit];
 }
 
 /** The claim's text for these args' shape, built by `wrap` around {@link dueIdsText} on first use. */
@@ -126,16 +117,15 @@ export function claimText(texts: Texts, args: ClaimArgs, wrap: (p: Mark, due: st
   );
 }
 
-/** What the claim sets on each row it takes: worker, lease end (twice where the lease moves the due time), now. */
-export function leaseParameters({ now, workerId, leaseMs }: ClaimArgs, flavor: 'sqlite' | 'postgres'): unknown[] {
-  return leaseInPlace(flavor) ? [workerId, now + leaseMs, now] : [workerId, now + leaseMs, now + leaseMs, now];
+/** What the claim sets on each row it takes: worker and lease end. */
+export function leaseParameters({ now, workerId, leaseMs }: ClaimArgs): [workerId: string, lockedUntil: number] {
+  return [workerId, now + leaseMs];
 }
 
 /**
- * The SET list of a claim: the lease; on PostgreSQL `next_attempt_at` moved to its end (an
- * abandoned claim comes due again by itself; see {@link leaseInPlace}); and `claimed_due_at` =
- * `next_attempt_at` as the claim found it (SET expressions read the old row on both databases),
- * for the lag metric.
+ * The SET list of a claim: the lease, and `claimed_due_at` = `next_attempt_at` as the claim found
+ * it, for the lag metric. Nothing else: `next_attempt_at` stays (see {@link unleased}), and so
+ * does `updated_at` (a lease is not a change of the delivery's state, and on PostgreSQL the
+ * column is indexed by `iw_deliveries_finished`: setting it would make no claim HOT).
  */
-export const leaseSet = (p: Mark, flavor: 'sqlite' | 'postgres') =>
-  `"locked_by" = ${p()}, "locked_until" = ${p()}, ${leaseInPlace(flavor) ? '' : `"next_attempt_at" = ${p()}, `}"updated_at" = ${p()}, "claimed_due_at" = iw_deliveries.next_attempt_at`;
+export const leaseSet = (p: Mark) => `"locked_by" = ${p()}, "locked_until" = ${p()}, "claimed_due_at" = iw_deliveries.next_attempt_at`;

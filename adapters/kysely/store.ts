@@ -17,7 +17,7 @@ import type {
 } from '../../src/store.js';
 import { runMigrations } from './migrations.js';
 import { listPage, recoverBatch, resend } from './log.js';
-import { NEXT_NOTICE, nextDelivery } from './due.js';
+import { NEXT_DELIVERY, NEXT_NOTICE } from './due.js';
 import { claimNotices, finishNotice, listNotices } from './notices.js';
 import { emptyCounts, PURGE_STEPS, purgeStep } from './retention.js';
 import { holdPending, recordOutcomes } from './outcomes.js';
@@ -85,10 +85,10 @@ const PENDING = sql.lit('pending');
  * `nextDueAt` in one statement and one round trip (it ends every idle pass): the head of the
  * deliveries' partial due index, and the earliest pending notice (PostgreSQL reads the head of
  * `iw_notices_due`; SQLite prefers the `(status, created_at)` index, fine for the handful of
- * notices ever pending). No parameters; on SQLite the deliveries' head skips leased rows
- * (`nextDelivery` in due.ts).
+ * notices ever pending). No parameters; the deliveries' head skips leased rows
+ * (`NEXT_DELIVERY` in due.ts).
  */
-export const nextDueSql = (flavor: 'sqlite' | 'postgres') => `select ${nextDelivery(flavor)} as "delivery", ${NEXT_NOTICE} as "notice"`;
+export const NEXT_DUE_SQL = `select ${NEXT_DELIVERY} as "delivery", ${NEXT_NOTICE} as "notice"`;
 
 /** The earlier of a delivery's and a notice's next due time (bigints come back as strings), or null. */
 function earliest(...times: Array<number | string | null | undefined>): number | null {
@@ -422,10 +422,7 @@ export class KyselyStore implements Store<HostTransaction> {
   }
 
   async nextDueAt(): Promise<number | null> {
-    const [row] = await precompiled(this.db).run<{ delivery: number | string | null; notice: number | string | null }>(
-      nextDueSql(this.flavor.dialect),
-      [],
-    );
+    const [row] = await precompiled(this.db).run<{ delivery: number | string | null; notice: number | string | null }>(NEXT_DUE_SQL, []);
     return earliest(row?.delivery, row?.notice);
   }
 

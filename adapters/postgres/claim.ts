@@ -1,6 +1,6 @@
 import { CompiledQuery, type Kysely } from 'kysely';
 import type { ClaimArgs } from '../../src/store.js';
-import { claimText, dueParameters, leaseParameters, leaseSet, NEXT_NOTICE, nextDelivery } from '../kysely/due.js';
+import { claimText, dueParameters, leaseParameters, leaseSet, NEXT_DELIVERY, NEXT_NOTICE } from '../kysely/due.js';
 import type { ClaimRow, EngineTables } from '../kysely/schema.js';
 import { POSTGRES } from '../kysely/texts.js';
 
@@ -17,25 +17,29 @@ import { POSTGRES } from '../kysely/texts.js';
  * ```sql
  * with due as (
  *   select id from iw_deliveries
- *   where status = 'pending' and next_attempt_at <= $now [and webhook_id not in (...)]
+ *   where status = 'pending' and next_attempt_at <= $now
+ *     and (locked_until is null or locked_until <= $now) [and webhook_id not in (...)]
  *   order by next_attempt_at limit $n
  *   for update skip locked)
  * update iw_deliveries set locked_by = $worker, locked_until = $now + $lease,
- *   next_attempt_at = $now + $lease, updated_at = $now
+ *   claimed_due_at = next_attempt_at
  * from due where iw_deliveries.id = due.id
  * returning iw_deliveries.*
  * ```
  * (as the CTE `claimed`; its first row also carries its distinct webhooks and events)
  *
- * A claim that leaves nothing out runs this as migration 8's function `iw_claim_due` (its text
- * frozen there, the update taking `id = any(array(...))`), so a connection plans it once; one
- * that leaves webhooks or customers out (a rarer claim, its plan depending on how many) is built
- * here as text.
+ * The lease leaves `next_attempt_at` and `updated_at` where they are, so the update changes no
+ * indexed column and PostgreSQL can make it HOT (`unleased` in due.ts, migration 12).
+ *
+ * A claim that leaves nothing out runs this as migration 12's function `iw_claim_due_2` (its
+ * text frozen there, the update taking `id = any(array(...))`), so a connection plans it once;
+ * one that leaves webhooks or customers out (a rarer claim, its plan depending on how many) is
+ * built here as text.
  */
 export function claimQuery(args: ClaimArgs): CompiledQuery {
   const { now, limit, workerId, leaseMs, excludeWebhookIds = [], excludeEnvironments = [] } = args;
   // Leaving nothing out (an idle pass, and most claims of a busy engine): the same statement as
-  // a function (migration 8), planned once per connection instead of at every call.
+  // a function (migration 12), planned once per connection instead of at every call.
   if (excludeWebhookIds.length === 0 && excludeEnvironments.length === 0)
     return CompiledQuery.raw(CLAIM_DUE_CALL, [now, limit, workerId, now + leaseMs]);
   const sql = claimText(
@@ -43,7 +47,7 @@ export function claimQuery(args: ClaimArgs): CompiledQuery {
     args,
     (p, due) =>
       `with "due" as (${due}), ` +
-      `"claimed" as (update "iw_deliveries" set ${leaseSet(p, 'postgres')} from "due" where "iw_deliveries"."id" = "due"."id" returning "iw_deliveries".*) ` +
+      `"claimed" as (update "iw_deliveries" set ${leaseSet(p)} from "due" where "iw_deliveries"."id" = "due"."id" returning "iw_deliveries".*) ` +
       // Each distinct webhook and event once, as JSON arrays on the first row only: at fan-out
       // 10 a claim of 64 rows names ~7 events and ~10 webhooks, and turning each row's own into
       // JSON cost a fifth of the statement. One correlated primary-key lookup per distinct id,
@@ -56,14 +60,14 @@ export function claimQuery(args: ClaimArgs): CompiledQuery {
       // one round trip. (Read in the statement's snapshot, before its own update; only used
       // when that update took nothing.)
       `"next"."delivery" as "next_delivery", "next"."notice" as "next_notice" ` +
-      `from (select case when not exists (select from "claimed") then ${nextDelivery('postgres')} end as "delivery", ` +
+      `from (select case when not exists (select from "claimed") then ${NEXT_DELIVERY} end as "delivery", ` +
       `case when not exists (select from "claimed") then ${NEXT_NOTICE} end as "notice") "next" left join "claimed" on true`,
   );
-  return CompiledQuery.raw(sql, [...dueParameters(args, 'postgres'), ...leaseParameters(args, 'postgres')]);
+  return CompiledQuery.raw(sql, [...dueParameters(args), ...leaseParameters(args)]);
 }
 
-/** Migration 8's `iw_claim_due`: the claim below for `args` leaving nothing out, its plan made once per connection. */
-export const CLAIM_DUE_CALL = 'select * from "iw_claim_due"($1, $2, $3, $4)';
+/** Migration 12's `iw_claim_due_2`: the claim below for `args` leaving nothing out, its plan made once per connection. */
+export const CLAIM_DUE_CALL = 'select * from "iw_claim_due_2"($1, $2, $3, $4)';
 
 /** Runs {@link claimQuery}; rows come back oldest first (UPDATE ... RETURNING has no order of its own). */
 export async function claimDue(db: Kysely<EngineTables>, args: ClaimArgs): Promise<ClaimRow[]> {

@@ -8,7 +8,7 @@ import { attempt, event, id, LEASE, leaseOf, T0, type TestableStore, webhook } f
  * The delivery log and its operations (keyset pages, resend, recover, test events), part of the
  * store contract: run by describeStore on every adapter.
  */
-export function describeLogContract(store: () => TestableStore, ready: () => Promise<TestableStore>, leaseInPlace: boolean): void {
+export function describeLogContract(store: () => TestableStore, ready: () => Promise<TestableStore>): void {
   describe('delivery log and operations', () => {
     let s: TestableStore;
     beforeEach(async () => {
@@ -120,7 +120,7 @@ export function describeLogContract(store: () => TestableStore, ready: () => Pro
       const claimed = await s.claimDue({ now, limit: 10, workerId: 'busy', leaseMs: LEASE });
       expect(claimed.map((x) => x.delivery.id)).toContain(b);
       const dueB = claimed.find((x) => x.delivery.id === b)!.dueAt;
-      expect(await s.resendDelivery('env_a', b, now + 1)).toMatchObject({ id: b, nextAttemptAt: leaseInPlace ? dueB : now + LEASE });
+      expect(await s.resendDelivery('env_a', b, now + 1)).toMatchObject({ id: b, nextAttemptAt: dueB });
       expect((await leaseOf(s, b)).workerId).toBe('busy');
       // Its lease ran out (its process died): due now, the dead claim cleared.
       expect(await s.resendDelivery('env_a', c, now + LEASE + 1)).toMatchObject({

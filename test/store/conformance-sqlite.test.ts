@@ -105,7 +105,7 @@ describe('sqlite: what a claim returns', () => {
         last_result: '500',
         claimed_due_at: T0 + 100,
         locked_by: 'w1',
-        updated_at: T0 + 200,
+        updated_at: T0 + 1, // the failure's record; a lease is not a change of state
       });
     } finally {
       await store.close();

@@ -3,7 +3,6 @@ import type { Kysely } from 'kysely';
 import { LimitReachedError } from '../../src/errors.js';
 import type { AttemptRecord, DeliveryRecord, EventRecord, WebhookRecord } from '../../src/model.js';
 import type { RecordAttemptArgs, Store } from '../../src/store.js';
-import { leaseInPlace } from '../../adapters/kysely/due.js';
 import { describeLogContract } from './conformance-log.js';
 import { describeNoticeContract } from './conformance-notices.js';
 import { describePoisonContract } from './conformance-poison.js';
@@ -102,8 +101,6 @@ async function recordOne(s: Store, args: RecordAttemptArgs) {
 
 export function describeStore(name: string, make: () => Promise<StoreUnderTest>): void {
   describe(`store contract: ${name}`, () => {
-    // Whether a lease leaves next_attempt_at in place (SQLite) or moves it to its end (PostgreSQL).
-    const inPlace = leaseInPlace(name as 'sqlite' | 'postgres');
     let t: StoreUnderTest;
     let s: TestableStore;
     beforeEach(async () => {
@@ -274,10 +271,10 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
       });
     });
 
-    describeLogContract(() => s, ready, inPlace);
+    describeLogContract(() => s, ready);
     describeNoticeContract(ready, () => t.sibling());
-    describeTelemetryContract(ready, inPlace);
-    describePoisonContract(ready, inPlace);
+    describeTelemetryContract(ready);
+    describePoisonContract(ready);
 
     describe('claims and leases', () => {
       beforeEach(ready);
@@ -295,8 +292,8 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
         expect(claimed.map((c) => c.delivery.id)).toEqual([ids[1], ids[2]]);
         expect(claimed[0]!.webhook).toEqual(hook);
         expect(claimed[0]!.event.createdAt).toBe(T0 + 100);
-        // SQLite's lease leaves the due time in place; PostgreSQL's moves it to the lease's end.
-        expect(claimed[0]!.delivery).toMatchObject({ nextAttemptAt: inPlace ? T0 + 100 : now + LEASE, status: 'pending' });
+        // The lease leaves the due time in place.
+        expect(claimed[0]!.delivery).toMatchObject({ nextAttemptAt: T0 + 100, status: 'pending' });
         expect(claimed[0]!.dueAt).toBe(T0 + 100);
         // The lease comes with the claim, never on the public record.
         expect(claimed[0]!.lease).toEqual({ workerId: 'w1', until: now + LEASE });
@@ -307,29 +304,29 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
         const rest = await s.claimDue({ now, limit: 10, workerId: 'w2', leaseMs: LEASE });
         expect(rest.map((c) => c.delivery.id)).toEqual([ids[0]]); // the future one is not due
         expect(await s.claimDue({ now, limit: 10, workerId: 'w2', leaseMs: LEASE })).toEqual([]);
-        expect(await s.getDelivery('env_a', ids[1]!)).toMatchObject({ nextAttemptAt: inPlace ? T0 + 100 : now + LEASE });
+        expect(await s.getDelivery('env_a', ids[1]!)).toMatchObject({ nextAttemptAt: T0 + 100 });
         // The leased rows are passed over: the next due time is the future one's.
         expect(await s.nextDueAt()).toBe(T0 + 5000);
         expect(await s.nextDueAfter!(now)).toBe(T0 + 5000);
-        // After it, the leases' end where the lease moved the due time; in place, nothing (the
-        // scheduler's poll finds a lease that ran out).
-        expect(await s.nextDueAfter!(T0 + 5000)).toBe(inPlace ? null : now + LEASE);
+        // After it, nothing: a lease's end is not a due time (the scheduler's poll finds a lease
+        // that ran out).
+        expect(await s.nextDueAfter!(T0 + 5000)).toBe(null);
 
         // Up to the last millisecond of the leases, only the future one is due.
         const late = await s.claimDue({ now: now + LEASE - 1, limit: 10, workerId: 'w3', leaseMs: LEASE });
         expect(late.map((c) => c.delivery.id)).toEqual([ids[3]]);
-        expect(await s.nextDueAt()).toBe(inPlace ? null : now + LEASE);
+        expect(await s.nextDueAt()).toBe(null);
         expect(await s.countDue(now + LEASE - 1)).toBe(0);
         expect(await s.countDue(now + LEASE)).toBe(3);
 
         // The lease runs out with nothing recorded: someone else claims it, same webhook-id, with
-        // the due time the claim finds (in place: the one it kept, the lag measured from it).
+        // the due time it kept, the lag measured from it.
         const again = await s.claimDue({ now: now + LEASE, limit: 10, workerId: 'w4', leaseMs: LEASE });
         expect(new Map(again.map((c) => [c.delivery.id, c.dueAt]))).toEqual(
           new Map([
-            [ids[0], inPlace ? T0 + 300 : now + LEASE],
-            [ids[1], inPlace ? T0 + 100 : now + LEASE],
-            [ids[2], inPlace ? T0 + 200 : now + LEASE],
+            [ids[0], T0 + 300],
+            [ids[1], T0 + 100],
+            [ids[2], T0 + 200],
           ]),
         );
         expect(await leaseOf(s, ids[1]!)).toEqual({ workerId: 'w4', until: now + 2 * LEASE });
