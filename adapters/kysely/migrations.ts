@@ -282,8 +282,9 @@ export const MIGRATIONS: readonly Migration[] = [
       await sql`alter table iw_deliveries set (fillfactor = 60)`.execute(db);
       await db.executeQuery(CompiledQuery.raw(CLAIM_DUE_FUNCTION_V2));
       // An engine of an earlier version still running on this database would claim rows leased
-      // in place (its claim knew only due times): without its function its claims fail, and say
-      // so in its log, until it is replaced. Delivering twice would be worse.
+      // in place (its claim knew only due times): without its function its plain claims fail,
+      // and say so in its log, until it is replaced. (Its claims that leave something out are
+      // text and still run: README.md says to replace every process at once.)
       await sql`drop function iw_claim_due(bigint, integer, text, bigint)`.execute(db);
     },
   },
