@@ -499,6 +499,34 @@ describe('postgres: migrations', () => {
     expect(counted.hot).toBeGreaterThanOrEqual(40);
   });
 
+  test('migration 12 on a database in use: a row leased by the claim before it stays leased until its lease ends, then is claimed once', async () => {
+    const { store } = await fresh({ migrate: false });
+    const run = async (q: string, parameters: unknown[] = []) =>
+      (await store.kysely.executeQuery<any>(CompiledQuery.raw(q, parameters))).rows;
+    // The schema as migration 11 left it, the ledger included.
+    await run('create table iw_migrations (version integer primary key, name text not null, applied_at bigint not null)');
+    for (const m of MIGRATIONS.filter((m) => m.version <= 11)) {
+      await m.up(store.kysely, 'postgres');
+      await run('insert into iw_migrations (version, name, applied_at) values ($1, $2, $3)', [m.version, m.name, T0]);
+    }
+    const hook = webhook('env_a');
+    await store.createWebhook(hook, { maxWebhooks: null });
+    const [leased] = await store.insertEvent(event('env_a', { createdAt: T0 }), { newDeliveryId: msg });
+    const [free] = await store.insertEvent(event('env_a', { createdAt: T0 + 1 }), { newDeliveryId: msg });
+    // A process of the earlier version claims the first with migration 8's function: the due time moves to the lease's end.
+    const until = T0 + 60_000;
+    const old = await run('select id, next_attempt_at from iw_claim_due($1, 1, $2, $3)', [T0 + 10, 'old', until]);
+    expect(old).toEqual([{ id: leased!.id, next_attempt_at: String(until) }]);
+
+    await store.migrate(T0 + 20);
+    const claim = (now: number, workerId: string) => store.claimDue({ now, limit: 10, workerId, leaseMs: 60_000 });
+    expect((await claim(T0 + 30, 'new')).map((c) => c.delivery.id)).toEqual([free!.id]);
+    expect(await claim(until - 1, 'new')).toEqual([]);
+    const again = await claim(until, 'new');
+    expect(again.map((c) => [c.delivery.id, c.dueAt])).toEqual([[leased!.id, until]]);
+    expect(await claim(until, 'new')).toEqual([]);
+  });
+
   test('several stores migrating one empty schema at once: one applies, all succeed', async () => {
     const { url, open } = await fresh({ migrate: false });
     const stores = Array.from({ length: 5 }, () => open());
