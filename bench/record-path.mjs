@@ -11,6 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { delivered } from './lib/outcome.mjs';
 import { createDatabase, dropDatabase, postgresAvailable } from './lib/postgres.mjs';
 
 const RUNS = Number(process.env.RUNS ?? 3);
@@ -102,25 +103,7 @@ async function measure(store) {
     }
     const now = Date.now();
     const claimed = await store.claimDue({ now, limit: GROUP, workerId: 'bench', leaseMs: 60_000 });
-    const batch = claimed.map((c) => ({
-      attempt: {
-        id: `attempt_${randomUUID()}`,
-        deliveryId: c.delivery.id,
-        webhookId: c.webhook.id,
-        environment,
-        startedAt: now,
-        durationMs: 3,
-        statusCode: 200,
-        errorKind: null,
-        errorMessage: null,
-        responseExcerpt: 'ok',
-        success: true,
-      },
-      workerId: 'bench',
-      now,
-      nextAttemptAt: null,
-      disableAfterMs: 72 * 3600_000,
-    }));
+    const batch = claimed.map((c) => delivered(c, now));
     const c0 = process.cpuUsage();
     const t0 = process.hrtime.bigint();
     await store.recordAttempts(batch);

@@ -16,6 +16,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { delivered as success } from './lib/outcome.mjs';
 
 const RUNS = Number(process.env.RUNS ?? 3);
 const SECONDS = Number(process.env.SECONDS ?? 8);
@@ -141,27 +142,7 @@ while (performance.now() < end) {
   const now = Date.now();
   const claimed = await store.claimDue({ now, limit: 32, workerId: 'bench', leaseMs: 30_000 });
   await turn();
-  await store.recordAttempts(
-    claimed.map((c) => ({
-      attempt: {
-        id: `attempt_${randomUUID()}`,
-        deliveryId: c.delivery.id,
-        webhookId: c.webhook.id,
-        environment,
-        startedAt: now,
-        durationMs: 3,
-        statusCode: 200,
-        errorKind: null,
-        errorMessage: null,
-        responseExcerpt: 'ok',
-        success: true,
-      },
-      workerId: 'bench',
-      now: Date.now(),
-      nextAttemptAt: null,
-      disableAfterMs: 72 * 3600_000,
-    })),
-  );
+  await store.recordAttempts(claimed.map((c) => success(c, now)));
   delivered += claimed.length;
   await turn();
 }

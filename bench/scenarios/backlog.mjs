@@ -20,11 +20,11 @@
 // The million rows are written in one transaction with the secondary indexes dropped and then
 // rebuilt from the catalog's own definitions (lib/preload.mjs), as a bulk load would; every
 // index the migrations define is in place before anything is measured.
-import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { runChild } from '../lib/child.mjs';
 import { addWebhooks, makeEngine } from '../lib/engine.mjs';
+import { delivered } from '../lib/outcome.mjs';
 import { analyze, preload } from '../lib/preload.mjs';
 import { latency } from '../lib/stats.mjs';
 import { countByStatus, kindOf, withFreshStore } from '../lib/stores.mjs';
@@ -40,30 +40,6 @@ const LEASE_MS = 60_000;
 // threads of their own, on a machine of 2 cores; bench/README.md, "PostgreSQL: HOT claims").
 const WARM_UP_MS = 2_000;
 const WARM_UP_CLAIMS = 100;
-
-/** A claimed delivery's successful outcome, as the engine records it. */
-const delivered = (c) => {
-  const now = Date.now();
-  return {
-    attempt: {
-      id: `attempt_${randomUUID()}`,
-      deliveryId: c.delivery.id,
-      webhookId: c.webhook.id,
-      environment: c.delivery.environment,
-      startedAt: now,
-      durationMs: 3,
-      statusCode: 200,
-      errorKind: null,
-      errorMessage: null,
-      responseExcerpt: 'ok',
-      success: true,
-    },
-    workerId: 'bench',
-    now,
-    nextAttemptAt: null,
-    disableAfterMs: 72 * 3600_000,
-  };
-};
 
 export default async function backlog(config) {
   const { backlog: size, ticks, claims, batch, runs, receiver } = config;
@@ -165,7 +141,8 @@ export default async function backlog(config) {
         await phase('claims', async () => {
           const total = (claims * runs + WARM_UP_CLAIMS) * batch;
           await preload(store, { groups, events: total / WEBHOOKS, firstDueAt: now - total });
-          for (let i = 0; i < WARM_UP_CLAIMS; i++) await store.recordAttempts((await store.claimDue(claimArgs(batch))).map(delivered));
+          for (let i = 0; i < WARM_UP_CLAIMS; i++)
+            await store.recordAttempts((await store.claimDue(claimArgs(batch))).map((c) => delivered(c)));
           for (let run = 0; run < runs; run++) {
             const took = [];
             for (let i = 0; i < claims; i++) {
@@ -173,7 +150,7 @@ export default async function backlog(config) {
               const got = await store.claimDue(claimArgs(batch));
               took.push(performance.now() - a);
               if (got.length !== batch) throw new Error(`claim ${i} took ${got.length} of ${batch}`);
-              await store.recordAttempts(got.map(delivered));
+              await store.recordAttempts(got.map((c) => delivered(c)));
             }
             out.claimP50.push(latency(took).p50);
             out.claimP99.push(latency(took).p99);
