@@ -14,8 +14,8 @@
  * - **claim**: a scheduler taking due deliveries for itself, in one statement.
  * - **lease**: a claim's lifetime: `locked_by` holds the delivery until `locked_until`. While
  *   leased it is not due; when the lease runs out it is due again, so a delivery whose process
- *   died is taken up by another claim (PostgreSQL also moves `next_attempt_at` to the lease's
- *   end; SQLite leaves it, and a poll finds the row). Engine-internal: a claim hands it over as
+ *   died is taken up by another claim (`next_attempt_at` stays where it was, and a poll finds
+ *   the row once the lease has run out). Engine-internal: a claim hands it over as
  *   `ClaimedDelivery.lease`; no public record carries it.
  * - **proof**: engine-internal: what a claim that left saturated webhooks or customers at their
  *   share out, and came back short, shows: nothing else is due until the next pending delivery
