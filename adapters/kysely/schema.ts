@@ -72,7 +72,7 @@ export interface DeliveryRow {
 /**
  * A claimed row; PostgreSQL's claim adds the claimed webhooks and events (first row only) and,
  * when it took nothing, one row of nulls carrying the next due times (`next_delivery`,
- * `next_notice`: what nextDueSql reads).
+ * `next_notice`: what NEXT_DUE_SQL reads).
  */
 export type ClaimRow = DeliveryRow & {
   webhooks?: WebhookRow[] | null;
