@@ -1,6 +1,6 @@
 import { Agent, type Dispatcher, errors as undiciErrors } from 'undici';
 import { WebhooksError } from '../errors.js';
-import { checkTarget } from './guard/check.js';
+import { CheckMemo, checkTarget } from './guard/check.js';
 import { DEFAULT_GUARD, createGuard, type Guard, type GuardOptions } from './guard/guard.js';
 import { AddressPins } from './guard/pins.js';
 import { TransportError } from './transport-error.js';
@@ -76,6 +76,7 @@ export function httpTransport(options: HttpTransportOptions = {}): Transport {
   const guardOptions = options.guard ?? options.network;
   const fallback = guardOptions === undefined ? DEFAULT_GUARD : createGuard(guardOptions, 'httpTransport');
   const pins = new AddressPins(fallback);
+  const checked = new CheckMemo();
   const agent = new Agent({
     connections: options.connectionsPerOrigin ?? DEFAULT_CONNECTIONS_PER_ORIGIN,
     keepAliveTimeout: 10_000,
@@ -87,7 +88,7 @@ export function httpTransport(options: HttpTransportOptions = {}): Transport {
       // One deadline covers the guard's DNS lookup too: a slow resolver is a timeout, not a hang.
       const deadline = new Deadline(req.timeoutMs);
       try {
-        const target = await checkTarget(req.url, req.guard ?? req.policy ?? fallback, () => deadline.signal);
+        const target = await checkTarget(req.url, req.guard ?? req.policy ?? fallback, () => deadline.signal, checked);
         if (!target.literal) pins.set(target.host, target.addresses);
         return await exchange(agent, target.url, req, deadline, maxBytes);
       } catch (error) {

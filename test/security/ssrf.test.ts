@@ -283,6 +283,37 @@ describe('at delivery (real sockets)', () => {
     expect(internal.hits).toHaveLength(0);
   });
 
+  test('one endpoint checked again at every attempt: the transport reuses a verdict only for the same answer, under the same guard', async () => {
+    const receiver = await listen('127.0.0.1', 0);
+    const internal = await listen('127.0.0.2', receiver.port);
+    const dns = scriptedResolver({ 'same.test': ['127.0.0.1'] });
+    const transport = httpTransport({ network: { resolver: dns.resolver, allowHosts: ['127.0.0.1'] } });
+    cleanups.push(() => transport.close!());
+    const url = `http://same.test:${receiver.port}/hooks`;
+    const send = (extra: Partial<Parameters<typeof transport.send>[0]> = {}) =>
+      transport.send({ url, headers: {}, body: 'x', timeoutMs: 5000, ...extra });
+    expect((await send()).status).toBe(200);
+    expect((await send()).status).toBe(200); // the same answer: last time's verdict
+    dns.table['same.test'] = ['127.0.0.2']; // the name now points inside
+    await expect(send()).rejects.toMatchObject({ code: 'blocked' });
+    dns.table['same.test'] = ['127.0.0.1', '127.0.0.2']; // one good address beside a bad one
+    await expect(send()).rejects.toMatchObject({ code: 'blocked' });
+    dns.table['same.test'] = ['127.0.0.1'];
+    expect((await send()).status).toBe(200);
+    expect(dns.calls).toHaveLength(5); // asked at every attempt, whatever was kept
+    // The same address endpoint under two guards: each request's own guard decides.
+    const literal = `${receiver.url}/literal`;
+    const open = createGuard({ allowPrivateNetworks: true });
+    const strict = createGuard({});
+    expect((await transport.send({ url: literal, headers: {}, body: 'x', timeoutMs: 5000, guard: open })).status).toBe(200);
+    await expect(transport.send({ url: literal, headers: {}, body: 'x', timeoutMs: 5000, guard: strict })).rejects.toMatchObject({
+      code: 'blocked',
+    });
+    expect((await transport.send({ url: literal, headers: {}, body: 'x', timeoutMs: 5000, guard: open })).status).toBe(200);
+    expect(receiver.hits).toHaveLength(5);
+    expect(internal.hits).toHaveLength(0);
+  });
+
   test('control: a client that resolves again at connect time is fooled by the same resolver (the trap is real)', async () => {
     const receiver = await listen('127.0.0.1', 0);
     const internal = await listen('127.0.0.2', receiver.port);

@@ -40,22 +40,32 @@ export function checkEndpoint(endpoint: string | URL, guard: Guard, signal?: Abo
 /**
  * {@link checkEndpoint} with the DNS deadline's signal asked for only when a name must be
  * resolved: the transport builds none for an endpoint that is an address (an AbortSignal and
- * its listeners cost more than the rest of the check).
+ * its listeners cost more than the rest of the check). With a `memo` (the transport's), what was
+ * checked for the same endpoint text under the same guard is reused: see {@link CheckMemo}.
  */
-export async function checkTarget(endpoint: string | URL, guard: Guard, signal: () => AbortSignal | undefined): Promise<CheckedEndpoint> {
-  const url = parseUrl(endpoint);
-  const host = hostKey(url.hostname);
-  const ip = parseIp(host);
+export async function checkTarget(
+  endpoint: string | URL,
+  guard: Guard,
+  signal: () => AbortSignal | undefined,
+  memo?: CheckMemo,
+): Promise<CheckedEndpoint> {
+  const key = memo && typeof endpoint === 'string' ? endpoint : undefined;
+  const known = key === undefined ? undefined : memo!.get(key, guard);
+  if (known?.literal) return known.literal;
+  const { url, host, ip } = known ?? parseTarget(endpoint);
   if (ip) {
     if (!allowed(ip, guard, host))
       throw refused(`endpoint address ${formatIp(ip)} is ${describeCategory(classifyBytes(ip))}${PUBLIC_ONLY}`);
-    return { url, host, literal: true, addresses: [pinOf(ip)] };
+    const target: CheckedEndpoint = { url, host, literal: true, addresses: [pinOf(ip)] };
+    if (key !== undefined) memo!.set(key, { guard, url, host, ip, literal: target, answered: null });
+    return target;
   }
   // RFC 6761: these names are loopback whatever a resolver says; no need to ask.
   if ((host === 'localhost' || host.endsWith('.localhost')) && !guard.allowPrivateNetworks && !guard.allowedNames.has(host)) {
     throw refused(`endpoint host ${host.slice(0, 253)} is a loopback name${PUBLIC_ONLY}`);
   }
   const answers = await resolve(host, guard, signal());
+  if (known?.answered && sameAnswers(known.answered.answers, answers)) return known.answered.target;
   const addresses: ResolvedAddress[] = [];
   for (const a of answers) {
     const parsed = typeof a?.address === 'string' ? parseIp(a.address) : null;
@@ -69,7 +79,67 @@ export async function checkTarget(endpoint: string | URL, guard: Guard, signal: 
     addresses.push(pinOf(parsed));
   }
   if (addresses.length === 0) throw new TransportError('dns', `could not resolve ${host.slice(0, 253)} (no addresses)`);
-  return { url, host, literal: false, addresses };
+  const target: CheckedEndpoint = { url, host, literal: false, addresses };
+  if (key !== undefined)
+    memo!.set(key, { guard, url, host, ip: null, literal: null, answered: { answers: answers.map((a) => a.address), target } });
+  return target;
+}
+
+/** One endpoint text as {@link CheckMemo} keeps it. */
+interface Checked {
+  guard: Guard;
+  url: URL;
+  host: string;
+  ip: IpBytes | null;
+  /** An address endpoint that passed: the same text and guard always get the same answer. */
+  literal: CheckedEndpoint | null;
+  /** A name that passed, with the resolver's answer it passed with (the addresses as they were given). */
+  answered: { answers: readonly string[]; target: CheckedEndpoint } | null;
+}
+
+/**
+ * The transport's memory of endpoints that passed the guard, so the next delivery to one does
+ * not parse and check it all again (4 µs of a delivery's CPU, where the whole exchange costs
+ * about 100; bench/README.md). Kept per endpoint text, for the guard it was checked under:
+ * - an **address** endpoint's verdict depends on nothing else: it is reused as is;
+ * - a **name** is still resolved at every attempt (the resolver decides how long an answer
+ *   lives); only when the answer is the same list of addresses as last time is last time's
+ *   verdict reused. Any other answer is checked in full, so rebinding gains nothing.
+ * Refusals are never kept: each throws again at the next attempt, checked anew. At most `max`
+ * endpoints, the one kept longest dropped first.
+ */
+export class CheckMemo {
+  readonly #entries = new Map<string, Checked>();
+
+  constructor(private readonly max = 1024) {}
+
+  get(endpoint: string, guard: Guard): Checked | undefined {
+    const entry = this.#entries.get(endpoint);
+    return entry?.guard === guard ? entry : undefined;
+  }
+
+  set(endpoint: string, entry: Checked): void {
+    this.#entries.delete(endpoint); // re-insert: Map order is the order they were kept in
+    this.#entries.set(endpoint, entry);
+    if (this.#entries.size > this.max) this.#entries.delete(this.#entries.keys().next().value!);
+  }
+
+  get size(): number {
+    return this.#entries.size;
+  }
+}
+
+function sameAnswers(known: readonly string[], answers: readonly ResolvedAddress[]): boolean {
+  if (known.length !== answers.length) return false;
+  for (let i = 0; i < known.length; i++) if (answers[i]?.address !== known[i]) return false;
+  return true;
+}
+
+/** The URL, its host as compared, and the address it names (null for a name). */
+function parseTarget(endpoint: string | URL): { url: URL; host: string; ip: IpBytes | null } {
+  const url = parseUrl(endpoint);
+  const host = hostKey(url.hostname);
+  return { url, host, ip: parseIp(host) };
 }
 
 /**
