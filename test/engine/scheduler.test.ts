@@ -645,5 +645,14 @@ describe('transient retries of store calls', () => {
     calls = 0;
     await expect(transient(refused, async () => (calls++, Promise.reject(new Error('bug'))), 10_000)).rejects.toThrow('bug');
     expect(calls).toBe(6);
+    // The budget counts from the first try: one that used it all up is not tried again.
+    calls = 0;
+    const slowRefusal = async () => {
+      calls++;
+      await new Promise((r) => setTimeout(r, 250));
+      throw Object.assign(new Error('refused'), { code: 'ECONNREFUSED' });
+    };
+    await expect(transient(refused, slowRefusal, 200)).rejects.toThrow('refused');
+    expect(calls).toBe(1);
   });
 });
