@@ -5,8 +5,21 @@ import { holdQueue, type SqliteDatabase } from './driver.js';
 
 const require = createRequire(import.meta.url);
 
-/** Bytes the WAL file is truncated to after a checkpoint resets it. */
+/**
+ * The WAL's size the thread keeps the file to when the load does not need more: a quiet round
+ * that finds fewer frames than this written since the last restart truncates the file (see
+ * WORKER_SOURCE). Also `journal_size_limit` when checkpoints run on the main thread (no thread).
+ */
 const WAL_SIZE_LIMIT = 16 * 1024 * 1024;
+/**
+ * `journal_size_limit` of the store's own connection while the thread runs: only a backstop. The
+ * first commit after a WAL restart truncates the file to it on the main thread, a stall of 15-24
+ * ms at 50 MB (bench/wal-stall.mjs), so the thread sizes the file itself and this never fires
+ * unless the thread cannot (another process at the file keeping its quiet rounds PASSIVE).
+ */
+const WAL_BACKSTOP_LIMIT = 256 * 1024 * 1024;
+/** Bytes of one WAL frame: a page (SQLite's default 4096) and its 24-byte header. */
+const FRAME_BYTES = 4096 + 24;
 
 /** WAL frames (pages) above which a round asks for a quiet moment (SQLite's own checkpoint mark). */
 const RESTART_FRAMES = 1000;
@@ -39,9 +52,19 @@ export interface Checkpoints {
  * quiet moment ('quiet?'): the main thread holds its statement queue (the store's calls wait,
  * the event loop does not), and a last round copies the few frames written during the one
  * before ('quiet' … 'done'); the next commit then restarts the WAL.
+ *
+ * The file's size: a WAL that restarts is written again from its start, over the old frames.
+ * Truncating it in the quiet round costs the held queue 18-25 ms at 40-55 MB (the peers bench
+ * at fan-out 10, where each second writes that much), against 2-8 ms for the same round that only
+ * makes the next commit restart (RESTART), and the file is then grown again within the second.
+ * So the quiet round truncates only when the frames written since the last restart were fewer
+ * than `walSizeLimit` (the load no longer needs a larger file), and a round that needs no quiet
+ * moment asks for one anyway when the file is larger than that: once the load drops, the file
+ * is cut back within a round or two.
  */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
+const fs = require('node:fs');
 const Database = require(workerData.driver);
 const db = new Database(workerData.filename, { fileMustExist: true });
 db.pragma('busy_timeout = ' + workerData.busyTimeoutMs);
@@ -58,16 +81,27 @@ const round = () => {
     return 0; // busy or locked: the next round tries again; the WAL only grows meanwhile
   }
 };
+const walBytes = () => {
+  try {
+    return fs.statSync(workerData.filename + '-wal').size;
+  } catch {
+    return 0;
+  }
+};
 // The quiet round: nothing of this process writes meanwhile, so this thread copies the last
-// frames and truncates the WAL itself. Otherwise the next commit would restart the WAL on the main
-// thread and, with journal_size_limit, truncate the file there: 15-24 ms event-loop stalls with a
-// 50 MB WAL (bench/wal-stall.mjs). TRUNCATE waits for other processes' readers and writers, and
-// our queue is held meanwhile, so it is tried with no busy timeout; if another process is at the
-// file, a PASSIVE round runs instead, as before.
-const quietRound = () => {
+// frames, and the next commit restarts the WAL from its start. When the frames written since the
+// last restart (\`log\`) were fewer than the size limit, it truncates the file too (TRUNCATE):
+// the main connection never does (its journal_size_limit is only a backstop), as that would be a
+// 15-24 ms event-loop stall at 50 MB (bench/wal-stall.mjs). Under a load that fills more than that
+// between rounds it only restarts (RESTART): the file is written over from its start rather than
+// cut and grown again, and the held queue waits 2-8 ms instead of 18-25. Both wait for other
+// processes' readers (and TRUNCATE writers), and our queue is held meanwhile, so they are tried
+// with no busy timeout; if another process is at the file, a PASSIVE round runs instead.
+const quietRound = (log) => {
   try {
     db.pragma('busy_timeout = 0');
-    const [r] = db.pragma('wal_checkpoint(TRUNCATE)');
+    const mode = log * workerData.frameBytes >= workerData.walSizeLimit ? 'RESTART' : 'TRUNCATE';
+    const [r] = db.pragma('wal_checkpoint(' + mode + ')');
     if (r.busy === 0) return;
   } catch {
     // busy or locked: fall through to the round that waits for no one
@@ -86,16 +120,18 @@ const tick = () => {
     before = log;
     log = round();
   }
-  if (log > workerData.restartFrames) {
-    asked = true;
+  // Past the restart mark; or, the load having dropped, a file larger than it now needs.
+  if (log > workerData.restartFrames || walBytes() > workerData.walSizeLimit) {
+    asked = log;
     parentPort.postMessage('quiet?');
   } else timer = setTimeout(tick, workerData.everyMs);
 };
 tick();
 parentPort.on('message', (message) => {
-  if (message === 'quiet' && asked) {
+  if (message === 'quiet' && asked !== false) {
+    const log = asked;
     asked = false;
-    quietRound();
+    quietRound(log);
     parentPort.postMessage('done');
     timer = setTimeout(tick, workerData.everyMs);
   } else if (message === 'stop') {
@@ -125,9 +161,10 @@ export function startCheckpoints(
   onError: (message: string, error: unknown) => void,
 ): Checkpoints {
   db.pragma('wal_autocheckpoint = 0');
-  // After a checkpoint resets the WAL, SQLite truncates the file to this size: without it the WAL
-  // keeps its largest size ever (seen: 50 MB beside a 6 MB database after 90 simulated days).
-  db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT}`);
+  // The thread keeps the WAL's size (see WORKER_SOURCE); this connection truncates only past the
+  // backstop. Without any limit the WAL keeps its largest size ever (seen: 50 MB beside a 6 MB
+  // database after 90 simulated days).
+  db.pragma(`journal_size_limit = ${WAL_BACKSTOP_LIMIT}`);
   const workerData = {
     driver: '',
     filename: resolve(filename),
@@ -137,6 +174,7 @@ export function startCheckpoints(
     catchUpRounds: CATCH_UP_ROUNDS,
     busyTimeoutMs,
     walSizeLimit: WAL_SIZE_LIMIT,
+    frameBytes: FRAME_BYTES,
   };
   let stopped = false;
   let worker: Worker | null = null;
@@ -146,6 +184,8 @@ export function startCheckpoints(
   const fallBack = (error: unknown) => {
     if (stopped || fallback) return;
     worker = null;
+    // No thread to size the WAL: the next restart on this connection does (SQLite's own way).
+    if (db.open) db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT}`);
     fallback = mainThreadCheckpoints(db, everyMs);
     try {
       onError('sqliteStore: the WAL checkpoint thread failed; checkpoints now run on the main thread', error);

@@ -1,4 +1,4 @@
-import { statSync, unlinkSync } from 'node:fs';
+import { readFileSync, statSync, unlinkSync } from 'node:fs';
 import { describe, expect, test, vi } from 'vitest';
 import { sqliteStore } from '../../adapters/sqlite/index.js';
 import { runningCheckpointThreads } from '../../adapters/sqlite/checkpoint.js';
@@ -68,6 +68,45 @@ describe('WAL checkpoints on a thread of their own', () => {
     await store.createWebhook(webhook('default', { id: 'webhook_after', endpoint: 'https://example.com/' }), { maxWebhooks: null });
     expect(statSync(file('quiet.db-wal')).size).toBeGreaterThan(0);
     expect(await store.getWebhook('default', 'webhook_after')).toMatchObject({ id: 'webhook_after' });
+  });
+
+  test('a WAL busier than the size limit is restarted in the quiet moment, not truncated; once the load drops, the thread truncates it', async () => {
+    // Truncating a WAL that the load fills again within the second held the store's queue 18-25
+    // ms a second at fan-out 10; restarting it (the next commit writes it again from its start)
+    // 2-8 ms. The file is cut back once a round finds little written since the restart.
+    const { file, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    const store = sqliteStore({ filename: file('busy.db'), checkpointIntervalMs: 1000 });
+    cleanups.push(() => store.close());
+    await store.migrate(0);
+    await writeSome(store, 2600); // before the thread's first round: past 16 MB of frames
+    const wal = file('busy.db-wal');
+    const limit = 16 * 1024 * 1024;
+    expect(statSync(wal).size).toBeGreaterThan(limit);
+    // The WAL header's checkpoint sequence (bytes 12-15) moves on at every restart.
+    const sequence = () => (statSync(wal).size >= 32 ? readFileSync(wal).readUInt32BE(12) : -1);
+    const first = sequence();
+    let n = 0;
+    const sizes: number[] = [];
+    // Keep writing, a commit a few milliseconds apart (the restart happens at a commit), until
+    // the sequence moves: the file is then still at its size, written again from its start.
+    await until(
+      'the WAL restarted',
+      async () => {
+        await store.createWebhook(webhook('default', { id: `webhook_more_${n++}`, endpoint: 'https://example.com/' }), {
+          maxWebhooks: null,
+        });
+        const now = sequence();
+        if (now !== first) sizes.push(statSync(wal).size);
+        return now !== first;
+      },
+      15_000,
+      5,
+    );
+    expect(sizes[0]).toBeGreaterThan(limit); // restarted, not truncated (not by the thread, not by that commit)
+    // No more load: the next round finds the file larger than the load needs, and truncates it.
+    await until('the WAL truncated', () => statSync(wal).size === 0, 15_000, 10);
+    expect(await store.listWebhooks('default')).toHaveLength(2600 + n);
   });
 
   test('a store closed before its first interval never starts a thread', async () => {
