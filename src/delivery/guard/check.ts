@@ -99,8 +99,9 @@ interface Checked {
 
 /**
  * The transport's memory of endpoints that passed the guard, so the next delivery to one does
- * not parse and check it all again (4 µs of a delivery's CPU, where the whole exchange costs
- * about 100; bench/README.md). Kept per endpoint text, for the guard it was checked under:
+ * not parse and check it all again (2.3 µs an attempt for an address, 2.9 for a name through a
+ * caching resolver; 0.16 and 0.54 with it: bench/README.md). Kept per endpoint text, for the
+ * guard it was checked under:
  * - an **address** endpoint's verdict depends on nothing else: it is reused as is;
  * - a **name** is still resolved at every attempt (the resolver decides how long an answer
  *   lives); only when the answer is the same list of addresses as last time is last time's
@@ -122,10 +123,6 @@ export class CheckMemo {
     this.#entries.delete(endpoint); // re-insert: Map order is the order they were kept in
     this.#entries.set(endpoint, entry);
     if (this.#entries.size > this.max) this.#entries.delete(this.#entries.keys().next().value!);
-  }
-
-  get size(): number {
-    return this.#entries.size;
   }
 }
 
