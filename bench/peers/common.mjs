@@ -1,7 +1,7 @@
 // What the hand-written pipelines and the queue peers share: the token (written from scratch with
 // jose, the claims shape of src/signing/token.ts), the POST (undici keep-alive), and the checks
 // every variant ends with. Nothing here imports the engine.
-import { writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { generateKeyPair, SignJWT } from 'jose';
 import { Agent, request } from 'undici';
@@ -28,17 +28,51 @@ export async function timedWindow(label, fn) {
     await session.post('Profiler.setSamplingInterval', { interval: 100 });
     await session.post('Profiler.start');
   }
+  const threads0 = process.env.BENCH_THREADS ? threadTimes() : null;
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   const result = await fn();
   const seconds = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
+  if (threads0) console.error(`  ${label}: CPU by thread over the window, ms (user+system): ${threadReport(threads0, threadTimes())}`);
   if (session) {
     const { profile } = await session.post('Profiler.stop');
     writeFileSync(join(dir, `${label}-${process.pid}.cpuprofile`), JSON.stringify(profile));
     session.disconnect();
   }
   return { result, seconds, cpu };
+}
+
+/**
+ * `BENCH_THREADS=1`: the CPU each thread of this process used over the window, from
+ * /proc/self/task (Linux; clock ticks, 10 ms each): the main thread apart from the rest (libuv's
+ * pool, where the signatures run; V8's helpers, where the garbage collector marks; the SQLite
+ * store's checkpoint thread). Which one a variant is short of tells what bounds it.
+ */
+function threadTimes() {
+  const out = new Map();
+  for (const tid of readdirSync('/proc/self/task')) {
+    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // utime and stime: fields 14 and 15
+    out.set(tid, { user: Number(fields[11]), system: Number(fields[12]) });
+  }
+  return out;
+}
+
+function threadReport(before, after) {
+  const ms = (tid) => {
+    const a = after.get(tid);
+    const b = before.get(tid) ?? { user: 0, system: 0 };
+    return [(a.user - b.user) * 10, (a.system - b.system) * 10];
+  };
+  const main = String(process.pid);
+  const others = [...after.keys()]
+    .filter((tid) => tid !== main)
+    .map(ms)
+    .filter(([u, s]) => u + s > 0);
+  others.sort((x, y) => y[0] + y[1] - (x[0] + x[1]));
+  const sum = (list) => list.reduce((t, [u, s]) => t + u + s, 0);
+  return `main ${ms(main).join('+')}; ${others.length} others ${sum(others)} (${others.map(([u, s]) => `${u}+${s}`).join(', ')})`;
 }
 
 /** One RS256 key (2048 bits, like generateSigningKey) for this process. */

@@ -30,7 +30,28 @@ export interface DispatchDeps {
   disableAfterMs: number;
 }
 
-/** A claimed delivery with the token it will carry (shared by every delivery of its event in one claim). */
+/**
+ * How long a token may serve its event's deliveries after it was signed: its `timestamp` claim
+ * is then that much older than the attempt, well inside a receiver's window (5 minutes old).
+ */
+export const CARRY_MS = 1_000;
+/**
+ * At most this many tokens kept for carrying: about a claim's worth (64 by default), so what it
+ * holds is of the order of what a claim holds already (a token is its event's data and a third
+ * more: a few kilobytes, up to ~350 KB at the largest payload). The carry is for the event a
+ * claim cut through, never far back.
+ */
+const CARRY_MAX = 64;
+
+interface Signed {
+  token: Promise<string>;
+  /** The claim's time the token was signed for (its `timestamp` claim). */
+  at: number;
+  /** It was rejected: the next claim signs again rather than fail the same way. */
+  failed: boolean;
+}
+
+/** A claimed delivery with the token it will carry (shared by the deliveries of its event claimed within {@link CARRY_MS}). */
 export interface Dispatch {
   claimed: ClaimedDelivery;
   token: Promise<string>;
@@ -46,8 +67,9 @@ export interface AttemptResult {
 /**
  * What happens to a claimed delivery, top to bottom, in one place:
  *
- * 1. {@link Dispatcher.prepare}: one RS256 token per event per claim (every webhook of the event
- *    gets the same claims, so one signature serves them all);
+ * 1. {@link Dispatcher.prepare}: one RS256 token per event, shared by its deliveries claimed
+ *    within a second (every webhook of the event gets the same claims, so one signature serves
+ *    them all);
  * 2. {@link Dispatcher.deliver}: the attempt (POST with `webhook-id`, only 200 counts:
  *    `attempt.ts`), then the outcome: the next try from the back-off (or failed when it is
  *    spent), recorded with the webhook's health by group commit (`recorder.ts`, the SQL in the
@@ -60,6 +82,8 @@ export interface AttemptResult {
  */
 export class Dispatcher {
   readonly #recorder: OutcomeRecorder;
+  /** The tokens signed lately, by event id, for {@link prepare} to carry into the next claims. */
+  readonly #tokens = new Map<string, Signed>();
 
   constructor(private readonly deps: DispatchDeps) {
     this.#recorder = new OutcomeRecorder(deps.store);
@@ -68,19 +92,36 @@ export class Dispatcher {
   /**
    * Pairs each claimed delivery with its event's token, signing once per event and only when a
    * delivery of that event is first attempted (claims given back unattempted cost no signature).
+   * A token signed for an earlier claim less than {@link CARRY_MS} ago serves this one too: a
+   * claim cuts where its limit falls, often through an event's webhooks, and the rest of them
+   * come in the next claim moments later.
    */
   prepare(claimed: readonly ClaimedDelivery[], now: number): Dispatch[] {
-    const tokens = new Map<string, Promise<string>>();
+    const tokens = this.#tokens;
     const tokenFor = (c: ClaimedDelivery) => {
-      let token = tokens.get(c.event.id);
-      if (!token) {
-        token = this.#sign(c, now);
-        token.catch(() => {}); // each attempt observes it
-        tokens.set(c.event.id, token);
+      let signed = tokens.get(c.event.id);
+      if (!signed || signed.failed || now < signed.at || now - signed.at > CARRY_MS) {
+        const fresh: Signed = { token: this.#sign(c, now), at: now, failed: false };
+        fresh.token.catch(() => (fresh.failed = true)); // each attempt observes it; never carried on
+        tokens.delete(c.event.id); // to the end of the map's order, with the youngest
+        tokens.set(c.event.id, fresh);
+        signed = fresh;
+        this.#prune(now);
       }
-      return token;
+      return signed.token;
     };
     return claimed.map((c) => new LazyDispatch(c, tokenFor));
+  }
+
+  /**
+   * Drops the tokens too old to carry, oldest first (the map is in signing order, give or take a
+   * lazy signature), and never keeps more than {@link CARRY_MAX}.
+   */
+  #prune(now: number): void {
+    for (const [eventId, signed] of this.#tokens) {
+      if (this.#tokens.size <= CARRY_MAX && now - signed.at <= CARRY_MS) break;
+      this.#tokens.delete(eventId);
+    }
   }
 
   /**

@@ -162,4 +162,40 @@ describe('delivery', () => {
     await verify([...bodies][0]!);
     expect(decodeProtectedHeader([...bodies][0]!).alg).toBe('RS256');
   });
+
+  test('an event cut across claims keeps its token into the next claims for a second, then signs again', async () => {
+    // One delivery a claim, and each POST moves the clock on by `step`: the event's ten
+    // webhooks are claimed at ten different times. A token re-signed for a later claim would
+    // carry that claim's time in `timestamp` (RS256 itself is deterministic, so only the
+    // claims tell two signatures apart).
+    const timestampsAt = async (step: number) => {
+      let clock: { advance(ms: number): Promise<void> } | undefined;
+      const inner = httpTransport();
+      const stepping: Transport = {
+        send: async (r) => (await clock!.advance(step), inner.send(r)),
+        close: () => inner.close!(),
+      };
+      cleanups.push(() => inner.close!());
+      const env = await setup(undefined, {
+        transport: stepping,
+        delivery: { timeoutMs: 2000, pollIntervalMs: 3600_000, concurrency: 1, perEndpointConcurrency: 1, batchSize: 1 },
+      });
+      clock = env.clock;
+      for (let i = 0; i < 10; i++)
+        await env.hooks.webhooks.create({ name: `w${i}`, endpoint: `${env.receiver.url}/w${i}`, eventTypes: ['user.created'] });
+      const emittedAt = env.clock.now();
+      await env.hooks.emit({ type: 'user.created', source: 'admin', data: userData() });
+      await env.hooks.drain();
+      expect(env.receiver.requests).toHaveLength(10);
+      const stamps: number[] = [];
+      for (const r of env.receiver.requests) stamps.push(Date.parse((await env.verify(r.body)).payload.timestamp) - emittedAt);
+      return stamps;
+    };
+    // 50 ms a claim: all ten within 500 ms of the first signature, one token.
+    expect(new Set(await timestampsAt(50))).toEqual(new Set([0]));
+    // 2 s a claim: none within a second of another, each claim signs its own, at its own time.
+    const apart = await timestampsAt(2000);
+    expect(new Set(apart).size).toBe(10);
+    expect(apart.sort((a, b) => a - b)).toEqual([0, 2000, 4000, 6000, 8000, 10000, 12000, 14000, 16000, 18000]);
+  });
 });
