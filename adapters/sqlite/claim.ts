@@ -3,6 +3,7 @@ import type { ClaimArgs } from '../../src/store.js';
 import { claimText, dueParameters, leaseParameters, leaseSet } from '../kysely/due.js';
 import type { DeliveryRow, EngineTables } from '../kysely/schema.js';
 import { SQLITE } from '../kysely/texts.js';
+import { withRowsAsArrays } from './driver.js';
 
 /**
  * The columns a claim returns: every column of `iw_deliveries` but the four it knows without
@@ -17,7 +18,21 @@ import { SQLITE } from '../kysely/texts.js';
 const RETURNED =
   '"id", "environment", "webhook_id", "event_id", "attempt_count", "last_attempt_at", "last_result", "event_type", "last_error", "created_at", "updated_at", "claimed_due_at"';
 
-type Returned = Omit<DeliveryRow, 'status' | 'locked_by' | 'locked_until' | 'next_attempt_at'>;
+/** A returned row as an array of its column values ({@link withRowsAsArrays}), in {@link RETURNED}'s order. */
+type Returned = [
+  id: string,
+  environment: string,
+  webhook_id: string,
+  event_id: string,
+  attempt_count: number,
+  last_attempt_at: number | null,
+  last_result: string | null,
+  event_type: string,
+  last_error: string | null,
+  created_at: number,
+  updated_at: number,
+  claimed_due_at: number | null,
+];
 
 /**
  * The claim as one statement: `UPDATE … WHERE id IN (due ids) RETURNING …`. Atomic, and SQLite
@@ -29,28 +44,28 @@ type Returned = Omit<DeliveryRow, 'status' | 'locked_by' | 'locked_until' | 'nex
 export function claimQuery(args: ClaimArgs): CompiledQuery {
   // The SET placeholders come first in the text: its parameters, then the due ones.
   const sql = claimText(SQLITE, args, (p, due) => `update "iw_deliveries" set ${leaseSet(p)} where "id" in (${due}) returning ${RETURNED}`);
-  return CompiledQuery.raw(sql, [...leaseParameters(args), ...dueParameters(args)]);
+  return withRowsAsArrays(CompiledQuery.raw(sql, [...leaseParameters(args), ...dueParameters(args)]));
 }
 
 export async function claimDue(db: Kysely<EngineTables>, args: ClaimArgs): Promise<DeliveryRow[]> {
   const { rows } = await db.executeQuery<Returned>(claimQuery(args));
   const [workerId, lockedUntil] = leaseParameters(args);
   return rows.map((r) => ({
-    id: r.id,
-    environment: r.environment,
-    webhook_id: r.webhook_id,
-    event_id: r.event_id,
+    id: r[0],
+    environment: r[1],
+    webhook_id: r[2],
+    event_id: r[3],
     status: 'pending',
-    attempt_count: r.attempt_count,
-    next_attempt_at: r.claimed_due_at,
+    attempt_count: r[4],
+    next_attempt_at: r[11],
     locked_by: workerId,
     locked_until: lockedUntil,
-    last_attempt_at: r.last_attempt_at,
-    last_result: r.last_result,
-    event_type: r.event_type,
-    last_error: r.last_error,
-    claimed_due_at: r.claimed_due_at,
-    created_at: r.created_at,
-    updated_at: r.updated_at,
+    last_attempt_at: r[5],
+    last_result: r[6],
+    event_type: r[7],
+    last_error: r[8],
+    claimed_due_at: r[11],
+    created_at: r[9],
+    updated_at: r[10],
   }));
 }

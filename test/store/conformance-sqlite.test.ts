@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import { CompiledQuery } from 'kysely';
 import { describe, expect, test } from 'vitest';
 import { claimDue, claimQuery } from '../../adapters/sqlite/claim.js';
+import { withRowsAsArrays } from '../../adapters/sqlite/driver.js';
 import { sqliteStore } from '../../adapters/sqlite/index.js';
 import { tempDir } from '../helpers/http.js';
 import { attempt, describeStore, event, id, LEASE, T0, webhook } from './conformance.js';
@@ -60,6 +61,28 @@ describe('sqlite: claims', () => {
         } else expect(plan).toMatch(/USING INDEX iw_deliveries_due/);
         expect(plan).not.toMatch(/SCAN (iw_deliveries|w|x|z)(?! USING)/);
       }
+    } finally {
+      await store.close();
+      dir.cleanup();
+    }
+  });
+});
+
+describe('sqlite: rows as arrays', () => {
+  test('one statement text, run with and without the mark, answers each time in the form asked for', async () => {
+    const dir = tempDir('iw-raw-rows-');
+    const store = sqliteStore({ filename: dir.file('webhooks.db') });
+    try {
+      await store.migrate(0);
+      const query = CompiledQuery.raw('select ? as "a", ? as "b"', [1, 'x']);
+      const run = async (q: CompiledQuery) => (await store.kysely.executeQuery(q)).rows;
+      expect(await run(query)).toEqual([{ a: 1, b: 'x' }]);
+      expect(await run(withRowsAsArrays(query))).toEqual([[1, 'x']]);
+      expect(await run(query)).toEqual([{ a: 1, b: 'x' }]);
+      expect(await run(withRowsAsArrays(query))).toEqual([[1, 'x']]);
+      // A statement that returns no rows runs as before, marked or not.
+      const write = CompiledQuery.raw('create table "t" ("x")');
+      expect((await store.kysely.executeQuery(withRowsAsArrays(write))).rows).toEqual([]);
     } finally {
       await store.close();
       dir.cleanup();
