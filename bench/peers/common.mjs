@@ -16,6 +16,9 @@ import { receiverControl } from '../lib/receiver-client.mjs';
  * writes `DIR/<label>-<pid>.cpuprofile`: no setup, load, warm-up or checks in it, unlike
  * `BENCH_CPU_PROF` (bench/lib/child.mjs), which profiles the whole child. On a small machine a
  * sample also lands where the main thread was preempted by the signing threads: read proportions.
+ * `BENCH_WINDOW_HEAP=DIR`: the sampling heap profiler over the same window, every 4 KB allocated,
+ * garbage included (what the window allocated, not what it kept): `DIR/<label>-<pid>.heapprofile`.
+ * `BENCH_THREADS=1`: see {@link threadTimes}.
  */
 export async function timedWindow(label, fn) {
   const dir = process.env.BENCH_WINDOW_PROF;
@@ -28,6 +31,19 @@ export async function timedWindow(label, fn) {
     await session.post('Profiler.setSamplingInterval', { interval: 100 });
     await session.post('Profiler.start');
   }
+  const heapDir = process.env.BENCH_WINDOW_HEAP;
+  let heapSession;
+  if (heapDir) {
+    const { Session } = await import('node:inspector/promises');
+    heapSession = new Session();
+    heapSession.connect();
+    await heapSession.post('HeapProfiler.enable');
+    await heapSession.post('HeapProfiler.startSampling', {
+      samplingInterval: 4096,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true,
+    });
+  }
   const threads0 = process.env.BENCH_THREADS ? threadTimes() : null;
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
@@ -35,6 +51,11 @@ export async function timedWindow(label, fn) {
   const seconds = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
   if (threads0) console.error(`  ${label}: CPU by thread over the window, ms (user+system): ${threadReport(threads0, threadTimes())}`);
+  if (heapSession) {
+    const { profile } = await heapSession.post('HeapProfiler.stopSampling');
+    writeFileSync(join(heapDir, `${label}-${process.pid}.heapprofile`), JSON.stringify(profile));
+    heapSession.disconnect();
+  }
   if (session) {
     const { profile } = await session.post('Profiler.stop');
     writeFileSync(join(dir, `${label}-${process.pid}.cpuprofile`), JSON.stringify(profile));
