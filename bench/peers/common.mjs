@@ -21,29 +21,26 @@ import { receiverControl } from '../lib/receiver-client.mjs';
  * `BENCH_THREADS=1`: see {@link threadTimes}.
  */
 export async function timedWindow(label, fn) {
-  const dir = process.env.BENCH_WINDOW_PROF;
-  let session;
-  if (dir) {
-    const { Session } = await import('node:inspector/promises');
-    session = new Session();
-    session.connect();
-    await session.post('Profiler.enable');
-    await session.post('Profiler.setSamplingInterval', { interval: 100 });
-    await session.post('Profiler.start');
-  }
-  const heapDir = process.env.BENCH_WINDOW_HEAP;
-  let heapSession;
-  if (heapDir) {
-    const { Session } = await import('node:inspector/promises');
-    heapSession = new Session();
-    heapSession.connect();
-    await heapSession.post('HeapProfiler.enable');
-    await heapSession.post('HeapProfiler.startSampling', {
-      samplingInterval: 4096,
-      includeObjectsCollectedByMajorGC: true,
-      includeObjectsCollectedByMinorGC: true,
-    });
-  }
+  const profilers = [
+    await profiler(
+      process.env.BENCH_WINDOW_PROF,
+      'cpuprofile',
+      [['Profiler.enable'], ['Profiler.setSamplingInterval', { interval: 100 }], ['Profiler.start']],
+      'Profiler.stop',
+    ),
+    await profiler(
+      process.env.BENCH_WINDOW_HEAP,
+      'heapprofile',
+      [
+        ['HeapProfiler.enable'],
+        [
+          'HeapProfiler.startSampling',
+          { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true },
+        ],
+      ],
+      'HeapProfiler.stopSampling',
+    ),
+  ];
   const threads0 = process.env.BENCH_THREADS ? threadTimes() : null;
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
@@ -51,17 +48,25 @@ export async function timedWindow(label, fn) {
   const seconds = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
   if (threads0) console.error(`  ${label}: CPU by thread over the window, ms (user+system): ${threadReport(threads0, threadTimes())}`);
-  if (heapSession) {
-    const { profile } = await heapSession.post('HeapProfiler.stopSampling');
-    writeFileSync(join(heapDir, `${label}-${process.pid}.heapprofile`), JSON.stringify(profile));
-    heapSession.disconnect();
-  }
-  if (session) {
-    const { profile } = await session.post('Profiler.stop');
-    writeFileSync(join(dir, `${label}-${process.pid}.cpuprofile`), JSON.stringify(profile));
-    session.disconnect();
-  }
+  for (const stop of profilers) await stop?.(label);
   return { result, seconds, cpu };
+}
+
+/**
+ * An inspector session in this process that runs `start` now and, when the returned function is
+ * called, `stop`, writing its profile to `DIR/<label>-<pid>.<ext>`. No `dir`: nothing (undefined).
+ */
+async function profiler(dir, ext, start, stop) {
+  if (!dir) return undefined;
+  const { Session } = await import('node:inspector/promises');
+  const session = new Session();
+  session.connect();
+  for (const [method, params] of start) await session.post(method, params);
+  return async (label) => {
+    const { profile } = await session.post(stop);
+    writeFileSync(join(dir, `${label}-${process.pid}.${ext}`), JSON.stringify(profile));
+    session.disconnect();
+  };
 }
 
 /**
