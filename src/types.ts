@@ -22,6 +22,9 @@
  *   comes due (or the poll interval ends), unless a wake-up, a give-back or a failed outcome
  *   voids it. While it holds, claims leaving out as much skip the store.
  * - **dispatch**: what happens to one claimed delivery: token, attempt, outcome, notice.
+ * - **token**: the RS256 JWT an attempt posts as its body. One per event: the deliveries of an
+ *   event claimed within a second of its signing carry the same one (`delivery/dispatch.ts`);
+ *   `webhook-id` is a header, so nothing in it names the webhook.
  * - **outcome**: the recorded consequence of an attempt (delivered, next try, failed, disable).
  * - **group commit**: outcomes written together, one `recordAttempts` transaction per group
  *   (`delivery/recorder.ts`); a small group gathers for up to 2 ms while outcomes keep arriving.
