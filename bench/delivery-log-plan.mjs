@@ -121,7 +121,7 @@ try {
   cases.push(['another environment asking for this webhook id', { environment: 'env-0' }]);
   for (const [label, { environment = 'env-target', ...filter }] of cases) {
     captured = null;
-    const page = await listPage(db, environment, { webhookId: target, limit: PAGE, ...filter }, 'postgres');
+    const page = await listPage(db, environment, { webhookId: target, limit: PAGE, ...filter });
     const { sql, parameters } = captured;
     const { rows } = await pool.query(`explain (analyze, buffers) ${sql}`, parameters);
     console.log(`\n== ${label}: ${page.deliveries.length} rows, next ${page.next ? 'yes' : 'none'}`);
@@ -155,7 +155,7 @@ try {
       ['event_type=user.authenticated, deep page', { eventType: 'user.authenticated', after }],
       ['status=failed and event_type=user.authenticated', { status: 'failed', eventType: 'user.authenticated' }],
     ]) {
-      await listPage(db, 'env-target', { webhookId: 'webhook_0000000000000000target', limit: PAGE, ...filter }, 'sqlite');
+      await listPage(db, 'env-target', { webhookId: 'webhook_0000000000000000target', limit: PAGE, ...filter });
       const plan = database.prepare(`explain query plan ${captured.sql}`).all(...captured.parameters);
       console.log(`${label}: ${plan.map((r) => r.detail).join(' | ')}`);
     }

@@ -13,7 +13,7 @@ type Trx = Transaction<EngineTables>;
  * `Store.listDeliveries`, `resendDelivery` and `recoverFailed`.
  */
 
-/** Every status a delivery can have: the ranges a PostgreSQL page of one webhook's whole log merges. */
+/** Every status a delivery can have: the ranges a page of one webhook's whole log merges. */
 const STATUSES = ['pending', 'held', 'delivered', 'failed'] as const;
 // A status added to the model and not here would drop out of those pages: a type error instead.
 const everyStatus: Exclude<DeliveryStatus, (typeof STATUSES)[number]> extends never ? true : never = true;
@@ -21,22 +21,22 @@ void everyStatus;
 
 /**
  * One page, newest first, from the index (webhook_id[, status | event_type], created_at, id); one
- * row more tells if a page follows. On PostgreSQL a webhook's whole log has no index
- * of its own (migration 10): the page is the newest of the newest `limit + 1` of each status, a
- * backward range of `iw_deliveries_log_status` each, four bounded reads merged. Every index there
- * costs every claim, outcome and emit an entry (see migration 9), and a page costs this once.
+ * row more tells if a page follows. A webhook's whole log has no index of its own (migrations
+ * 10 and 13): the page is the newest of the newest `limit + 1` of each status, a backward range
+ * of `iw_deliveries_log_status` each, four bounded reads merged. Every index keyed by webhook
+ * costs every emitted delivery an entry on a page of its own (and on PostgreSQL every claim and
+ * outcome too; see migration 9), and a page costs this once.
  */
 export async function listPage(
   db: Db,
   environment: string,
   filter: DeliveryFilter,
-  flavor: 'sqlite' | 'postgres',
 ): Promise<{ deliveries: DeliveryRecord[]; next: DeliveryCursor | null }> {
   const limit = filter.limit ?? 25;
   const after = filter.after;
   const wholeLog =
     filter.webhookId !== undefined && filter.status === undefined && filter.eventType === undefined && filter.eventId === undefined;
-  if (flavor === 'postgres' && wholeLog) {
+  if (wholeLog) {
     const { rows } = await wholeLogPage(environment, filter.webhookId!, after ?? null, limit + 1).execute(db);
     return pageOf(rows, limit);
   }
@@ -54,12 +54,16 @@ export async function listPage(
   return pageOf(rows, limit);
 }
 
-/** PostgreSQL's page of a webhook's whole log: the newest `rows` of each status's range, merged (see {@link listPage}). */
+/**
+ * The page of a webhook's whole log: the newest `rows` of each status's range, merged (see
+ * {@link listPage}). Each range is a subquery of its own, a form both databases take (SQLite
+ * has no parenthesized member with its own ORDER BY in a compound).
+ */
 export function wholeLogPage(environment: string, webhookId: string, after: DeliveryCursor | null, rows: number) {
   const branch = (status: DeliveryStatus) =>
-    sql`(select * from "iw_deliveries" where "environment" = ${environment} and "webhook_id" = ${webhookId} and "status" = ${status}${
+    sql`select * from (select * from "iw_deliveries" where "environment" = ${environment} and "webhook_id" = ${webhookId} and "status" = ${status}${
       after ? sql` and ("created_at", "id") < (${after.createdAt}, ${after.id})` : sql``
-    } order by "created_at" desc, "id" desc limit ${rows})`;
+    } order by "created_at" desc, "id" desc limit ${rows}) as ${sql.ref(`range_${status}`)}`;
   return sql<DeliveryRow>`select * from (${sql.join(STATUSES.map(branch), sql` union all `)}) as "page" order by "created_at" desc, "id" desc limit ${rows}`;
 }
 

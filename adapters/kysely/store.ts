@@ -311,7 +311,7 @@ export class KyselyStore implements Store<HostTransaction> {
   async listDeliveries(environment: string, filter: DeliveryFilter) {
     const ids = [filter.webhookId, filter.eventId].filter((v): v is string => typeof v === 'string');
     if (!known(environment, ...ids)) return { deliveries: [], next: null };
-    return listPage(this.db, environment, filter, this.flavor.dialect);
+    return listPage(this.db, environment, filter);
   }
 
   async resendDelivery(environment: string, id: string, now: number): Promise<DeliveryRecord | null> {

@@ -3,6 +3,7 @@ import { CompiledQuery } from 'kysely';
 import { describe, expect, test } from 'vitest';
 import { claimDue, claimQuery } from '../../adapters/sqlite/claim.js';
 import { withRowsAsArrays } from '../../adapters/sqlite/driver.js';
+import { wholeLogPage } from '../../adapters/kysely/log.js';
 import { sqliteStore } from '../../adapters/sqlite/index.js';
 import { tempDir } from '../helpers/http.js';
 import { attempt, describeStore, event, id, LEASE, T0, webhook } from './conformance.js';
@@ -60,6 +61,38 @@ describe('sqlite: claims', () => {
           expect(plan).not.toMatch(/iw_deliveries_due/);
         } else expect(plan).toMatch(/USING INDEX iw_deliveries_due/);
         expect(plan).not.toMatch(/SCAN (iw_deliveries|w|x|z)(?! USING)/);
+      }
+    } finally {
+      await store.close();
+      dir.cleanup();
+    }
+  });
+});
+
+describe("sqlite: a webhook's whole log", () => {
+  test('migration 13: no index of its own; a page reads a backward range of the status index per status', async () => {
+    const dir = tempDir('iw-whole-log-');
+    const store = sqliteStore({ filename: dir.file('webhooks.db') });
+    try {
+      await store.migrate(0);
+      const run = async (q: CompiledQuery) => (await store.kysely.executeQuery<any>(q)).rows;
+      const names = (
+        await run(CompiledQuery.raw(`select name from sqlite_master where type = 'index' and tbl_name = 'iw_deliveries'`))
+      ).map((r: { name: string }) => r.name);
+      expect(names).not.toContain('iw_deliveries_log');
+      expect(names).toContain('iw_deliveries_log_status');
+      for (const after of [null, { createdAt: T0 + 3, id: 'msg_~' }]) {
+        const page = wholeLogPage('env_a', 'webhook_a', after, 26).compile(store.kysely);
+        const plan = (await run(CompiledQuery.raw(`explain query plan ${page.sql}`, [...page.parameters]))).map(
+          (r: { detail: string }) => r.detail,
+        );
+        // Four ranges of the index, each in its own order (no sort inside one) and limited: what
+        // the merge sorts is at most four times a page, whatever the webhook's log holds.
+        const range = after
+          ? 'SEARCH iw_deliveries USING INDEX iw_deliveries_log_status (webhook_id=? AND status=? AND (created_at,id)<(?,?))'
+          : 'SEARCH iw_deliveries USING INDEX iw_deliveries_log_status (webhook_id=? AND status=?)';
+        expect(plan.filter((d: string) => d === range)).toHaveLength(4);
+        expect(plan.join(' | ')).not.toMatch(/SCAN iw_deliveries/);
       }
     } finally {
       await store.close();
