@@ -1,4 +1,4 @@
-import { sql, type Kysely, type QueryCreator, type Transaction } from 'kysely';
+import { type Kysely, type QueryCreator, type RawBuilder, sql, type Transaction } from 'kysely';
 import { WebhookDisabledError } from '../../src/errors.js';
 import type { DeliveryRecord, DeliveryStatus } from '../../src/model.js';
 import type { DeliveryCursor, DeliveryFilter } from '../../src/store.js';
@@ -54,6 +54,14 @@ export async function listPage(
   return pageOf(rows, limit);
 }
 
+/** Each status's range's name in {@link wholeLogPage}. */
+const RANGE: Record<DeliveryStatus, RawBuilder<unknown>> = {
+  pending: sql`"range_pending"`,
+  held: sql`"range_held"`,
+  delivered: sql`"range_delivered"`,
+  failed: sql`"range_failed"`,
+};
+
 /**
  * The page of a webhook's whole log: the newest `rows` of each status's range, merged (see
  * {@link listPage}). Each range is a subquery of its own, a form both databases take (SQLite
@@ -63,7 +71,7 @@ export function wholeLogPage(environment: string, webhookId: string, after: Deli
   const branch = (status: DeliveryStatus) =>
     sql`select * from (select * from "iw_deliveries" where "environment" = ${environment} and "webhook_id" = ${webhookId} and "status" = ${status}${
       after ? sql` and ("created_at", "id") < (${after.createdAt}, ${after.id})` : sql``
-    } order by "created_at" desc, "id" desc limit ${rows}) as ${sql.ref(`range_${status}`)}`;
+    } order by "created_at" desc, "id" desc limit ${rows}) as ${RANGE[status]}`;
   return sql<DeliveryRow>`select * from (${sql.join(STATUSES.map(branch), sql` union all `)}) as "page" order by "created_at" desc, "id" desc limit ${rows}`;
 }
 

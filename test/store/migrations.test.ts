@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { Kysely } from 'kysely';
+import { CompiledQuery, Kysely } from 'kysely';
 import { expect, test } from 'vitest';
 import { MIGRATIONS } from '../../adapters/kysely/migrations.js';
 import { SqliteEngineDialect, type SqliteDatabase } from '../../adapters/sqlite/driver.js';
@@ -68,6 +68,89 @@ test('migration 2 (delivery log) fills event_type and last_error on deliveries w
     });
     const versions = (await store.kysely.selectFrom('iw_migrations').select('version').execute()).map((r) => Number(r.version));
     expect(versions).toEqual(MIGRATIONS.map((m) => m.version));
+    await store.close();
+  } finally {
+    dir.cleanup();
+  }
+});
+
+test('migration 14 turns the deliveries unique key round on SQLite, keeping every row, column and other index', async () => {
+  const dir = tempDir();
+  try {
+    const file = dir.file('v13.db');
+    // A database as migrations 1 to 13 left it, with deliveries in every state and column.
+    const db = new Database(file) as unknown as SqliteDatabase;
+    const old = new Kysely<any>({ dialect: new SqliteEngineDialect(db, true) });
+    await old.schema
+      .createTable('iw_migrations')
+      .addColumn('version', 'integer', (c) => c.primaryKey())
+      .addColumn('name', 'text')
+      .addColumn('applied_at', 'bigint')
+      .execute();
+    for (const m of MIGRATIONS.filter((m) => m.version <= 13)) {
+      await m.up(old, 'sqlite');
+      await old.insertInto('iw_migrations').values({ version: m.version, name: m.name, applied_at: 1 }).execute();
+    }
+    const indexesOf = async (k: Kysely<any>) =>
+      (
+        await k
+          .selectFrom('sqlite_master')
+          .select(['name', 'sql'])
+          .where('type', '=', 'index')
+          .where('tbl_name', '=', 'iw_deliveries')
+          .orderBy('name')
+          .execute()
+      ).filter((r) => r.sql !== null);
+    const before = await indexesOf(old);
+    const statuses = ['pending', 'held', 'delivered', 'failed'] as const;
+    for (let i = 0; i < 40; i++)
+      await old
+        .insertInto('iw_deliveries')
+        .values({
+          id: `msg_${String(i).padStart(3, '0')}`,
+          environment: `env_${i % 3}`,
+          webhook_id: `webhook_${i % 4}`,
+          event_id: `event_${Math.floor(i / 4)}`,
+          status: statuses[i % 4],
+          attempt_count: i % 5,
+          next_attempt_at: i % 4 === 0 ? 1000 + i : null,
+          locked_by: i % 8 === 0 ? 'worker' : null,
+          locked_until: i % 8 === 0 ? 2000 + i : null,
+          last_attempt_at: i % 5 ? 900 + i : null,
+          last_result: i % 5 ? String(200 + i) : null,
+          created_at: 100 + i,
+          updated_at: 200 + i,
+          event_type: `user.t${i % 3}`,
+          last_error: i % 4 === 3 ? `error ${i}` : null,
+          claimed_due_at: i % 8 === 0 ? 1000 + i : null,
+        })
+        .execute();
+    const rows = await old.selectFrom('iw_deliveries').selectAll().orderBy('id').execute();
+    await old.destroy();
+
+    const store = sqliteStore({ filename: file });
+    await store.migrate(10);
+    const k = store.kysely as unknown as Kysely<any>;
+    expect(await k.selectFrom('iw_deliveries').selectAll().orderBy('id').execute()).toEqual(rows);
+    // The same secondary indexes, defined the same, but the one on event_id: the key covers it.
+    expect(await indexesOf(k)).toEqual(before.filter((r) => r.name !== 'iw_deliveries_event'));
+    expect(before.map((r) => r.name)).toContain('iw_deliveries_event');
+    const table = await k.selectFrom('sqlite_master').select('sql').where('name', '=', 'iw_deliveries').executeTakeFirstOrThrow();
+    expect(table.sql).toMatch(/unique \("event_id", "webhook_id"\)/);
+    // Still one delivery per (webhook, event); lookups by event read the key.
+    const again = { ...rows[0], id: 'msg_again' };
+    await expect(k.insertInto('iw_deliveries').values(again).execute()).rejects.toThrow(
+      /UNIQUE constraint failed: iw_deliveries\.event_id, iw_deliveries\.webhook_id/,
+    );
+    const plan = await k.executeQuery<{ detail: string }>(
+      CompiledQuery.raw('explain query plan select id from iw_deliveries where event_id = ?', ['event_1']),
+    );
+    expect(plan.rows.map((r) => r.detail).join(' | ')).toMatch(
+      /SEARCH iw_deliveries USING INDEX sqlite_autoindex_iw_deliveries_\d \(event_id=\?\)/,
+    );
+    expect((await k.selectFrom('iw_migrations').select('version').execute()).map((r) => Number(r.version))).toEqual(
+      MIGRATIONS.map((m) => m.version),
+    );
     await store.close();
   } finally {
     dir.cleanup();
