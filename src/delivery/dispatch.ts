@@ -97,20 +97,29 @@ export class Dispatcher {
    * come in the next claim moments later.
    */
   prepare(claimed: readonly ClaimedDelivery[], now: number): Dispatch[] {
-    const tokens = this.#tokens;
+    // Within one claim an event's deliveries always share one (whatever the carry keeps).
+    const inClaim = new Map<string, Promise<string>>();
     const tokenFor = (c: ClaimedDelivery) => {
-      let signed = tokens.get(c.event.id);
-      if (!signed || signed.failed || now < signed.at || now - signed.at > CARRY_MS) {
-        const fresh: Signed = { token: this.#sign(c, now), at: now, failed: false };
-        fresh.token.catch(() => (fresh.failed = true)); // each attempt observes it; never carried on
-        tokens.delete(c.event.id); // to the end of the map's order, with the youngest
-        tokens.set(c.event.id, fresh);
-        signed = fresh;
-        this.#prune(now);
+      let token = inClaim.get(c.event.id);
+      if (!token) {
+        token = this.#carriedOrSigned(c, now);
+        inClaim.set(c.event.id, token);
       }
-      return signed.token;
+      return token;
     };
     return claimed.map((c) => new LazyDispatch(c, tokenFor));
+  }
+
+  /** The token of `c`'s event signed for an earlier claim at most {@link CARRY_MS} before `now`, or a new one. */
+  #carriedOrSigned(c: ClaimedDelivery, now: number): Promise<string> {
+    const carried = this.#tokens.get(c.event.id);
+    if (carried && !carried.failed && now >= carried.at && now - carried.at <= CARRY_MS) return carried.token;
+    const fresh: Signed = { token: this.#sign(c, now), at: now, failed: false };
+    fresh.token.catch(() => (fresh.failed = true)); // each attempt observes it; never carried on
+    this.#tokens.delete(c.event.id); // to the end of the map's order, with the youngest
+    this.#tokens.set(c.event.id, fresh);
+    this.#prune(now);
+    return fresh.token;
   }
 
   /**
