@@ -6,22 +6,30 @@ import { SqliteEngineDialect, type SqliteDatabase } from '../../adapters/sqlite/
 import { sqliteStore } from '../../adapters/sqlite/index.js';
 import { tempDir } from '../helpers/http.js';
 
+/** A file as migrations 1 to `upTo` left it, ledger included: what an earlier release wrote. */
+async function migratedTo(file: string, upTo: number): Promise<Kysely<any>> {
+  const db = new Database(file) as unknown as SqliteDatabase;
+  const old = new Kysely<any>({ dialect: new SqliteEngineDialect(db, true) });
+  await old.schema
+    .createTable('iw_migrations')
+    .addColumn('version', 'integer', (c) => c.primaryKey())
+    .addColumn('name', 'text')
+    .addColumn('applied_at', 'bigint')
+    .execute();
+  for (const m of MIGRATIONS.filter((m) => m.version <= upTo)) {
+    await m.up(old, 'sqlite');
+    await old.insertInto('iw_migrations').values({ version: m.version, name: m.name, applied_at: 1 }).execute();
+  }
+  return old;
+}
+
 /** A database written by an earlier release upgrades in place, its rows filled in for what came later. */
 test('migration 2 (delivery log) fills event_type and last_error on deliveries written before it', async () => {
   const dir = tempDir();
   try {
     const file = dir.file('old.db');
     // The schema as release 1 left it, with a delivery that failed once.
-    const db = new Database(file) as unknown as SqliteDatabase;
-    const old = new Kysely<any>({ dialect: new SqliteEngineDialect(db, true) });
-    await MIGRATIONS[0]!.up(old, 'sqlite');
-    await old.schema
-      .createTable('iw_migrations')
-      .addColumn('version', 'integer', (c) => c.primaryKey())
-      .addColumn('name', 'text')
-      .addColumn('applied_at', 'bigint')
-      .execute();
-    await old.insertInto('iw_migrations').values({ version: 1, name: 'initial', applied_at: 1 }).execute();
+    const old = await migratedTo(file, 1);
     await old
       .insertInto('iw_events')
       .values({ id: 'event_1', environment: 'default', type: 'role.created', source: 'api', data: '{}', event_timestamp: 1, created_at: 1 })
@@ -79,18 +87,7 @@ test('migration 14 turns the deliveries unique key round on SQLite, keeping ever
   try {
     const file = dir.file('v13.db');
     // A database as migrations 1 to 13 left it, with deliveries in every state and column.
-    const db = new Database(file) as unknown as SqliteDatabase;
-    const old = new Kysely<any>({ dialect: new SqliteEngineDialect(db, true) });
-    await old.schema
-      .createTable('iw_migrations')
-      .addColumn('version', 'integer', (c) => c.primaryKey())
-      .addColumn('name', 'text')
-      .addColumn('applied_at', 'bigint')
-      .execute();
-    for (const m of MIGRATIONS.filter((m) => m.version <= 13)) {
-      await m.up(old, 'sqlite');
-      await old.insertInto('iw_migrations').values({ version: m.version, name: m.name, applied_at: 1 }).execute();
-    }
+    const old = await migratedTo(file, 13);
     const indexesOf = async (k: Kysely<any>) =>
       (
         await k
