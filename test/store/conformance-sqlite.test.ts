@@ -10,6 +10,19 @@ import { attempt, describeStore, event, id, LEASE, T0, webhook } from './conform
 
 const DAY = 86_400_000;
 
+/** A store on a fresh file, migrated; closed and its directory removed after `fn`. */
+async function onMigratedStore(prefix: string, fn: (store: ReturnType<typeof sqliteStore>) => Promise<void>): Promise<void> {
+  const dir = tempDir(prefix);
+  const store = sqliteStore({ filename: dir.file('webhooks.db') });
+  try {
+    await store.migrate(0);
+    await fn(store);
+  } finally {
+    await store.close();
+    dir.cleanup();
+  }
+}
+
 // better-sqlite3 is synchronous: a second handle on the file inside this process would sit in
 // SQLite's busy wait while the first, blocked with it, could never commit. So the "other
 // process" here is the same store: the races still interleave on its queue. Separate processes
@@ -29,10 +42,7 @@ describeStore('sqlite', async () => {
 
 describe('sqlite: claims', () => {
   test('the claim, built once per shape, reads the due index, or per webhook when it leaves webhooks or customers out', async () => {
-    const dir = tempDir('iw-claim-plan-');
-    const store = sqliteStore({ filename: dir.file('webhooks.db') });
-    try {
-      await store.migrate(0);
+    await onMigratedStore('iw-claim-plan-', async (store) => {
       for (const args of [
         { now: 1, limit: 64, workerId: 'w', leaseMs: 10 },
         { now: 1, limit: 64, workerId: 'w', leaseMs: 10, excludeWebhookIds: ['webhook_a', 'webhook_b'], excludeEnvironments: ['env_a'] },
@@ -62,19 +72,13 @@ describe('sqlite: claims', () => {
         } else expect(plan).toMatch(/USING INDEX iw_deliveries_due/);
         expect(plan).not.toMatch(/SCAN (iw_deliveries|w|x|z)(?! USING)/);
       }
-    } finally {
-      await store.close();
-      dir.cleanup();
-    }
+    });
   });
 });
 
 describe("sqlite: a webhook's whole log", () => {
   test('migration 13: no index of its own; a page reads a backward range of the status index per status', async () => {
-    const dir = tempDir('iw-whole-log-');
-    const store = sqliteStore({ filename: dir.file('webhooks.db') });
-    try {
-      await store.migrate(0);
+    await onMigratedStore('iw-whole-log-', async (store) => {
       const run = async (q: CompiledQuery) => (await store.kysely.executeQuery<any>(q)).rows;
       const names = (
         await run(CompiledQuery.raw(`select name from sqlite_master where type = 'index' and tbl_name = 'iw_deliveries'`))
@@ -94,19 +98,13 @@ describe("sqlite: a webhook's whole log", () => {
         expect(plan.filter((d: string) => d === range)).toHaveLength(4);
         expect(plan.join(' | ')).not.toMatch(/SCAN iw_deliveries/);
       }
-    } finally {
-      await store.close();
-      dir.cleanup();
-    }
+    });
   });
 });
 
 describe('sqlite: rows as arrays', () => {
   test('one statement text, run with and without the mark, answers each time in the form asked for', async () => {
-    const dir = tempDir('iw-raw-rows-');
-    const store = sqliteStore({ filename: dir.file('webhooks.db') });
-    try {
-      await store.migrate(0);
+    await onMigratedStore('iw-raw-rows-', async (store) => {
       const query = CompiledQuery.raw('select ? as "a", ? as "b"', [1, 'x']);
       const run = async (q: CompiledQuery) => (await store.kysely.executeQuery(q)).rows;
       expect(await run(query)).toEqual([{ a: 1, b: 'x' }]);
@@ -116,19 +114,13 @@ describe('sqlite: rows as arrays', () => {
       // A statement that returns no rows runs as before, marked or not.
       const write = CompiledQuery.raw('create table "t" ("x")');
       expect((await store.kysely.executeQuery(withRowsAsArrays(write))).rows).toEqual([]);
-    } finally {
-      await store.close();
-      dir.cleanup();
-    }
+    });
   });
 });
 
 describe('sqlite: what a claim returns', () => {
   test('each claimed row as the table now holds it: the columns it fills in from its arguments, and every other', async () => {
-    const dir = tempDir('iw-claim-rows-');
-    const store = sqliteStore({ filename: dir.file('webhooks.db') });
-    try {
-      await store.migrate(0);
+    await onMigratedStore('iw-claim-rows-', async (store) => {
       const hooks = [webhook('env_a'), webhook('env_a')];
       for (const h of hooks) await store.createWebhook(h, { maxWebhooks: null });
       const deliveries = await store.insertEvent(event('env_a'), { newDeliveryId: () => id('msg') });
@@ -163,10 +155,7 @@ describe('sqlite: what a claim returns', () => {
         locked_by: 'w1',
         updated_at: T0 + 1, // the failure's record; a lease is not a change of state
       });
-    } finally {
-      await store.close();
-      dir.cleanup();
-    }
+    });
   });
 });
 
