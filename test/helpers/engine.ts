@@ -20,7 +20,9 @@ export async function makeEngine(overrides: Partial<WebhooksOptions> & { filenam
   const filename = overrides.filename ?? dir.file('webhooks.db');
   const open = async (extra: Partial<WebhooksOptions> = {}) => {
     const hooks = createWebhooks({
-      store: sqliteStore({ filename }),
+      // Only when the test brings none: a store opened and then overridden would never be closed
+      // (its checkpoint thread starting later on a file already removed).
+      store: overrides.store ?? extra.store ?? sqliteStore({ filename }),
       keys: [await testKey()],
       issuer: site.url,
       clock,
