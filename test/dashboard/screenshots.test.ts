@@ -21,8 +21,15 @@ describe.runIf(process.env.DASHBOARD_SCREENSHOTS && CHROMIUM)('dashboard screens
   beforeAll(async () => {
     mkdirSync(OUT, { recursive: true });
     let n = 0;
-    // Some answers fail, so the log shows both outcomes.
-    receiver = await startReceiver(() => (++n % 4 === 0 ? { status: 503, body: 'upstream busy, try later' } : 200));
+    let crmRequests = 0;
+    let doomed: string | undefined;
+    // Some answers fail, so the log shows both outcomes; and the third delivery to the CRM fails
+    // every time, so its log always holds a failed one (the view below opens its attempts).
+    receiver = await startReceiver((req) => {
+      const id = String(req.headers['webhook-id']);
+      if (req.path.startsWith('/crm/') && doomed === undefined && ++crmRequests === 3) doomed = id;
+      return id === doomed || ++n % 4 === 0 ? { status: 503, body: 'upstream busy, try later' } : 200;
+    });
     site = await startSite();
   });
   afterAll(async () => {
@@ -55,6 +62,9 @@ describe.runIf(process.env.DASHBOARD_SCREENSHOTS && CHROMIUM)('dashboard screens
     for (let i = 0; i < 8; i++)
       await site.hooks.emit({ environment: env, type: i % 3 ? 'user.updated' : 'user.created', source: 'api', data: userData() });
     await until('deliveries settle', async () => receiver.requests.length >= 11, 10_000);
+    const failedOfCrm = async () =>
+      (await site.hooks.deliveries.list({ environment: env, webhookId: crm.id, status: 'failed' })).deliveries.length > 0;
+    await until('a delivery to the CRM failed for good', failedOfCrm, 10_000);
     await new Promise((resolve) => setTimeout(resolve, 500));
 
     const browser = await launch();
