@@ -84,7 +84,20 @@ export function sqliteStore(options: SqliteStoreOptions): KyselyStore {
     },
     recordGroup: { takes: onlySuccesses, record: (_kysely, batch) => recordSuccesses(db, batch) },
     async migrate(_k, run) {
-      await run();
+      // Another process migrating the same file holds its write lock for as long as one
+      // migration takes, which can outlast busy_timeout (migration 14 rewrites iw_deliveries: 5 s
+      // for a million deliveries). Wait for it, up to MIGRATION_WAIT_MS; each try reads the
+      // ledger again, so what the other process applied meanwhile is skipped.
+      const giveUpAt = performance.now() + MIGRATION_WAIT_MS;
+      for (;;) {
+        try {
+          await run();
+          return;
+        } catch (error) {
+          if (!isTransient(error) || performance.now() > giveUpAt) throw error;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
     },
     async close() {
       closed = true;
@@ -94,6 +107,12 @@ export function sqliteStore(options: SqliteStoreOptions): KyselyStore {
   };
   return new KyselyStore(kysely, flavor);
 }
+
+/**
+ * How long migrating waits for another process's migrations on the same file (see `migrate`
+ * above): ten minutes, beyond any migration of ours on a file of tens of millions of deliveries.
+ */
+const MIGRATION_WAIT_MS = 600_000;
 
 /** The default `onError`, as postgresStore's: one line on the console. */
 function warn(message: string, error: unknown): void {

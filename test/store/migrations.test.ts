@@ -153,3 +153,36 @@ test('migration 14 turns the deliveries unique key round on SQLite, keeping ever
     dir.cleanup();
   }
 });
+
+test('migrating waits while another connection holds the file’s write lock past busy_timeout (another process migrating)', async () => {
+  const dir = tempDir();
+  try {
+    const file = dir.file('locked.db');
+    // The other process, as far as SQLite can tell: a connection of its own, inside a write
+    // transaction that lasts far longer than this store's busy timeout.
+    const other = new Database(file);
+    other.pragma('journal_mode = WAL');
+    other.exec('create table host_table (x)');
+    other.exec('begin immediate');
+    other.exec('insert into host_table values (1)');
+    let committed = false;
+    const commit = new Promise<void>((resolve) =>
+      setTimeout(() => {
+        other.exec('commit');
+        committed = true;
+        resolve();
+      }, 400),
+    );
+    const store = sqliteStore({ filename: file, busyTimeoutMs: 20 });
+    await store.migrate(0);
+    // Done only after the other connection let go, not failed with SQLITE_BUSY 20 ms in.
+    expect(committed).toBe(true);
+    await commit;
+    const versions = (await store.kysely.selectFrom('iw_migrations').select('version').execute()).map((r) => Number(r.version));
+    expect(versions).toEqual(MIGRATIONS.map((m) => m.version));
+    await store.close();
+    other.close();
+  } finally {
+    dir.cleanup();
+  }
+});
