@@ -322,6 +322,9 @@ export const MIGRATIONS: readonly Migration[] = [
       const { rows: indexes } = await sql<{ sql: string }>`
         select sql from sqlite_master
         where type = 'index' and tbl_name = 'iw_deliveries' and sql is not null and name <> 'iw_deliveries_event'`.execute(db);
+      // A host's own triggers on the table go with it: made again after, like the indexes.
+      const { rows: triggers } = await sql<{ sql: string }>`
+        select sql from sqlite_master where type = 'trigger' and tbl_name = 'iw_deliveries'`.execute(db);
       await sql`create table iw_deliveries_rekeyed (
         "id" text primary key, "environment" text not null, "webhook_id" text not null, "event_id" text not null,
         "status" text not null, "attempt_count" integer default 0 not null, "next_attempt_at" bigint, "locked_by" text,
@@ -337,9 +340,21 @@ export const MIGRATIONS: readonly Migration[] = [
           "claimed_due_at"
         from iw_deliveries order by rowid`.execute(db);
       await sql`drop table iw_deliveries`.execute(db);
-      await sql`alter table iw_deliveries_rekeyed rename to iw_deliveries`.execute(db);
-      // The definitions as SQLite keeps them in its catalog (written by the migrations before).
+      // A host's views (or triggers elsewhere) that name iw_deliveries would fail a rename's
+      // check of the schema while no table has that name; renamed the legacy way, nothing is
+      // checked or rewritten, and they name the new table once it has the name. The setting is
+      // the connection's (the host's own, on a shared handle): put back as it was.
+      const { rows: legacy } = await sql<{ legacy_alter_table: number }>`pragma legacy_alter_table`.execute(db);
+      await sql`pragma legacy_alter_table = on`.execute(db);
+      try {
+        await sql`alter table iw_deliveries_rekeyed rename to iw_deliveries`.execute(db);
+      } finally {
+        if (!legacy[0]?.legacy_alter_table) await sql`pragma legacy_alter_table = off`.execute(db);
+      }
+      // The definitions as SQLite keeps them in its catalog (written by the migrations before,
+      // and by the host for its triggers).
       for (const index of indexes) await db.executeQuery(CompiledQuery.raw(index.sql));
+      for (const trigger of triggers) await db.executeQuery(CompiledQuery.raw(trigger.sql));
     },
   },
 ];

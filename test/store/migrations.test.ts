@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { CompiledQuery, Kysely } from 'kysely';
+import { CompiledQuery, Kysely, sql } from 'kysely';
 import { expect, test } from 'vitest';
 import { MIGRATIONS } from '../../adapters/kysely/migrations.js';
 import { SqliteEngineDialect, type SqliteDatabase } from '../../adapters/sqlite/driver.js';
@@ -82,7 +82,7 @@ test('migration 2 (delivery log) fills event_type and last_error on deliveries w
   }
 });
 
-test('migration 14 turns the deliveries unique key round on SQLite, keeping every row, column and other index', async () => {
+test('migration 14 turns the deliveries unique key round on SQLite, keeping every row, column and other index, and the host’s views and triggers', async () => {
   const dir = tempDir();
   try {
     const file = dir.file('v13.db');
@@ -123,6 +123,13 @@ test('migration 14 turns the deliveries unique key round on SQLite, keeping ever
         })
         .execute();
     const rows = await old.selectFrom('iw_deliveries').selectAll().orderBy('id').execute();
+    // The host's own view and trigger on the table: they outlive the rebuild, and still work.
+    await sql`create view host_report as select webhook_id, count(*) as n from iw_deliveries group by webhook_id`.execute(old);
+    await sql`create table host_audit (delivery_id text)`.execute(old);
+    await sql`create trigger host_audit_insert after insert on iw_deliveries begin insert into host_audit values (new.id); end`.execute(
+      old,
+    );
+    const report = (await sql`select * from host_report order by webhook_id`.execute(old)).rows;
     await old.destroy();
 
     const store = sqliteStore({ filename: file });
@@ -139,6 +146,14 @@ test('migration 14 turns the deliveries unique key round on SQLite, keeping ever
     await expect(k.insertInto('iw_deliveries').values(again).execute()).rejects.toThrow(
       /UNIQUE constraint failed: iw_deliveries\.event_id, iw_deliveries\.webhook_id/,
     );
+    expect((await sql`select * from host_report order by webhook_id`.execute(k)).rows).toEqual(report);
+    await k
+      .insertInto('iw_deliveries')
+      .values({ ...rows[0], id: 'msg_new', event_id: 'event_new' })
+      .execute();
+    expect((await sql`select delivery_id from host_audit`.execute(k)).rows).toEqual([{ delivery_id: 'msg_new' }]);
+    // The connection's setting, which the rebuild turned on for its rename, is as it was.
+    expect((await sql`pragma legacy_alter_table`.execute(k)).rows).toEqual([{ legacy_alter_table: 0 }]);
     const plan = await k.executeQuery<{ detail: string }>(
       CompiledQuery.raw('explain query plan select id from iw_deliveries where event_id = ?', ['event_1']),
     );
