@@ -40,11 +40,3 @@ export type { JsonSchema } from './catalog/schema.js';
 export type { Store, WebhookPatch, DeliveryFilter, ClaimArgs, RecordAttemptArgs } from './store.js';
 export type { WebhookInput, EventType, EventTypes, BuiltinEventData, CustomEventTypes } from './types.js';
 export type * from './model.js';
-
-// Old names, kept so existing hosts compile; each says what replaced it.
-/** @deprecated Renamed {@link createGuard} (the SSRF guard has one name). */
-export { createGuard as networkPolicy } from './delivery/guard/guard.js';
-/** @deprecated Renamed {@link Guard}. */
-export type { Guard as NetworkPolicy, GuardOptions as NetworkPolicyOptions } from './delivery/guard/guard.js';
-export { DEFAULT_RETRY_SCHEDULE } from './scheduler/backoff.js';
-export type { RetryOptions } from './scheduler/backoff.js';

@@ -70,12 +70,8 @@ export function snapshotOptions(options: WebhooksOptions) {
     retentionMs: retentionOf(options.retention),
     notifier,
     logger,
-    // The durable back-off (`retry` is its old name).
-    backoff: new Backoff(
-      options.backoff ?? options.retry,
-      Math.random,
-      options.backoff === undefined && options.retry !== undefined ? 'retry' : 'backoff',
-    ),
+    // The durable back-off.
+    backoff: new Backoff(options.backoff, Math.random),
     // The SSRF guard, applied at webhook creation/update and again on every delivery attempt.
     guard: createGuard({
       allowPrivateNetworks: options.allowPrivateNetworks === true,

@@ -98,8 +98,6 @@ export interface WebhooksOptions<Tx = unknown> {
   eventTypes?: EventTypeDefinition[];
   /** The durable back-off schedule of attempts after a failure. */
   backoff?: BackoffOptions;
-  /** @deprecated Old name of `backoff`. */
-  retry?: BackoffOptions;
   /** A webhook failing with no success for this long is disabled. Default 72 hours. */
   disableAfterMs?: number;
   /**

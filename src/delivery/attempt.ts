@@ -56,10 +56,7 @@ export async function runAttempt(
     };
     if (traceparent !== undefined) headers.traceparent = traceparent;
     const request: TransportRequest = { url: claimed.webhook.endpoint, headers, body, timeoutMs: deps.timeoutMs };
-    if (deps.guard) {
-      request.guard = deps.guard;
-      request.policy = deps.guard;
-    }
+    if (deps.guard) request.guard = deps.guard;
     const res = await deps.transport.send(request);
     if (res.status === 200) return record(200, null, null, res.excerpt || null);
     const kind = res.status >= 300 && res.status < 400 ? 'redirect' : 'status';

@@ -14,9 +14,4 @@ export class TransportError extends Error {
     super(message, options);
     this.name = 'TransportError';
   }
-
-  /** @deprecated Old name of `code` (every error of ours exposes `.code`). */
-  get kind(): AttemptErrorKind {
-    return this.code;
-  }
 }

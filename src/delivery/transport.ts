@@ -19,8 +19,6 @@ export interface TransportRequest {
    * wrapper that forwards the request unchanged keeps it. Absent: the transport's own guard.
    */
   guard?: Guard;
-  /** @deprecated The same value as `guard`, under its old name; read `guard`. */
-  policy?: Guard;
 }
 
 /** Any HTTP answer, whatever its status (only 200 counts as delivered; the engine decides). */
@@ -57,8 +55,6 @@ export interface HttpTransportOptions {
   connectionsPerOrigin?: number;
   /** The guard for requests that carry none. Default: public addresses only, system DNS. */
   guard?: GuardOptions;
-  /** @deprecated Old name of `guard`. */
-  network?: GuardOptions;
 }
 
 /**
@@ -73,7 +69,7 @@ export interface HttpTransportOptions {
  */
 export function httpTransport(options: HttpTransportOptions = {}): Transport {
   const maxBytes = options.maxResponseBytes ?? 4096;
-  const guardOptions = options.guard ?? options.network;
+  const guardOptions = options.guard;
   const fallback = guardOptions === undefined ? DEFAULT_GUARD : createGuard(guardOptions, 'httpTransport');
   const pins = new AddressPins(fallback);
   const checked = new CheckMemo();
@@ -88,7 +84,7 @@ export function httpTransport(options: HttpTransportOptions = {}): Transport {
       // One deadline covers the guard's DNS lookup too: a slow resolver is a timeout, not a hang.
       const deadline = new Deadline(req.timeoutMs);
       try {
-        const target = await checkTarget(req.url, req.guard ?? req.policy ?? fallback, () => deadline.signal, checked);
+        const target = await checkTarget(req.url, req.guard ?? fallback, () => deadline.signal, checked);
         if (!target.literal) pins.set(target.host, target.addresses);
         return await exchange(agent, target.url, req, deadline, maxBytes);
       } catch (error) {

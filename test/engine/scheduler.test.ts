@@ -549,7 +549,7 @@ describe('scheduler', () => {
   });
 
   test('the timer is armed for the earliest due delivery, not the poll interval', async () => {
-    const { attempts, clock, t0 } = await failingOnce({ retry: { schedule: [7_000], jitter: 0 } });
+    const { attempts, clock, t0 } = await failingOnce({ backoff: { schedule: [7_000], jitter: 0 } });
     await clock.advance(60_000);
     expect(attempts.map((t) => t - t0)).toEqual([0, 7_000]);
   });
@@ -568,7 +568,7 @@ describe('scheduler', () => {
     store.nextDueAt = () => (calls.nextDueAt++, nextDueAt());
     const { attempts, hooks, clock, t0 } = await failingOnce({
       store,
-      retry: { schedule: [7_000, 7_000], jitter: 0 },
+      backoff: { schedule: [7_000, 7_000], jitter: 0 },
       delivery: { timeoutMs: 2000, pollIntervalMs: 1_000 },
       notifier: undefined, // (the notice outbox reads nextDueAt itself once per poll interval)
     });

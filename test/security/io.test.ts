@@ -14,7 +14,7 @@ import { until, useCleanups } from '../helpers/cleanup.js';
 
 const cleanups = useCleanups();
 
-const open = { network: { allowPrivateNetworks: true } };
+const open = { guard: { allowPrivateNetworks: true } };
 
 function transport(options: Parameters<typeof httpTransport>[0] = {}) {
   const t = httpTransport({ ...open, ...options });
@@ -131,7 +131,7 @@ describe('deadlines', () => {
 
   test('a slow resolver counts against the same deadline', async () => {
     const never = () => new Promise<never>(() => {});
-    const t = transport({ network: { resolver: never } });
+    const t = transport({ guard: { resolver: never } });
     expect(await kindOf(send(t, 'http://slow-dns.test/', 200))).toBe('timeout');
   });
 

@@ -266,7 +266,7 @@ describe('at delivery (real sockets)', () => {
     const receiver = await listen('127.0.0.1', 0, (res) => res.writeHead(200, { connection: 'close' }).end('ok'));
     const internal = await listen('127.0.0.2', receiver.port);
     const dns = rebindingResolver('127.0.0.1', '127.0.0.2');
-    const transport = httpTransport({ network: { resolver: dns.resolver, allowHosts: ['127.0.0.1'] } });
+    const transport = httpTransport({ guard: { resolver: dns.resolver, allowHosts: ['127.0.0.1'] } });
     cleanups.push(() => transport.close!());
     for (let i = 0; i < 20; i++) {
       dns.reset();
@@ -287,7 +287,7 @@ describe('at delivery (real sockets)', () => {
     const receiver = await listen('127.0.0.1', 0);
     const internal = await listen('127.0.0.2', receiver.port);
     const dns = scriptedResolver({ 'same.test': ['127.0.0.1'] });
-    const transport = httpTransport({ network: { resolver: dns.resolver, allowHosts: ['127.0.0.1'] } });
+    const transport = httpTransport({ guard: { resolver: dns.resolver, allowHosts: ['127.0.0.1'] } });
     cleanups.push(() => transport.close!());
     const url = `http://same.test:${receiver.port}/hooks`;
     const send = (extra: Partial<Parameters<typeof transport.send>[0]> = {}) =>
@@ -376,7 +376,7 @@ describe('at delivery (real sockets)', () => {
   test('a name with several checked addresses: the connection may use any of them (IPv6 refused, IPv4 answers)', async () => {
     const receiver = await listen('127.0.0.1', 0);
     const dns = scriptedResolver({ 'dual.test': ['::1', '127.0.0.1'] });
-    const transport = httpTransport({ network: { resolver: dns.resolver, allowHosts: ['127.0.0.1', '::1'] } });
+    const transport = httpTransport({ guard: { resolver: dns.resolver, allowHosts: ['127.0.0.1', '::1'] } });
     cleanups.push(() => transport.close!());
     const res = await transport.send({ url: `http://dual.test:${receiver.port}/x`, headers: {}, body: 'x', timeoutMs: 5000 });
     expect(res.status).toBe(200);
@@ -422,7 +422,7 @@ describe('at delivery (real sockets)', () => {
     cleanups.push(() => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))));
     const port = (server.address() as AddressInfo).port;
     const dns = scriptedResolver({ 'pin.test': ['127.0.0.1'] });
-    const transport = httpTransport({ network: { resolver: dns.resolver, allowHosts: ['127.0.0.1'] } });
+    const transport = httpTransport({ guard: { resolver: dns.resolver, allowHosts: ['127.0.0.1'] } });
     cleanups.push(() => transport.close!());
     const error = await transport
       .send({ url: `https://pin.test:${port}/x`, headers: {}, body: 'x', timeoutMs: 5000 })
