@@ -6,5 +6,14 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Reported on every run, never enforced: a threshold would fail a run for a figure that moves
+    // with which tests ran, not with what broke.
+    coverage: {
+      enabled: true,
+      provider: 'v8',
+      include: ['src/**', 'adapters/**'],
+      reporter: ['text-summary', 'json-summary'],
+      reportsDirectory: '.tmp/coverage',
+    },
   },
 });
