@@ -3,7 +3,7 @@
 // Run: npm run build && node bench/dashboard-load.mjs [--runs=15]
 // Each "cold" load is a fresh browser context (empty cache, new connection); each "warm" load is
 // a reload in the same context (the hashed assets come from the cache, as for a returning user).
-// The time is read in the page: the element's 'webhooks-portal:render' performance mark.
+// The time is read in the page: the element's 'webhooks-dashboard:render' performance mark.
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import http from 'node:http';
@@ -65,8 +65,8 @@ async function measure(page, navigate) {
   return page
     .waitForFunction(
       () => {
-        const mark = performance.getEntriesByName('webhooks-portal:render')[0];
-        const cards = document.querySelector('webhooks-portal')?.shadowRoot?.querySelectorAll('.card').length;
+        const mark = performance.getEntriesByName('webhooks-dashboard:render')[0];
+        const cards = document.querySelector('webhooks-dashboard')?.shadowRoot?.querySelectorAll('.card').length;
         if (!mark || cards !== 20) return false;
         // Also from the page's first byte: what the dashboard costs once the browser has a
         // renderer and a connection (a fresh context spends most of its cold load before that).

@@ -3,19 +3,19 @@ import { readdir, readFile } from 'node:fs/promises';
 
 /**
  * The dashboard's static files (`assets/*.js`, `*.css`, `*.svg`), shipped as written: no bundler,
- * no build step. Each is served under a content-hashed name (`portal.3fa9c2d1e07b.js`) that may
- * be cached for a year, and under its plain name (`portal.js`) for hosts that embed the element
+ * no build step. Each is served under a content-hashed name (`dashboard.3fa9c2d1e07b.js`) that may
+ * be cached for a year, and under its plain name (`dashboard.js`) for hosts that embed the element
  * with one stable script tag (revalidated on every use).
  *
- * References between assets (`'./api.js'`, `'./portal.css'`) are rewritten to the hashed names,
+ * References between assets (`'./api.js'`, `'./dashboard.css'`) are rewritten to the hashed names,
  * and a file's hash is taken after that rewrite, so a change in any module changes the name of
  * every module that imports it: an immutable cached module can never import a stale one.
  */
 
 export interface Asset {
-  /** The file's own name: `portal.js`. */
+  /** The file's own name: `dashboard.js`. */
   name: string;
-  /** The name it is served under for a year: `portal.<hash>.js`. */
+  /** The name it is served under for a year: `dashboard.<hash>.js`. */
   hashedName: string;
   contentType: string;
   body: Uint8Array<ArrayBuffer>;

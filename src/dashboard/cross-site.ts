@@ -1,12 +1,13 @@
-import { errorResponse } from '../http/responses.js';
+import { wireError } from '../http/errors.js';
 
 /**
- * The dashboard is used with the customer's cookie, so a page on another site must not be able to
- * change anything with it (CSRF), by `fetch` or by a plain HTML form. Two signals, both set by the
- * browser and impossible for a page to forge:
+ * The dashboard is used with the account holder's cookie, so a page on another site must not be
+ * able to change anything with it (CSRF), by `fetch` or by a plain HTML form. Two signals, both set
+ * by the browser and impossible for a page to forge:
  *
  * - `Sec-Fetch-Site`: `cross-site` or `same-site` is refused (`same-site` too: a sibling
- *   subdomain may be run by someone else, e.g. a customer's own app on the same parent domain).
+ *   subdomain may be run by someone else, e.g. an account holder's own app on the same parent
+ *   domain).
  * - `Origin`: refused when present and neither the request's own origin nor one the host allowed.
  *
  * Clients that are not browsers send neither header; they carry no ambient cookie either, and
@@ -37,12 +38,12 @@ export function contentTypeRefusal(request: Request): Response | null {
   const type = request.headers.get('content-type');
   const media = type?.split(';', 1)[0]?.trim().toLowerCase();
   if (media === 'application/json') return null;
-  return errorResponse(415, 'UNSUPPORTED_MEDIA_TYPE', 'dashboard requests that change something must be application/json', {
+  return wireError(415, 'UNSUPPORTED_MEDIA_TYPE', 'dashboard requests that change something must be application/json', {
     accept: 'application/json',
   });
 }
 
-const refuse = () => errorResponse(403, 'CROSS_SITE_REQUEST', 'requests from another site may not change anything here');
+const refuse = () => wireError(403, 'CROSS_SITE_REQUEST', 'requests from another site may not change anything here');
 
 /** Checks and freezes the host's list of extra origins allowed to write (exact `scheme://host[:port]`). */
 export function allowedOriginSet(origins: readonly string[] | undefined): ReadonlySet<string> {

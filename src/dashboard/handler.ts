@@ -1,5 +1,5 @@
 import { type Authorize, authorizeRequest } from '../http/auth.js';
-import { errorResponse } from '../http/responses.js';
+import { wireError } from '../http/errors.js';
 import { type AssetSet, loadAssets } from './assets.js';
 import { allowedOriginSet, contentTypeRefusal, crossSiteRefusal } from './cross-site.js';
 import { pageHtml, SECURITY_HEADERS } from './page.js';
@@ -22,8 +22,8 @@ const ASSET_DIR = new URL('./assets/', import.meta.url);
 const YEAR = 'public, max-age=31536000, immutable';
 
 /**
- * The webhooks page a host mounts for its customers, as one `(Request) => Promise<Response>`,
- * under any prefix:
+ * The webhooks page a host mounts for its account holders, as one
+ * `(Request) => Promise<Response>`, under any prefix:
  *
  * - `GET {prefix}` and `GET {prefix}/`: the page (403 and nothing else when `authorize` refuses);
  * - `{prefix}/assets/<name>.<hash>.<ext>`: its files, cached for a year (and `<name>.<ext>`,
@@ -47,7 +47,7 @@ export function createDashboard(deps: DashboardDeps): (request: Request) => Prom
   if (typeof deps.onError !== 'function') throw new TypeError('dashboard: onError must be a function');
   const allowedOrigins = allowedOriginSet(deps.allowedOrigins);
   // Read on first use, so a host that never mounts the dashboard never touches the files; a
-  // failed read is retried by the next request rather than remembered.
+  // failed read is tried again by the next request rather than remembered.
   let assets: Promise<AssetSet> | undefined;
   const loaded = () =>
     (assets ??= loadAssets(ASSET_DIR).catch((error) => {
@@ -60,7 +60,7 @@ export function createDashboard(deps: DashboardDeps): (request: Request) => Prom
       return secured(await route(request));
     } catch (error) {
       deps.onError('unexpected error in the dashboard handler', error);
-      return secured(errorResponse(500, 'INTERNAL_ERROR', 'internal error'));
+      return secured(wireError(500, 'INTERNAL_ERROR', 'internal error'));
     }
   };
 
@@ -80,7 +80,9 @@ export function createDashboard(deps: DashboardDeps): (request: Request) => Prom
       return deps.api(request);
     }
     if (!reading)
-      return errorResponse(405, 'METHOD_NOT_ALLOWED', `${request.method.slice(0, 16)} is not allowed here`, { allow: 'GET, HEAD' });
+      return wireError(405, 'METHOD_NOT_ALLOWED', `${request.method.slice(0, 16)} is not allowed here`, {
+        allow: 'GET, HEAD',
+      });
     const set = await loaded();
     if (target.kind === 'asset') return assetResponse(request, set, target.name);
     try {
@@ -118,7 +120,7 @@ function locate(pathname: string): Target {
 
 function assetResponse(request: Request, set: AssetSet, name: string): Response {
   const found = set.lookup(name);
-  if (!found) return errorResponse(404, 'ASSET_NOT_FOUND', 'no such file');
+  if (!found) return wireError(404, 'ASSET_NOT_FOUND', 'no such file');
   const { asset, immutable } = found;
   const headers: Record<string, string> = {
     'content-type': asset.contentType,

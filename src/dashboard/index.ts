@@ -1,6 +1,6 @@
 /**
- * The dashboard: the webhooks page a host mounts for its customers, and the `<webhooks-portal>`
- * element behind it.
+ * The dashboard: the webhooks page a host mounts for its account holders, and the
+ * `<webhooks-dashboard>` element behind it.
  *
  * @example
  * ```ts
@@ -8,6 +8,7 @@
  * http.createServer(toNodeHandler(dashboard)).listen(3000); // the page at /, the API at /api/v1
  * ```
  */
-export { createDashboard } from './handler.js';
+
 export type { DashboardDeps } from './handler.js';
+export { createDashboard } from './handler.js';
 export { CONTENT_SECURITY_POLICY } from './page.js';

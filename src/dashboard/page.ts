@@ -39,8 +39,8 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = Object.freeze(
 export function pageHtml(prefix: string, assets: AssetSet): string {
   const at = (name: string) => escapeHtml(`${prefix}/assets/${assets.lookup(name)!.asset.hashedName}`);
   const preloads = assets
-    .staticGraph('portal.js')
-    .filter((a) => a.name !== 'portal.js')
+    .staticGraph('dashboard.js')
+    .filter((a) => a.name !== 'dashboard.js')
     .map((a) => `<link rel="modulepreload" href="${escapeHtml(`${prefix}/assets/${a.hashedName}`)}">`);
   return [
     '<!doctype html>',
@@ -53,15 +53,15 @@ export function pageHtml(prefix: string, assets: AssetSet): string {
     // An icon of our own, or the browser asks the host's /favicon.ico (outside the prefix).
     `<link rel="icon" href="${at('icon.svg')}" type="image/svg+xml">`,
     `<link rel="stylesheet" href="${at('page.css')}">`,
-    `<link rel="preload" as="style" href="${at('portal.css')}">`,
-    `<script type="module" src="${at('portal.js')}"></script>`,
+    `<link rel="preload" as="style" href="${at('dashboard.css')}">`,
+    `<script type="module" src="${at('dashboard.js')}"></script>`,
     ...preloads,
     '</head>',
     '<body>',
     // The element's own headings start at h2 (it is made to sit inside a host's page); the full
     // page gives it the h1 a screen reader expects: where in the host's settings this is.
     '<main><h1>Settings</h1>',
-    `<webhooks-portal api="${escapeHtml(`${prefix}/api/v1`)}" history></webhooks-portal></main>`,
+    `<webhooks-dashboard api="${escapeHtml(`${prefix}/api/v1`)}" history></webhooks-dashboard></main>`,
     '</body>',
     '</html>',
     '',

@@ -2,6 +2,78 @@ import { WebhooksError, type WebhooksErrorCode } from '../errors.js';
 import { errorResponse } from './responses.js';
 
 /**
+ * Every `code` the management API and the dashboard's own routes answer an error with, by status
+ * (a host's own codes, such as a 429 in front of the handler, are the host's). One list, so the
+ * server and the dashboard's words (`src/dashboard/assets/words.js`, type-checked against it, and
+ * tested to have words for each) cannot drift apart; a client may switch on it.
+ *
+ * @example
+ * ```ts
+ * import { HTTP_ERROR_CODES, type HttpErrorCode } from 'identity-webhooks/http';
+ * const code = body.errors[0].code as HttpErrorCode;
+ * if (code === 'WEBHOOK_LIMIT_REACHED') showUpgrade();
+ * ```
+ */
+export const HTTP_ERROR_CODES = [
+  // 400
+  'INVALID_JSON',
+  'INVALID_BODY',
+  'UNKNOWN_FIELD',
+  'INVALID_NAME',
+  'INVALID_DESCRIPTION',
+  'INVALID_ENDPOINT',
+  'INVALID_EVENT_TYPES',
+  'UNKNOWN_EVENT_TYPE',
+  'ENDPOINT_NOT_ALLOWED',
+  'INVALID_RESUME_HELD',
+  'WEBHOOK_LIMIT_REACHED',
+  'INVALID_REQUEST',
+  'UNKNOWN_PARAMETER',
+  'INVALID_STATUS',
+  'INVALID_EVENT_TYPE',
+  'INVALID_PAGE_SIZE',
+  'INVALID_NEXT_TOKEN',
+  'INVALID_SINCE',
+  'INVALID_UNTIL',
+  'INVALID_HOST',
+  'INVALID_REQUEST_TARGET',
+  // 403
+  'INVALID_CREDENTIALS',
+  'CROSS_SITE_REQUEST',
+  // 404
+  'ROUTE_NOT_FOUND',
+  'NOT_FOUND',
+  'WEBHOOK_NOT_FOUND',
+  'EVENT_NOT_FOUND',
+  'DELIVERY_NOT_FOUND',
+  'ASSET_NOT_FOUND',
+  // 405, 409, 413, 415
+  'METHOD_NOT_ALLOWED',
+  'WEBHOOK_DISABLED',
+  'PAYLOAD_TOO_LARGE',
+  'UNSUPPORTED_MEDIA_TYPE',
+  // 500, 503
+  'INTERNAL_ERROR',
+  'SERVICE_UNAVAILABLE',
+] as const;
+
+/** One of {@link HTTP_ERROR_CODES}. */
+export type HttpErrorCode = (typeof HTTP_ERROR_CODES)[number];
+
+/** {@link errorResponse} for our own codes: a code outside {@link HTTP_ERROR_CODES} does not compile. */
+export function wireError(status: number, code: HttpErrorCode, message: string, headers?: Record<string, string>): Response {
+  return errorResponse(status, code, message, headers);
+}
+
+/** The lower-case names `n` whose `INVALID_<N>` is a code: the fields and parameters a refusal may name. */
+export type InvalidName = HttpErrorCode extends infer C ? (C extends `INVALID_${infer N}` ? Lowercase<N> : never) : never;
+
+/** `INVALID_<NAME>` for a field or parameter named at run time; only names with a code type-check. */
+export function invalidCode(name: InvalidName): HttpErrorCode {
+  return `INVALID_${name.toUpperCase()}` as HttpErrorCode;
+}
+
+/**
  * A refusal decided by the HTTP layer itself (bad JSON, wrong content type, no credentials). Route
  * code throws it; {@link toErrorResponse} turns it into the response. Its arguments come in the
  * order of every other error class (src/errors.ts): the code, the message, then options, here the
@@ -17,7 +89,7 @@ export class HttpError extends Error {
   readonly headers: Record<string, string>;
 
   constructor(
-    readonly code: string,
+    readonly code: HttpErrorCode,
     message: string,
     options: { status: number; headers?: Record<string, string> },
   ) {
@@ -36,7 +108,7 @@ export type Resource = 'webhook' | 'event' | 'delivery';
  * credentials are wrong" (and may re-authenticate or alert), while 400 is "this request cannot be
  * done", which is what a full plan is; the code tells the two apart.
  */
-const ENGINE_ERRORS: Record<WebhooksErrorCode, { status: number; code: string } | null> = {
+const ENGINE_ERRORS: Record<WebhooksErrorCode, { status: number; code: HttpErrorCode } | null> = {
   ERR_VALIDATION: { status: 400, code: 'INVALID_REQUEST' }, // refined per field below
   ERR_UNKNOWN_EVENT_TYPE: { status: 400, code: 'UNKNOWN_EVENT_TYPE' },
   ERR_NOT_FOUND: { status: 404, code: 'NOT_FOUND' }, // refined per resource below
@@ -50,7 +122,7 @@ const ENGINE_ERRORS: Record<WebhooksErrorCode, { status: number; code: string } 
 };
 
 /** Request fields the engine may name in `error.field`, and the code each gets. */
-const FIELD_CODES: Record<string, string> = {
+const FIELD_CODES: Record<string, HttpErrorCode> = {
   name: 'INVALID_NAME',
   description: 'INVALID_DESCRIPTION',
   endpoint: 'INVALID_ENDPOINT',
@@ -63,7 +135,7 @@ const FIELD_CODES: Record<string, string> = {
  * whatever the engine's code, an unknown `event_type` included: the caller must learn which
  * parameter to fix.
  */
-const PARAMETER_CODES: Record<string, string> = {
+const PARAMETER_CODES: Record<string, HttpErrorCode> = {
   limit: 'INVALID_PAGE_SIZE',
   cursor: 'INVALID_NEXT_TOKEN',
   next_token: 'INVALID_NEXT_TOKEN',
@@ -82,17 +154,23 @@ export function toErrorResponse(
   resource: Resource | undefined,
   onError: (message: string, error: unknown) => void,
 ): Response {
-  if (error instanceof HttpError) return errorResponse(error.status, error.code, error.message, error.headers);
+  if (error instanceof HttpError) return wireError(error.status, error.code, error.message, error.headers);
   if (error instanceof WebhooksError) {
     const mapped = Object.hasOwn(ENGINE_ERRORS, error.code) ? ENGINE_ERRORS[error.code] : null;
-    if (mapped) return errorResponse(mapped.status, refine(error, mapped.code, resource), error.message);
+    if (mapped) return wireError(mapped.status, refine(error, mapped.code, resource), error.message);
   }
   onError('unexpected error in the HTTP handler', error);
-  return errorResponse(500, 'INTERNAL_ERROR', 'internal error');
+  return wireError(500, 'INTERNAL_ERROR', 'internal error');
 }
 
-function refine(error: WebhooksError, code: string, resource: Resource | undefined): string {
-  if (error.code === 'ERR_NOT_FOUND' && resource) return `${resource.toUpperCase()}_NOT_FOUND`;
+const NOT_FOUND_CODES: Record<Resource, HttpErrorCode> = {
+  webhook: 'WEBHOOK_NOT_FOUND',
+  event: 'EVENT_NOT_FOUND',
+  delivery: 'DELIVERY_NOT_FOUND',
+};
+
+function refine(error: WebhooksError, code: HttpErrorCode, resource: Resource | undefined): HttpErrorCode {
+  if (error.code === 'ERR_NOT_FOUND' && resource) return NOT_FOUND_CODES[resource];
   if (error.field !== undefined && Object.hasOwn(PARAMETER_CODES, error.field)) {
     if (error.code === 'ERR_VALIDATION' || error.code === 'ERR_UNKNOWN_EVENT_TYPE') return PARAMETER_CODES[error.field]!;
   }

@@ -1,9 +1,9 @@
 import type { HttpApi } from '../types.js';
 import { authorizeRequest, type Authorize } from './auth.js';
-import { toErrorResponse, type Resource } from './errors.js';
+import { toErrorResponse, type Resource, wireError } from './errors.js';
 import { JWKS_PATHS, jwksResponse } from './jwks.js';
 import { openApiDocument } from './openapi.js';
-import { errorResponse, jsonResponse } from './responses.js';
+import { jsonResponse } from './responses.js';
 import { matchRoute, splitApiPath } from './router.js';
 import { ROUTES } from './routes.js';
 
@@ -66,10 +66,10 @@ export function createHandler(deps: HandlerDeps): (request: Request) => Promise<
   };
 }
 
-const notFound = () => errorResponse(404, 'ROUTE_NOT_FOUND', 'no such route');
+const notFound = () => wireError(404, 'ROUTE_NOT_FOUND', 'no such route');
 
 function methodNotAllowed(method: string, allow: string[]): Response {
-  return errorResponse(405, 'METHOD_NOT_ALLOWED', `${method.slice(0, 16)} is not allowed here (allowed: ${allow.join(', ')})`, {
+  return wireError(405, 'METHOD_NOT_ALLOWED', `${method.slice(0, 16)} is not allowed here (allowed: ${allow.join(', ')})`, {
     allow: allow.join(', '),
   });
 }

@@ -9,5 +9,7 @@
  */
 export { toNodeHandler } from './node.js';
 export { errorResponse } from './responses.js';
+export { HTTP_ERROR_CODES } from './errors.js';
+export type { HttpErrorCode } from './errors.js';
 export { openApiDocument, OPENAPI_PATH } from './openapi.js';
 export { MAX_BODY_BYTES } from './body.js';

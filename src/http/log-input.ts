@@ -1,6 +1,6 @@
 import { decodeCursor } from '../cursor.js';
 import type { DeliveryStatus } from '../model.js';
-import { HttpError } from './errors.js';
+import { HttpError, invalidCode } from './errors.js';
 import { onlyFields } from './input.js';
 
 /**
@@ -36,7 +36,8 @@ export function logQuery(url: URL): LogQuery {
         { status: 400 },
       );
     }
-    if (seen.has(key)) throw new HttpError(`INVALID_${key.toUpperCase()}`, `${key} may be given once`, { status: 400 });
+    if (seen.has(key))
+      throw new HttpError(invalidCode(key as (typeof LOG_PARAMETERS)[number]), `${key} may be given once`, { status: 400 });
     seen.add(key);
   }
   const value = (key: (typeof LOG_PARAMETERS)[number]) => url.searchParams.get(key) || undefined;
@@ -94,9 +95,9 @@ export function testInput(body: Record<string, unknown>): { eventType?: string }
  */
 const DATE_TIME = /^(\d{4})-(\d\d)-(\d\d)[Tt](\d\d):(\d\d):(\d\d)(\.\d{1,9})?([Zz]|[+-](\d\d):(\d\d))$/;
 
-export function dateTime(value: unknown, field: string): number {
+export function dateTime(value: unknown, field: 'since' | 'until'): number {
   const refused = () =>
-    new HttpError(`INVALID_${field.toUpperCase()}`, `${field} must be an ISO 8601 date-time with an offset, e.g. 2026-01-01T00:00:00Z`, {
+    new HttpError(invalidCode(field), `${field} must be an ISO 8601 date-time with an offset, e.g. 2026-01-01T00:00:00Z`, {
       status: 400,
     });
   if (typeof value !== 'string') throw refused();

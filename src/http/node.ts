@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { MAX_BODY_BYTES } from './body.js';
-import { errorResponse } from './responses.js';
+import { wireError } from './errors.js';
 
 /** The node request, plus what Express adds (`originalUrl` before mounting, `body` if parsed). */
 type NodeRequest = IncomingMessage & { originalUrl?: string; body?: unknown };
@@ -55,7 +55,7 @@ export function toNodeHandler(handler: (request: Request) => Promise<Response>, 
       const method = req.method ?? 'GET';
       let response: Response;
       if (typeof url === 'string')
-        response = errorResponse(400, url === 'host' ? 'INVALID_HOST' : 'INVALID_REQUEST_TARGET', `malformed ${url}`);
+        response = wireError(400, url === 'host' ? 'INVALID_HOST' : 'INVALID_REQUEST_TARGET', `malformed ${url}`);
       else if (UNCARRIED_METHODS.has(method)) response = await uncarriedMethod(handler, url, method);
       else {
         body = bodyOf(req);
@@ -106,7 +106,7 @@ async function uncarriedMethod(handler: (request: Request) => Promise<Response>,
   if (probe.status === 404) return probe;
   await probe.body?.cancel();
   const allow = probe.headers.get('allow') ?? '';
-  return errorResponse(405, 'METHOD_NOT_ALLOWED', `${method} is not allowed here (allowed: ${allow || 'none known'})`, { allow });
+  return wireError(405, 'METHOD_NOT_ALLOWED', `${method} is not allowed here (allowed: ${allow || 'none known'})`, { allow });
 }
 
 function toRequest(req: NodeRequest, url: URL, method: string, body: { init: BodyInit | null }): Request {

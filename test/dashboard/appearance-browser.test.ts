@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ManualClock } from '../../src/index.js';
 import { userData } from '../helpers/fixtures.js';
 import { startReceiver } from '../helpers/http.js';
-import { axeViolations, chromiumAvailable, horizontalOverflow, launch, openPortal } from './browser.js';
+import { axeViolations, chromiumAvailable, horizontalOverflow, launch, openDashboard } from './browser.js';
 import { type Site, startSite } from './site.js';
 
 /**
@@ -51,10 +51,10 @@ describe.runIf(run)('the dashboard in Chromium: colour scheme, a phone, a webhoo
   /** The element's own background and text colour, and the page's (page.css) background. */
   const colours = (page: Page) =>
     page.evaluate(() => {
-      const portal = getComputedStyle(document.querySelector('webhooks-portal')!);
+      const element = getComputedStyle(document.querySelector('webhooks-dashboard')!);
       return {
-        portal: portal.backgroundColor,
-        text: portal.color,
+        element: element.backgroundColor,
+        text: element.color,
         page: getComputedStyle(document.body).backgroundColor,
       };
     });
@@ -68,7 +68,7 @@ describe.runIf(run)('the dashboard in Chromium: colour scheme, a phone, a webhoo
     });
     const seen: Record<string, Awaited<ReturnType<typeof colours>>> = {};
     for (const colorScheme of ['light', 'dark'] as const) {
-      const { page, context, problems } = await openPortal(browser, site, { env: 'env-scheme', colorScheme });
+      const { page, context, problems } = await openDashboard(browser, site, { env: 'env-scheme', colorScheme });
       await page.goto(site.url);
       await page.getByRole('list', { name: 'Your webhooks' }).waitFor();
       seen[colorScheme] = await colours(page);
@@ -79,9 +79,9 @@ describe.runIf(run)('the dashboard in Chromium: colour scheme, a phone, a webhoo
       expect(problems()).toEqual([]);
       await context.close();
     }
-    // portal.css's defaults: #ffffff / #1a1d23 in light, #15171b / #e8eaee in dark.
-    expect(seen.light).toEqual({ portal: 'rgb(255, 255, 255)', text: 'rgb(26, 29, 35)', page: 'rgb(255, 255, 255)' });
-    expect(seen.dark).toEqual({ portal: 'rgb(21, 23, 27)', text: 'rgb(232, 234, 238)', page: 'rgb(21, 23, 27)' });
+    // dashboard.css's defaults: #ffffff / #1a1d23 in light, #15171b / #e8eaee in dark.
+    expect(seen.light).toEqual({ element: 'rgb(255, 255, 255)', text: 'rgb(26, 29, 35)', page: 'rgb(255, 255, 255)' });
+    expect(seen.dark).toEqual({ element: 'rgb(21, 23, 27)', text: 'rgb(232, 234, 238)', page: 'rgb(21, 23, 27)' });
     expect(seen['light → dark']).toEqual(seen.dark);
     expect(seen['dark → light']).toEqual(seen.light);
   });
@@ -116,7 +116,7 @@ describe.runIf(run)('the dashboard in Chromium: colour scheme, a phone, a webhoo
         ['env-phone-ok', ok.id],
       ] as const) {
         // bypassCSP only so axe-core can inject itself.
-        const { page, context, problems } = await openPortal(browser, site, { env, width: 360, colorScheme, bypassCSP: true });
+        const { page, context, problems } = await openDashboard(browser, site, { env, width: 360, colorScheme, bypassCSP: true });
         await page.goto(`${site.url}#/webhooks/${id}`);
         const rows = page
           .getByRole('list', { name: 'Deliveries' })
@@ -128,7 +128,7 @@ describe.runIf(run)('the dashboard in Chromium: colour scheme, a phone, a webhoo
         for (let i = 0; i < count; i++) await rows.nth(i).getByRole('button', { name: 'Attempts' }).click();
         const attempts = page.locator('.attempt');
         await page.waitForFunction(
-          (n) => document.querySelector('webhooks-portal')!.shadowRoot!.querySelectorAll('.attempt').length === n,
+          (n) => document.querySelector('webhooks-dashboard')!.shadowRoot!.querySelectorAll('.attempt').length === n,
           env === 'env-phone' ? 6 : 1,
         );
         if (env === 'env-phone') expect(await attempts.first().textContent()).toContain(LONG_BODY);
@@ -167,7 +167,7 @@ describe.runIf(run)('the dashboard in Chromium: colour scheme, a phone, a webhoo
     const disabled = await site.hooks.webhooks.get(hook.id, { environment: 'env-dead' });
     expect(disabled).toMatchObject({ status: 'disabled', disabledReason: 'failing', failingSince: firstFailure });
 
-    const { page, context, problems } = await openPortal(browser, site, { env: 'env-dead' });
+    const { page, context, problems } = await openDashboard(browser, site, { env: 'env-dead' });
     await page.goto(site.url);
     const card = page.getByRole('list', { name: 'Your webhooks' }).getByRole('listitem');
     await card.waitFor();

@@ -53,7 +53,7 @@ export interface OpenOptions {
  * `problems(allowedStatuses)` lists them; the browser's own "Failed to load resource" line for an
  * answer the test provoked on purpose (e.g. 400 for a bad URL) is allowed by its status.
  */
-export async function openPortal(browser: Browser, site: { origin: string }, options: OpenOptions = {}) {
+export async function openDashboard(browser: Browser, site: { origin: string }, options: OpenOptions = {}) {
   const width = options.width ?? 1280;
   const context: BrowserContext = await browser.newContext({
     viewport: { width, height: width < 600 ? 780 : 900 },

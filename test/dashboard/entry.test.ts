@@ -1,9 +1,9 @@
 import { describe, expect, test } from 'vitest';
 import { sqliteStore } from '../../adapters/sqlite/index.js';
 import { createWebhooks, systemClock, type WebhookInput, type WebhooksOptions } from '../../src/index.js';
-import { testKey } from '../helpers/fixtures.js';
 import { useCleanups } from '../helpers/cleanup.js';
 import { makeEngine } from '../helpers/engine.js';
+import { testKey } from '../helpers/fixtures.js';
 
 /**
  * `hooks.dashboard`, the public entry: the handler createWebhooks wires from its own options
@@ -50,8 +50,8 @@ describe('hooks.dashboard from createWebhooks', () => {
     expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
     expect(res.headers.get('content-security-policy')).toContain("default-src 'self'");
     const html = await res.text();
-    expect(html).toContain(`<webhooks-portal api="${PREFIX}/api/v1" history>`);
-    expect(html).toMatch(new RegExp(`<script type="module" src="${PREFIX}/assets/portal\\.[0-9a-f]{12}\\.js"></script>`));
+    expect(html).toContain(`<webhooks-dashboard api="${PREFIX}/api/v1" history>`);
+    expect(html).toMatch(new RegExp(`<script type="module" src="${PREFIX}/assets/dashboard\\.[0-9a-f]{12}\\.js"></script>`));
     // …and that API answers, scoped by the same authorize.
     const list = await call(`${PREFIX}/api/v1/webhooks`);
     expect(list.status).toBe(200);
@@ -66,7 +66,7 @@ describe('hooks.dashboard from createWebhooks', () => {
       expect(res.status).toBe(403);
       expect(res.headers.get('content-type')).toBe('text/plain; charset=utf-8');
       const body = await res.text();
-      expect(body).not.toMatch(/webhooks-portal|<script|CRM sync|webhook_/);
+      expect(body).not.toMatch(/webhooks-dashboard|<script|CRM sync|webhook_/);
       expect(body).not.toContain(created.id);
     }
   });

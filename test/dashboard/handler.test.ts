@@ -1,7 +1,7 @@
-import type { WebhookInput } from '../../src/index.js';
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
 import { createDashboard } from '../../src/dashboard/index.js';
+import type { WebhookInput } from '../../src/index.js';
 import { systemClock } from '../../src/index.js';
 import { useCleanups } from '../helpers/cleanup.js';
 import { makeEngine } from '../helpers/engine.js';
@@ -63,8 +63,8 @@ describe('the page', () => {
     expect(res.headers.get('x-content-type-options')).toBe('nosniff');
     expect(res.headers.get('referrer-policy')).toBe('no-referrer');
     const html = await res.text();
-    expect(html).toMatch(new RegExp(`<script type="module" src="${PREFIX}/assets/portal\\.[0-9a-f]{12}\\.js"></script>`));
-    expect(html).toContain(`<webhooks-portal api="${PREFIX}/api/v1" history>`);
+    expect(html).toMatch(new RegExp(`<script type="module" src="${PREFIX}/assets/dashboard\\.[0-9a-f]{12}\\.js"></script>`));
+    expect(html).toContain(`<webhooks-dashboard api="${PREFIX}/api/v1" history>`);
     // What the list needs is preloaded; the other views are not (they load on demand).
     expect(html).toMatch(/<link rel="modulepreload" href="[^"]+\/list-view\.[0-9a-f]{12}\.js">/);
     expect(html).not.toContain('detail-view');
@@ -74,7 +74,7 @@ describe('the page', () => {
 
   test('mounted at the root, and under a prefix with characters that need escaping', async () => {
     const { call } = await setup();
-    expect(await (await call('/')).text()).toContain('<webhooks-portal api="/api/v1" history>');
+    expect(await (await call('/')).text()).toContain('<webhooks-dashboard api="/api/v1" history>');
     const odd = await (await call("/a'b/c%22d/")).text();
     expect(odd).toContain('api="/a&#39;b/c%22d/api/v1"');
   });
@@ -86,7 +86,7 @@ describe('the page', () => {
       const res = await call(PREFIX, { env });
       expect(res.status).toBe(403);
       const body = await res.text();
-      expect(body).not.toMatch(/webhooks-portal|script|CRM sync|webhook_/);
+      expect(body).not.toMatch(/webhooks-dashboard|script|CRM sync|webhook_/);
       expect(body).not.toContain(created.id);
     }
     expect((await call(PREFIX, { method: 'HEAD', env: null })).status).toBe(403);
@@ -119,7 +119,7 @@ describe('assets', () => {
   test('hashed names: a year of immutable caching, with their type, nosniff and CSP; public (no credentials needed)', async () => {
     const { call, authorizeCalls } = await setup();
     const names = await assetNames(call);
-    expect(names.some((n) => n.startsWith('portal.') && n.endsWith('.js'))).toBe(true);
+    expect(names.some((n) => n.startsWith('dashboard.') && n.endsWith('.js'))).toBe(true);
     expect(names.some((n) => n.startsWith('page.') && n.endsWith('.css'))).toBe(true);
     const before = authorizeCalls();
     for (const name of names) {
@@ -136,32 +136,32 @@ describe('assets', () => {
 
   test('imports between modules name the hashed files, so a cached module never loads a stale one', async () => {
     const { call } = await setup();
-    const portal = (await assetNames(call)).find((n) => n.startsWith('portal.') && n.endsWith('.js'))!;
-    const source = await (await call(`${PREFIX}/assets/${portal}`)).text();
+    const element = (await assetNames(call)).find((n) => n.startsWith('dashboard.') && n.endsWith('.js'))!;
+    const source = await (await call(`${PREFIX}/assets/${element}`)).text();
     const imports = [...source.matchAll(/from '\.\/([^']+)'/g)].map((m) => m[1]!);
     expect(imports.length).toBeGreaterThan(2);
     // Views other than the list load on demand, by their hashed names too.
     expect(source).toMatch(/import\('\.\/detail-view\.[0-9a-f]{12}\.js'\)/);
     for (const name of imports) expect(name).toMatch(/^[a-z-]+\.[0-9a-f]{12}\.js$/);
-    expect(source).toMatch(/new URL\('\.\/portal\.[0-9a-f]{12}\.css'/);
+    expect(source).toMatch(/new URL\('\.\/dashboard\.[0-9a-f]{12}\.css'/);
   });
 
   test('plain names for embedding: revalidated, with an ETag and 304', async () => {
     const { call } = await setup();
-    const res = await call(`${PREFIX}/assets/portal.js`, { env: null });
+    const res = await call(`${PREFIX}/assets/dashboard.js`, { env: null });
     expect(res.status).toBe(200);
     expect(res.headers.get('cache-control')).toBe('no-cache');
     const etag = res.headers.get('etag')!;
     expect(etag).toMatch(/^"[0-9a-f]{12}"$/);
-    const again = await call(`${PREFIX}/assets/portal.js`, { env: null, headers: { 'if-none-match': etag } });
+    const again = await call(`${PREFIX}/assets/dashboard.js`, { env: null, headers: { 'if-none-match': etag } });
     expect(again.status).toBe(304);
   });
 
   test('unknown files are 404; the page and assets answer at any depth of prefix', async () => {
     const { call } = await setup();
     expect((await call(`${PREFIX}/assets/nope.js`)).status).toBe(404);
-    expect((await call(`${PREFIX}/assets/portal.000000000000.js`)).status).toBe(404);
-    expect((await call('/assets/portal.js')).status).toBe(200);
+    expect((await call(`${PREFIX}/assets/dashboard.000000000000.js`)).status).toBe(404);
+    expect((await call('/assets/dashboard.js')).status).toBe(200);
   });
 
   test('all assets together stay under 150 KB uncompressed', async () => {
@@ -278,13 +278,18 @@ describe('cross-site writes', () => {
 
 test('the dashboard imports only the small HTTP helpers and Node built-ins; its browser modules only each other', () => {
   const dir = new URL('../../src/dashboard/', import.meta.url);
-  const importsOf = (file: URL) => [...readFileSync(file, 'utf8').matchAll(/(?:from|import)\s*\(?\s*'([^']+)'/g)].map((m) => m[1]!);
+  const importsOf = (code: string) => [...code.matchAll(/(?:from|import)\s*\(?\s*'([^']+)'/g)].map((m) => m[1]!);
   for (const name of readdirSync(dir).filter((n) => n.endsWith('.ts'))) {
-    for (const spec of importsOf(new URL(name, dir))) {
-      expect(spec, name).toMatch(/^(\.\/[a-z-]+\.js|\.\.\/http\/(auth|responses)\.js|node:[a-z/]+)$/);
+    for (const spec of importsOf(readFileSync(new URL(name, dir), 'utf8'))) {
+      expect(spec, name).toMatch(/^(\.\/[a-z-]+\.js|\.\.\/http\/(auth|errors|responses)\.js|node:[a-z/]+)$/);
     }
   }
   for (const name of readdirSync(new URL('assets/', dir)).filter((n) => n.endsWith('.js'))) {
-    for (const spec of importsOf(new URL(`assets/${name}`, dir))) expect(spec, name).toMatch(/^\.\/[a-z-]+\.js$/);
+    const source = readFileSync(new URL(`assets/${name}`, dir), 'utf8');
+    for (const spec of importsOf(source.replace(/\/\*[\s\S]*?\*\//g, ''))) expect(spec, name).toMatch(/^\.\/[a-z-]+\.js$/);
+    // Type-only imports in JSDoc (for checkJs) may name the server's wire types; no browser loads them.
+    for (const m of source.matchAll(/@import\s*\{[^}]*\}\s*from\s*'([^']+)'/g)) {
+      expect(m[1], name).toMatch(/^(\.\/[a-z-]+|\.\.\/\.\.\/http\/(errors|wire))\.js$/);
+    }
   }
 });

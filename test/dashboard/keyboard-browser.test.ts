@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { until } from '../helpers/cleanup.js';
 import { userData } from '../helpers/fixtures.js';
 import { startReceiver } from '../helpers/http.js';
-import { chromiumAvailable, focusedLabel, launch, openPortal, shiftTabTo, tabTo } from './browser.js';
+import { chromiumAvailable, focusedLabel, launch, openDashboard, shiftTabTo, tabTo } from './browser.js';
 import { type Site, startSite } from './site.js';
 
 /**
@@ -57,7 +57,7 @@ describe.runIf(run)('the dashboard in Chromium: a webhook with the keyboard alon
     await until('both failed', async () => (await statusOf(older)) === 'failed' && (await statusOf(newer)) === 'failed', 10_000, 50);
     down = false;
 
-    const { page, context, problems } = await openPortal(browser, site, { env: ENV });
+    const { page, context, problems } = await openDashboard(browser, site, { env: ENV });
     await page.goto(`${site.url}#/webhooks/${hook.id}`);
     await page.getByRole('heading', { name: 'Billing', level: 2 }).waitFor();
     const rows = page

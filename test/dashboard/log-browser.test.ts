@@ -1,10 +1,10 @@
-import type { EventType } from '../../src/index.js';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { EventType } from '../../src/index.js';
 import { until } from '../helpers/cleanup.js';
 import { userData } from '../helpers/fixtures.js';
 import { startReceiver } from '../helpers/http.js';
-import { axeViolations, chromiumAvailable, launch, openPortal } from './browser.js';
+import { axeViolations, chromiumAvailable, launch, openDashboard } from './browser.js';
 import { type Site, startSite } from './site.js';
 
 /**
@@ -67,7 +67,7 @@ describe.runIf(run)('the dashboard in Chromium: the delivery log', () => {
     await settled('env-log', hook.id, 21);
     const failedId = failed.deliveryIds[0]!;
 
-    const { page, context, problems } = await openPortal(browser, site, { env: 'env-log' });
+    const { page, context, problems } = await openDashboard(browser, site, { env: 'env-log' });
     await page.goto(`${site.url}#/webhooks/${hook.id}`);
     await rows(page).first().waitFor();
     expect(await rows(page).count()).toBe(20); // newest first, 20 a page
@@ -113,7 +113,7 @@ describe.runIf(run)('the dashboard in Chromium: the delivery log', () => {
     down.delete('/down');
     const ids = events.map((e) => e.deliveryIds[0]!);
 
-    const { page, context, problems } = await openPortal(browser, site, { env: 'env-recover' });
+    const { page, context, problems } = await openDashboard(browser, site, { env: 'env-recover' });
     await page.goto(`${site.url}#/webhooks/${hook.id}`);
     await rows(page).first().waitFor();
     await page.getByRole('button', { name: 'Recover failed since…' }).click();
@@ -136,7 +136,7 @@ describe.runIf(run)('the dashboard in Chromium: the delivery log', () => {
 
   test('Send test event: a subscribed type by default, the outcome shown, the token verifies against the JWKS', async () => {
     const hook = await webhook('env-test', '/test', ['organization.created', 'user.created']);
-    const { page, context, problems } = await openPortal(browser, site, { env: 'env-test' });
+    const { page, context, problems } = await openDashboard(browser, site, { env: 'env-test' });
     await page.goto(`${site.url}#/webhooks/${hook.id}`);
     const type = page.getByLabel('Event type');
     await type.waitFor();
@@ -165,7 +165,7 @@ describe.runIf(run)('the dashboard in Chromium: the delivery log', () => {
     await settled('env-log-axe', hook.id, 1);
     const found: string[] = [];
     for (const colorScheme of ['light', 'dark'] as const) {
-      const { page, context } = await openPortal(browser, site, { env: 'env-log-axe', colorScheme, bypassCSP: true });
+      const { page, context } = await openDashboard(browser, site, { env: 'env-log-axe', colorScheme, bypassCSP: true });
       await page.goto(`${site.url}#/webhooks/${hook.id}`);
       await rows(page).first().getByRole('button', { name: 'Attempts' }).click();
       await rows(page)

@@ -1,7 +1,7 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { until } from '../helpers/cleanup.js';
-import { chromiumAvailable, launch, openPortal } from './browser.js';
+import { chromiumAvailable, launch, openDashboard } from './browser.js';
 import { PREFIX, type Site, startOtherOrigin, startSite } from './site.js';
 
 /**
@@ -29,13 +29,13 @@ describe.runIf(run)('the dashboard in Chromium: what it refuses', () => {
 
   test('without credentials: 403, no page, no names, no ids, nothing else loaded', async () => {
     const hook = await create('env-secret', 'Secret CRM');
-    const { page, context, problems } = await openPortal(browser, site, { env: null });
+    const { page, context, problems } = await openDashboard(browser, site, { env: null });
     const requests: string[] = [];
     page.on('request', (r) => requests.push(r.url()));
     const response = await page.goto(site.url);
     expect(response!.status()).toBe(403);
     const body = await response!.text();
-    expect(body).not.toMatch(/Secret CRM|webhooks-portal|<script/);
+    expect(body).not.toMatch(/Secret CRM|webhooks-dashboard|<script/);
     expect(body).not.toContain(hook.id);
     expect(requests).toEqual([site.url]);
     // 404: a plain-text page names no icon, so the browser may ask the host for /favicon.ico.
@@ -50,7 +50,7 @@ describe.runIf(run)('the dashboard in Chromium: what it refuses', () => {
       ['env-iso-a', alpha, bravo],
       ['env-iso-b', bravo, alpha],
     ] as const) {
-      const { page, context, problems } = await openPortal(browser, site, { env });
+      const { page, context, problems } = await openDashboard(browser, site, { env });
       await page.goto(site.url);
       const names = page.getByRole('list', { name: 'Your webhooks' }).getByRole('heading');
       await names.first().waitFor();
@@ -58,7 +58,7 @@ describe.runIf(run)('the dashboard in Chromium: what it refuses', () => {
 
       await page.goto(`${site.url}#/webhooks/${other.id}`);
       expect(await page.getByRole('alert').textContent()).toBe('This webhook no longer exists. It may have been deleted.');
-      expect(await page.locator('webhooks-portal').evaluate((el) => el.shadowRoot!.textContent)).not.toContain(other.name);
+      expect(await page.locator('webhooks-dashboard').evaluate((el) => el.shadowRoot!.textContent)).not.toContain(other.name);
 
       // The page's own session, used directly against the other environment's id: 404, no change.
       const statuses = await page.evaluate(
@@ -85,7 +85,7 @@ describe.runIf(run)('the dashboard in Chromium: what it refuses', () => {
   test('writes from another origin, by fetch and by form post, change nothing; the same write from the page itself works', async () => {
     const target = await create('env-a', 'Target');
     const api = `${site.origin}${PREFIX}/api/v1`;
-    const { page, context } = await openPortal(browser, site, { env: 'env-a' });
+    const { page, context } = await openDashboard(browser, site, { env: 'env-a' });
 
     for (const host of ['127.0.0.1', '127.0.0.2']) {
       const attacker = await startOtherOrigin(

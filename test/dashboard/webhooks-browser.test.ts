@@ -1,7 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startReceiver } from '../helpers/http.js';
-import { axeViolations, chromiumAvailable, focusedLabel, horizontalOverflow, launch, openPortal, tabTo } from './browser.js';
+import { axeViolations, chromiumAvailable, focusedLabel, horizontalOverflow, launch, openDashboard, tabTo } from './browser.js';
 import { type Site, startSite } from './site.js';
 
 /**
@@ -21,18 +21,18 @@ const ADMIN_PAGE = {
     body: [
       '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Acme admin</title>',
       '<link rel="stylesheet" href="/admin/theme.css">',
-      '<script type="module" src="/settings/webhooks/assets/portal.js"></script>',
-      '</head><body><header><h1>Acme admin</h1></header><main><webhooks-portal></webhooks-portal></main>',
+      '<script type="module" src="/settings/webhooks/assets/dashboard.js"></script>',
+      '</head><body><header><h1>Acme admin</h1></header><main><webhooks-dashboard></webhooks-dashboard></main>',
       // A classic script runs before the module: the property is set on the element before it is upgraded.
       '<script src="/admin/token.js"></script></body></html>',
     ].join(''),
   },
   // The host's own icon, or the browser asks for /favicon.ico and logs the host's 404.
   '/favicon.ico': { type: 'image/svg+xml', body: '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 1 1"/>' },
-  '/admin/theme.css': { type: 'text/css', body: 'webhooks-portal { --wp-accent: rgb(107, 63, 212); --wp-radius: 2px; }' },
+  '/admin/theme.css': { type: 'text/css', body: 'webhooks-dashboard { --wd-accent: rgb(107, 63, 212); --wd-radius: 2px; }' },
   '/admin/token.js': {
     type: 'text/javascript',
-    body: "document.querySelector('webhooks-portal').headers = async () => ({ authorization: 'Bearer env-embed' });",
+    body: "document.querySelector('webhooks-dashboard').headers = async () => ({ authorization: 'Bearer env-embed' });",
   },
 };
 let browser: Browser;
@@ -56,7 +56,7 @@ describe.runIf(run)('the dashboard in Chromium: webhooks', () => {
   const webhooksOf = (environment: string) => site.hooks.webhooks.list({ environment });
 
   test('the empty state, then Add webhook with the keyboard alone; the engine has exactly what was entered', async () => {
-    const { page, context, problems } = await openPortal(browser, site, { env: 'env-add' });
+    const { page, context, problems } = await openDashboard(browser, site, { env: 'env-add' });
     await page.goto(site.url); // no trailing slash: every address on the page is absolute
     await page.getByText('No webhooks yet').waitFor();
     expect(await page.getByText(/Select Add webhook/).count()).toBe(1);
@@ -161,7 +161,7 @@ describe.runIf(run)('the dashboard in Chromium: webhooks', () => {
   }
 
   test('errors from the server appear next to their field in plain words, and nothing is written', async () => {
-    const { page, context, problems } = await openPortal(browser, site, { env: 'env-errors' });
+    const { page, context, problems } = await openDashboard(browser, site, { env: 'env-errors' });
     await page.goto(`${site.url}/`); // with the trailing slash too
     await fillAddForm(page, { name: 'Bad', endpoint: 'ftp://files.example.com/in', events: ['user.created'] });
     await page.getByRole('button', { name: 'Save' }).click();
@@ -195,7 +195,7 @@ describe.runIf(run)('the dashboard in Chromium: webhooks', () => {
       endpoint: `${receiver.url}/one`,
       eventTypes: ['user.created'],
     });
-    const { page, context, problems } = await openPortal(browser, site, { env: 'env-capped' });
+    const { page, context, problems } = await openDashboard(browser, site, { env: 'env-capped' });
     await page.goto(site.url);
     await fillAddForm(page, { name: 'One too many', endpoint: `${receiver.url}/two`, events: ['user.deleted'] });
     await page.getByRole('button', { name: 'Save' }).click();
@@ -213,7 +213,7 @@ describe.runIf(run)('the dashboard in Chromium: webhooks', () => {
       endpoint: `${receiver.url}/audit`,
       eventTypes: ['user.created'],
     });
-    const { page, context, problems } = await openPortal(browser, site, { env: 'env-edit' });
+    const { page, context, problems } = await openDashboard(browser, site, { env: 'env-edit' });
     await page.goto(`${site.url}#/webhooks/${hook.id}`);
     await page.getByRole('heading', { name: 'Audit', level: 2 }).waitFor();
 
@@ -269,7 +269,7 @@ describe.runIf(run)('the dashboard in Chromium: webhooks', () => {
       endpoint: `${receiver.url}/race`,
       eventTypes: ['user.created'],
     });
-    const { page, context, problems } = await openPortal(browser, site, { env: 'env-race' });
+    const { page, context, problems } = await openDashboard(browser, site, { env: 'env-race' });
     await page.goto(`${site.url}#/webhooks/${hook.id}`);
     await page.getByRole('heading', { name: 'Race', level: 2 }).waitFor();
     await page.getByRole('button', { name: 'Add event' }).click();
@@ -278,7 +278,7 @@ describe.runIf(run)('the dashboard in Chromium: webhooks', () => {
     // All in one go, as fast as keys can come: save the dialog, then at once (before the
     // dialog's 'close' event, a later task) move on to the form's Save.
     const seen = await page.evaluate(async () => {
-      const root = document.querySelector('webhooks-portal')!.shadowRoot!;
+      const root = document.querySelector('webhooks-dashboard')!.shadowRoot!;
       const chips = () => [...root.querySelectorAll('.chip .code')].map((e) => e.textContent);
       (root.querySelector('dialog form') as HTMLFormElement).requestSubmit();
       for (let i = 0; i < 10; i++) await Promise.resolve(); // microtasks only: no task has run yet
@@ -303,7 +303,7 @@ describe.runIf(run)('the dashboard in Chromium: webhooks', () => {
       endpoint: `${receiver.url}/e`,
       eventTypes: ['user.created'],
     });
-    const { page, context, problems } = await openPortal(browser, site, { env: null }); // no cookie at all
+    const { page, context, problems } = await openDashboard(browser, site, { env: null }); // no cookie at all
     await page.goto(`${site.origin}/admin`);
     await page.getByRole('button', { name: 'Embedded' }).click();
     await page.getByRole('button', { name: 'Disable' }).click();
@@ -333,7 +333,7 @@ describe.runIf(run)('the dashboard in Chromium: webhooks', () => {
       [360, 'dark'],
     ] as const) {
       // bypassCSP only so axe-core can inject itself; the other tests run under the real policy.
-      const { page, context } = await openPortal(browser, site, { env: 'env-axe', width, colorScheme, bypassCSP: true });
+      const { page, context } = await openDashboard(browser, site, { env: 'env-axe', width, colorScheme, bypassCSP: true });
       const check = async (view: string) => {
         for (const v of await axeViolations(page)) found.push(`${width}px ${colorScheme} ${view}: ${v}`);
         const overflow = await horizontalOverflow(page);
@@ -365,7 +365,7 @@ describe.runIf(run)('the dashboard in Chromium: webhooks', () => {
       await check('delete confirmation');
       await context.close();
     }
-    const empty = await openPortal(browser, site, { env: 'env-axe-empty', bypassCSP: true });
+    const empty = await openDashboard(browser, site, { env: 'env-axe-empty', bypassCSP: true });
     await empty.page.goto(site.url);
     await empty.page.getByText('No webhooks yet').waitFor();
     for (const v of await axeViolations(empty.page)) found.push(`empty list: ${v}`);

@@ -1,7 +1,9 @@
 import { describe, expect, test } from 'vitest';
-// Plain browser JavaScript with no DOM use, so Node can import it as it is served.
-// @ts-expect-error: a .js asset without types
-import { explain, resourceLabel, webhookStatus } from '../../src/dashboard/assets/words.js';
+// Plain browser JavaScript with no DOM use, so Node can import it as it is served. Its types are
+// checked by tsconfig.dashboard.json; this program does not read JavaScript.
+// @ts-expect-error: a .js asset, typed only under checkJs
+import { ERROR_WORDS, explain, resourceLabel, webhookStatus } from '../../src/dashboard/assets/words.js';
+import { HTTP_ERROR_CODES } from '../../src/http/errors.js';
 
 /** What the page says for each status and each error code (the browser tests cover the wiring). */
 
@@ -56,10 +58,20 @@ describe('errors in plain words, each next to its field', () => {
     }
   });
 
-  test('a refusal we have no words for keeps the server’s message, which names the rule', () => {
-    expect(explain({ status: 400, code: 'UNKNOWN_FIELD', message: '"x" is not a field of this request' })).toEqual({
+  test('every code the server answers with has words of its own, not the server’s message', () => {
+    const missing = HTTP_ERROR_CODES.filter((code) => !Object.hasOwn(ERROR_WORDS, code));
+    expect(missing).toEqual([]);
+    for (const code of HTTP_ERROR_CODES) {
+      const said = explain({ status: 400, code, message: 'the server’s own words' });
+      expect(said.text, code).toBe(ERROR_WORDS[code][1]);
+      expect(said.text, code).not.toMatch(/_|server’s own words/);
+    }
+  });
+
+  test('a code of the host’s own (a 429 in front of the API) keeps the server’s message', () => {
+    expect(explain({ status: 429, code: 'TOO_MANY_REQUESTS', message: 'Slow down: try again in a minute.' })).toEqual({
       field: null,
-      text: '"x" is not a field of this request',
+      text: 'Slow down: try again in a minute.',
     });
   });
 });

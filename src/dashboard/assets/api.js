@@ -1,10 +1,54 @@
 /**
- * The element's one way to the management API. Every call goes through `portal.fetch` (default:
+ * The element's one way to the management API. Every call goes through `element.fetch` (default:
  * the page's `fetch`, sending the page's cookies to its own origin) with the headers from
- * `portal.headers` (an object, or a function that returns one or a promise of one): that is where
+ * `element.headers` (an object, or a function that returns one or a promise of one): that is where
  * a host that uses bearer tokens puts its `authorization`.
+ *
+ * The wire shapes are the server's own types (src/http/wire.ts), so the page and the server are
+ * type-checked against one definition.
  */
+
+/**
+ * @import { WireWebhook, wireAttempt, wireDelivery, wireEventType } from '../../http/wire.js'
+ *
+ * @typedef {WireWebhook} Webhook
+ * @typedef {ReturnType<typeof wireDelivery>} Delivery
+ * @typedef {ReturnType<typeof wireAttempt>} Attempt
+ * @typedef {ReturnType<typeof wireEventType>} EventType
+ * @typedef {Record<string, string>} HeaderMap
+ * @typedef {HeaderMap | (() => HeaderMap | Promise<HeaderMap>) | undefined} HeadersOption
+ * @typedef {(url: string, init: RequestInit) => Promise<Response>} FetchOption
+ *
+ * @typedef {object} ClientHost What the client reads from the element.
+ * @property {HeadersOption} headers
+ * @property {FetchOption | undefined} fetch
+ * @property {string} apiBase
+ *
+ * @typedef {object} WebhookFields What the form sends.
+ * @property {string} name
+ * @property {string | null} [description]
+ * @property {string} endpoint
+ * @property {string[]} event_types
+ *
+ * @typedef {{ name: 'list' } | { name: 'new' } | { name: 'webhook', id: string }} Route
+ *
+ * @typedef {object} ViewContext What a view may do: call the API, go elsewhere, say something,
+ *   open dialogs in the element's shadow root.
+ * @property {Client} api
+ * @property {ShadowRoot} root
+ * @property {(route: Route, options?: { notice?: string, replace?: boolean }) => void} navigate
+ * @property {(focus: string | false | undefined) => void} reload
+ * @property {(text: string) => void} notify
+ *
+ * @typedef {ReturnType<typeof createClient>} Client
+ */
+
 export class ApiError extends Error {
+  /**
+   * @param {number} status The HTTP status; 0 when no answer came.
+   * @param {string} code
+   * @param {string} message
+   */
   constructor(status, code, message) {
     super(message);
     this.name = 'ApiError';
@@ -13,20 +57,29 @@ export class ApiError extends Error {
   }
 }
 
-export function createClient(portal) {
+/** @param {ClientHost} element */
+export function createClient(element) {
+  /**
+   * @param {string} method
+   * @param {string} path
+   * @param {unknown} [body]
+   * @returns {Promise<any>} The answer's JSON, as the server's types above describe it.
+   */
   async function call(method, path, body) {
-    const extra = typeof portal.headers === 'function' ? await portal.headers() : portal.headers;
+    const extra = typeof element.headers === 'function' ? await element.headers() : element.headers;
+    /** @type {HeaderMap} */
     const headers = { accept: 'application/json', ...extra };
+    /** @type {RequestInit} */
     const init = { method, headers, credentials: 'same-origin' };
     if (method !== 'GET') {
       // Always JSON, even without a body: the dashboard refuses writes of any other type.
       headers['content-type'] = 'application/json';
       if (body !== undefined) init.body = JSON.stringify(body);
     }
-    const doFetch = portal.fetch ?? globalThis.fetch.bind(globalThis);
+    const doFetch = element.fetch ?? globalThis.fetch.bind(globalThis);
     let response;
     try {
-      response = await doFetch(`${portal.apiBase}${path}`, init);
+      response = await doFetch(`${element.apiBase}${path}`, init);
     } catch {
       throw new ApiError(0, 'NETWORK', 'network error');
     }
@@ -43,16 +96,27 @@ export function createClient(portal) {
     return json ?? {};
   }
   const id = encodeURIComponent;
+  /** @type {Promise<EventType[]> | undefined} */
   let eventTypes;
   return {
+    /** @returns {Promise<Webhook[]>} */
     listWebhooks: () => call('GET', '/webhooks').then((r) => r.webhooks ?? []),
+    /** @param {string} webhookId @returns {Promise<Webhook>} */
     getWebhook: (webhookId) => call('GET', `/webhooks/${id(webhookId)}`).then((r) => r.webhook),
+    /** @param {WebhookFields} fields @returns {Promise<Webhook>} */
     createWebhook: (fields) => call('POST', '/webhooks', fields).then((r) => r.webhook),
+    /** @param {string} webhookId @param {Partial<WebhookFields>} fields @returns {Promise<void>} */
     updateWebhook: (webhookId, fields) => call('PATCH', `/webhooks/${id(webhookId)}`, fields),
+    /** @param {string} webhookId @returns {Promise<void>} */
     deleteWebhook: (webhookId) => call('DELETE', `/webhooks/${id(webhookId)}`),
+    /** @param {string} webhookId @returns {Promise<void>} */
     enable: (webhookId) => call('POST', `/webhooks/${id(webhookId)}/enable`, {}),
+    /** @param {string} webhookId @returns {Promise<void>} */
     disable: (webhookId) => call('POST', `/webhooks/${id(webhookId)}/disable`, {}),
-    /** The catalog changes only with a deploy: asked once per element. */
+    /**
+     * The catalog changes only with a deploy: asked once per element.
+     * @returns {Promise<EventType[]>}
+     */
     eventTypes: () => {
       eventTypes ??= call('GET', '/event_types').then(
         (r) => r.event_types ?? [],
@@ -63,6 +127,11 @@ export function createClient(portal) {
       );
       return eventTypes;
     },
+    /**
+     * @param {string} webhookId
+     * @param {{ status?: string, pageSize?: number, nextToken?: string | null }} [options]
+     * @returns {Promise<{ deliveries?: Delivery[], next_token?: string | null }>}
+     */
     deliveries: (webhookId, { status, pageSize, nextToken } = {}) => {
       const query = new URLSearchParams();
       if (status) query.set('status', status);
@@ -70,10 +139,14 @@ export function createClient(portal) {
       if (nextToken) query.set('next_token', nextToken);
       return call('GET', `/webhooks/${id(webhookId)}/deliveries?${query}`);
     },
+    /** @param {string} webhookId @param {string} deliveryId @returns {Promise<Attempt[]>} */
     attempts: (webhookId, deliveryId) =>
       call('GET', `/webhooks/${id(webhookId)}/deliveries/${id(deliveryId)}/attempts`).then((r) => r.attempts ?? []),
+    /** @param {string} webhookId @param {string} deliveryId @returns {Promise<void>} */
     resend: (webhookId, deliveryId) => call('POST', `/webhooks/${id(webhookId)}/deliveries/${id(deliveryId)}/resend`, {}),
+    /** @param {string} webhookId @param {string} since @returns {Promise<{ recovered: number }>} */
     recover: (webhookId, since) => call('POST', `/webhooks/${id(webhookId)}/recover`, { since }),
+    /** @param {string} webhookId @param {string} [eventType] @returns {Promise<{ delivery_id: string }>} */
     sendTest: (webhookId, eventType) => call('POST', `/webhooks/${id(webhookId)}/test`, eventType ? { event_type: eventType } : {}),
   };
 }

@@ -3,14 +3,27 @@
  * attempts; Resend queues one new attempt with the same webhook-id; Recover failed since… queues
  * the failed deliveries of events since a time again.
  */
+/** @import { Attempt, Delivery, ViewContext } from './api.js' */
 import { excerpt, h, replace, time, uid } from './dom.js';
 import { recoverForm } from './recover.js';
 import { DELIVERY_STATUS, explain, plural } from './words.js';
 
 const PAGE_SIZE = 20;
 
+/**
+ * Where focus goes once the log is redrawn: the pager button that was pressed, or the row of a
+ * resent delivery (by id, else by its place in the list).
+ *
+ * @typedef {'previous' | 'next' | { resent: string, index: number } | null | undefined} LogFocus
+ */
+
+/**
+ * @param {ViewContext} context
+ * @param {string} webhookId
+ */
 export function deliveryLog(context, webhookId) {
   // Page tokens seen so far: tokens[i] opens page i (page 0 needs none), so Previous needs no API.
+  /** @type {(string | null)[]} */
   let tokens = [null];
   let page = 0;
   let loads = 0;
@@ -38,17 +51,26 @@ export function deliveryLog(context, webhookId) {
     list,
     pager,
   );
-  load();
-  return { element, refresh: () => load() };
+  void load();
+  return { element, refresh: () => void load() };
 
-  /** Shows page `to`; a new filter starts the paging over. */
+  /**
+   * Shows page `to`; a new filter starts the paging over.
+   *
+   * @param {number} to
+   * @param {LogFocus} focus
+   */
   function go(to, focus, restart = false) {
     if (restart) tokens = [null];
     page = to;
-    load(focus);
+    void load(focus);
   }
 
-  /** Loads the current page; `focus` names the control to keep focus on once it is redrawn. */
+  /**
+   * Loads the current page; `focus` names the control to keep focus on once it is redrawn.
+   *
+   * @param {LogFocus} [focus]
+   */
   async function load(focus) {
     const mine = ++loads;
     list.setAttribute('aria-busy', 'true');
@@ -94,13 +116,14 @@ export function deliveryLog(context, webhookId) {
       // The resent delivery may have left the list (filtered to failed, it is pending now): then
       // the Resend of the row that took its place, else the last row's, else the filter. Never
       // <body>, where the next Tab would start again from the top of the page.
-      const buttons = [...list.querySelectorAll('[data-delivery]')];
+      const buttons = [.../** @type {NodeListOf<HTMLElement>} */ (list.querySelectorAll('[data-delivery]'))];
       const target =
         buttons.find((b) => b.dataset.delivery === focus.resent) ?? buttons[Math.min(focus.index, buttons.length - 1)] ?? filter;
       target.focus();
     }
   }
 
+  /** @param {Delivery} delivery */
   function row(delivery) {
     const panelId = uid('attempts');
     const panel = h('div', { class: 'attempts', id: panelId, hidden: true });
@@ -135,6 +158,11 @@ export function deliveryLog(context, webhookId) {
     );
   }
 
+  /**
+   * @param {HTMLButtonElement} button
+   * @param {HTMLElement} panel
+   * @param {Delivery} delivery
+   */
   async function toggle(button, panel, delivery) {
     const open = button.getAttribute('aria-expanded') !== 'true';
     button.setAttribute('aria-expanded', String(open));
@@ -149,12 +177,18 @@ export function deliveryLog(context, webhookId) {
     }
   }
 
+  /**
+   * @param {Delivery} delivery
+   * @param {HTMLElement} slot
+   */
   async function doResend(delivery, slot) {
     slot.replaceChildren();
     try {
       await context.api.resend(webhookId, delivery.id);
       context.notify(`Delivery of ${delivery.event_type} queued to be sent again.`);
-      const index = [...list.querySelectorAll('[data-delivery]')].findIndex((b) => b.dataset.delivery === delivery.id);
+      const index = [.../** @type {NodeListOf<HTMLElement>} */ (list.querySelectorAll('[data-delivery]'))].findIndex(
+        (b) => b.dataset.delivery === delivery.id,
+      );
       await load({ resent: delivery.id, index: Math.max(0, index) });
     } catch (error) {
       slot.append(h('p', { class: 'error', role: 'alert' }, explain(error).text));
@@ -162,6 +196,7 @@ export function deliveryLog(context, webhookId) {
   }
 }
 
+/** @param {Attempt} attempt */
 function attemptItem(attempt) {
   const outcome = attempt.status_code ? `HTTP ${attempt.status_code}` : `${attempt.error_kind ?? 'error'}: ${attempt.error ?? ''}`;
   return h(

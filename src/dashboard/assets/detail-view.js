@@ -2,12 +2,17 @@
  * One webhook: its status and actions (Disable / Enable, Delete with a confirmation), Send test
  * event, its settings (the same form as Add webhook), and its delivery log.
  */
+/** @import { ViewContext, WebhookFields } from './api.js' */
 import { deliveryLog } from './delivery-log.js';
 import { formatTime, h, openModal, uid } from './dom.js';
 import { testEventPanel } from './test-event.js';
 import { webhookForm } from './webhook-form.js';
 import { explain, webhookStatus } from './words.js';
 
+/**
+ * @param {ViewContext} context
+ * @param {string} id
+ */
 export async function renderDetail(context, id) {
   const webhook = await context.api.getWebhook(id);
   const status = webhookStatus(webhook, formatTime);
@@ -24,6 +29,7 @@ export async function renderDetail(context, id) {
 
   const settings = webhookForm(context, {
     webhook,
+    /** @param {WebhookFields} fields */
     onSave: async (fields) => {
       await context.api.updateWebhook(webhook.id, { ...fields, description: fields.description || null });
       heading.textContent = fields.name;
@@ -49,6 +55,7 @@ export async function renderDetail(context, id) {
     section('Settings', settings),
   );
 
+  /** @param {boolean} on */
   async function setEnabled(on) {
     actionSlot.replaceChildren();
     try {
@@ -62,6 +69,7 @@ export async function renderDetail(context, id) {
     }
   }
 
+  /** @param {HTMLElement} opener */
   function confirmDelete(opener) {
     const titleId = uid('confirm-title');
     const textId = uid('confirm-text');
@@ -87,6 +95,10 @@ export async function renderDetail(context, id) {
     openModal(context.root, dialog, opener);
   }
 
+  /**
+   * @param {HTMLDialogElement} dialog
+   * @param {HTMLElement} slot
+   */
   async function destroy(dialog, slot) {
     slot.replaceChildren();
     try {
@@ -99,6 +111,10 @@ export async function renderDetail(context, id) {
   }
 }
 
+/**
+ * @param {string} title
+ * @param {HTMLElement} content
+ */
 function section(title, content) {
   const id = uid('section');
   return h('section', { class: 'panel', 'aria-labelledby': id }, h('h3', { id }, title), content);

@@ -9,19 +9,39 @@
  */
 const PROPERTIES = new Set(['value', 'checked', 'disabled', 'hidden', 'selected']);
 
+/**
+ * @typedef {Node | string | number | boolean | null | undefined} Leaf
+ * @typedef {Leaf | readonly Leaf[]} Child A node, text, or a list of them; null, undefined and false add nothing.
+ * @typedef {Record<string, unknown>} Props
+ */
+
+/**
+ * @template {keyof HTMLElementTagNameMap} K
+ * @param {K} tag
+ * @param {Props} [props]
+ * @param {...Child} children
+ * @returns {HTMLElementTagNameMap[K]}
+ */
 export function h(tag, props = {}, ...children) {
   const el = document.createElement(tag);
   for (const [key, value] of Object.entries(props)) {
     if (value === undefined || value === null || value === false) continue;
-    if (key.startsWith('on') && typeof value === 'function') el.addEventListener(key.slice(2), value);
-    else if (PROPERTIES.has(key)) el[key] = value;
+    if (key.startsWith('on') && typeof value === 'function') el.addEventListener(key.slice(2), /** @type {EventListener} */ (value));
+    else if (PROPERTIES.has(key)) /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (el))[key] = value;
     else el.setAttribute(key, value === true ? '' : String(value));
   }
   append(el, children);
   return el;
 }
 
-/** Appends strings as text and nodes as they are; arrays are flattened, null/false skipped. */
+/**
+ * Appends strings as text and nodes as they are; arrays are flattened, null/false skipped.
+ *
+ * @template {ParentNode} P
+ * @param {P} parent
+ * @param {Child[]} children
+ * @returns {P}
+ */
 export function append(parent, children) {
   for (const child of children.flat(Number.POSITIVE_INFINITY)) {
     if (child === null || child === undefined || child === false) continue;
@@ -30,24 +50,36 @@ export function append(parent, children) {
   return parent;
 }
 
-/** Replaces everything inside `parent`. */
+/**
+ * Replaces everything inside `parent`.
+ *
+ * @template {ParentNode} P
+ * @param {P} parent
+ * @param {...Child} children
+ * @returns {P}
+ */
 export function replace(parent, ...children) {
   parent.replaceChildren();
   return append(parent, children);
 }
 
 let nextId = 0;
-/** A unique id inside the shadow root, for label/aria wiring. */
+/** A unique id inside the shadow root, for label/aria wiring. @param {string} stem */
 export const uid = (stem) => `${stem}-${++nextId}`;
 
 const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
 
-/** An ISO time as a `<time>` in the reader's locale and zone. */
+/**
+ * An ISO time as a `<time>` in the reader's locale and zone.
+ *
+ * @param {string | null | undefined} iso
+ */
 export function time(iso) {
   if (!iso) return null;
   return h('time', { datetime: iso }, dateTime.format(new Date(iso)));
 }
 
+/** @param {string | null | undefined} iso */
 export function formatTime(iso) {
   return iso ? dateTime.format(new Date(iso)) : '';
 }
@@ -56,6 +88,7 @@ export function formatTime(iso) {
  * A receiver's response body, as text. It scrolls past a few lines (up to 4 KiB of it), so it
  * takes focus: a keyboard user scrolls it with the arrow keys, as a mouse user does with the wheel.
  */
+/** @param {string} text */
 export function excerpt(text) {
   return h('pre', { class: 'excerpt', tabindex: 0, 'aria-label': 'Response' }, text);
 }
@@ -63,6 +96,11 @@ export function excerpt(text) {
 /**
  * A modal `<dialog>`: focus moves into it, Tab stays in it, Escape closes it (the browser does all
  * three for `showModal`); on close, focus goes back to whatever opened it.
+ */
+/**
+ * @param {ShadowRoot} root
+ * @param {HTMLDialogElement} dialog
+ * @param {HTMLElement | null} [opener]
  */
 export function openModal(root, dialog, opener) {
   root.append(dialog);

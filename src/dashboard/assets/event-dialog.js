@@ -4,19 +4,29 @@
  * `<dialog>`: the browser moves focus in, keeps Tab inside and closes it on Escape; focus goes
  * back to the Add event button when it closes.
  */
+/** @import { EventType, ViewContext } from './api.js' */
 import { h, openModal, uid } from './dom.js';
 import { resourceLabel } from './words.js';
 
-/** Resolves with the chosen codes (catalog order), or null when the dialog was dismissed. */
+/**
+ * Resolves with the chosen codes (catalog order), or null when the dialog was dismissed.
+ *
+ * @param {ViewContext} context
+ * @param {readonly string[]} selected
+ * @param {HTMLElement} opener
+ * @returns {Promise<string[] | null>}
+ */
 export async function chooseEvents(context, selected, opener) {
   const types = await context.api.eventTypes();
+  /** @type {Map<string, EventType[]>} */
   const groups = new Map();
   for (const type of types) {
     const label = resourceLabel(type.code);
     if (!groups.has(label)) groups.set(label, []);
-    groups.get(label).push(type);
+    groups.get(label)?.push(type);
   }
   const chosen = new Set(selected);
+  /** @type {HTMLInputElement[]} */
   const boxes = [];
   const titleId = uid('dialog-title');
   const hintId = uid('dialog-hint');
@@ -59,6 +69,7 @@ export async function chooseEvents(context, selected, opener) {
   );
   const dialog = h('dialog', { class: 'dialog', 'aria-labelledby': titleId, 'aria-describedby': hintId }, form);
   return new Promise((resolve) => {
+    /** @type {string[] | null} */
     let result = null;
     form.addEventListener('submit', (event) => {
       event.preventDefault();

@@ -1,10 +1,12 @@
 /** The environment's webhooks, or an empty state that says what to do. */
+/** @import { ViewContext, Webhook } from './api.js' */
 import { formatTime, h } from './dom.js';
 import { webhookStatus } from './words.js';
 
 /** How many event codes a card lists before "and N more". */
 const SHOWN_EVENTS = 4;
 
+/** @param {ViewContext} context */
 export async function renderList(context) {
   const webhooks = await context.api.listWebhooks();
   const header = h(
@@ -43,6 +45,10 @@ export async function renderList(context) {
   );
 }
 
+/**
+ * @param {ViewContext} context
+ * @param {Webhook} webhook
+ */
 function card(context, webhook) {
   const status = webhookStatus(webhook, formatTime);
   const codes = webhook.event_types;

@@ -1,7 +1,9 @@
 /** Add webhook: the form, and Save creates it. */
+/** @import { ViewContext } from './api.js' */
 import { h } from './dom.js';
 import { webhookForm } from './webhook-form.js';
 
+/** @param {ViewContext} context */
 export async function renderNew(context) {
   const form = webhookForm(context, {
     webhook: null,

@@ -2,9 +2,15 @@
  * Recover failed since…: queues again every failed delivery of this webhook whose event came at
  * or after the chosen time, then says how many.
  */
+/** @import { ViewContext } from './api.js' */
 import { h, replace, uid } from './dom.js';
 import { explain, plural } from './words.js';
 
+/**
+ * @param {ViewContext} context
+ * @param {string} webhookId
+ * @param {() => void} onRecovered
+ */
 export function recoverForm(context, webhookId, onRecovered) {
   const formId = uid('recover');
   const inputId = uid('since');
@@ -34,12 +40,14 @@ export function recoverForm(context, webhookId, onRecovered) {
     opener.focus();
   }
 
+  /** @param {boolean} open */
   function show(open) {
     opener.setAttribute('aria-expanded', String(open));
     form.hidden = !open;
     if (open) input.focus();
   }
 
+  /** @param {SubmitEvent} event */
   async function recover(event) {
     event.preventDefault();
     const since = new Date(input.value); // datetime-local: the reader's own time zone
@@ -63,9 +71,14 @@ export function recoverForm(context, webhookId, onRecovered) {
   }
 }
 
-/** `yyyy-mm-ddThh:mm:ss` in local time, as a datetime-local input wants it. */
+/**
+ * `yyyy-mm-ddThh:mm:ss` in local time, as a datetime-local input wants it.
+ *
+ * @param {number} ms
+ */
 function localValue(ms) {
   const d = new Date(ms);
+  /** @param {number} n */
   const pad = (n) => String(n).padStart(2, '0');
   return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
 }

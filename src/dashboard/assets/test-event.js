@@ -2,6 +2,7 @@
  * Send test event: one event of a chosen type (a subscribed one by default) to this webhook only;
  * then the outcome of its first attempt, read from the delivery's attempts as soon as it exists.
  */
+/** @import { Attempt, ViewContext, Webhook } from './api.js' */
 import { excerpt, h, replace, uid } from './dom.js';
 import { explain } from './words.js';
 
@@ -9,6 +10,11 @@ import { explain } from './words.js';
 const WAIT_MS = 15_000;
 const POLL_MS = 300;
 
+/**
+ * @param {ViewContext} context
+ * @param {Webhook} webhook
+ * @param {() => void} onSent
+ */
 export function testEventPanel(context, webhook, onSent) {
   const id = uid('test-type');
   const select = h(
@@ -41,6 +47,7 @@ export function testEventPanel(context, webhook, onSent) {
     result,
   );
 
+  /** @param {SubmitEvent} event */
   async function send(event) {
     event.preventDefault();
     if (busy) return;
@@ -60,16 +67,23 @@ export function testEventPanel(context, webhook, onSent) {
   }
 }
 
+/**
+ * @param {ViewContext} context
+ * @param {string} webhookId
+ * @param {string} deliveryId
+ * @returns {Promise<Attempt | null>}
+ */
 async function firstAttempt(context, webhookId, deliveryId) {
   const end = Date.now() + WAIT_MS;
   while (Date.now() < end) {
     const attempts = await context.api.attempts(webhookId, deliveryId);
-    if (attempts.length > 0) return attempts[0];
+    if (attempts[0]) return attempts[0];
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }
   return null;
 }
 
+/** @param {Attempt} attempt */
 function describe(attempt) {
   if (attempt.success)
     return h('p', { class: 'ok' }, `Delivered: your endpoint answered HTTP ${attempt.status_code} in ${attempt.duration_ms} ms.`);

@@ -4,10 +4,19 @@
  * every value (the browser's own validation is off), so its errors appear next to their field,
  * as alerts, in plain words.
  */
-import { chooseEvents } from './event-dialog.js';
+/** @import { ViewContext, Webhook, WebhookFields } from './api.js' */
+
 import { h, replace, uid } from './dom.js';
+import { chooseEvents } from './event-dialog.js';
 import { explain } from './words.js';
 
+/**
+ * @param {ViewContext} context
+ * @param {object} options
+ * @param {Webhook | null} options.webhook The webhook whose settings these are; null for a new one.
+ * @param {(fields: WebhookFields) => Promise<void>} options.onSave Throws the server's refusal.
+ * @param {() => void} [options.onCancel] Absent: no Cancel button.
+ */
 export function webhookForm(context, { webhook, onSave, onCancel }) {
   const selected = [...(webhook?.event_types ?? [])];
   const name = field('Name', h('input', { name: 'name', autocomplete: 'off', maxlength: 255, value: webhook?.name ?? '' }));
@@ -61,6 +70,7 @@ export function webhookForm(context, { webhook, onSave, onCancel }) {
   renderChips();
   return form;
 
+  /** @param {number} [focusAt] The index of the chip whose Remove button gets focus. */
   function renderChips(focusAt) {
     if (selected.length === 0) {
       replace(chips, h('p', { class: 'hint' }, 'No events chosen yet.'));
@@ -86,6 +96,7 @@ export function webhookForm(context, { webhook, onSave, onCancel }) {
     if (focusAt !== undefined) list.querySelectorAll('button')[Math.min(focusAt, selected.length - 1)]?.focus();
   }
 
+  /** @param {number} index */
   function remove(index) {
     selected.splice(index, 1);
     renderChips(index);
@@ -105,6 +116,7 @@ export function webhookForm(context, { webhook, onSave, onCancel }) {
     }
   }
 
+  /** @param {SubmitEvent} event */
   async function submit(event) {
     event.preventDefault();
     if (busy) return; // a double click must not create two webhooks
@@ -119,7 +131,7 @@ export function webhookForm(context, { webhook, onSave, onCancel }) {
       });
     } catch (error) {
       const { field: which, text } = explain(error);
-      const target = { name, description, endpoint }[which];
+      const target = which === 'name' ? name : which === 'description' ? description : which === 'endpoint' ? endpoint : null;
       if (target) {
         alertIn(target.slot, text, target.control);
         target.control.focus();
@@ -135,7 +147,14 @@ export function webhookForm(context, { webhook, onSave, onCancel }) {
   }
 }
 
-/** A labelled control with an optional hint and a slot for its error. */
+/**
+ * A labelled control with an optional hint and a slot for its error.
+ *
+ * @template {HTMLInputElement | HTMLTextAreaElement} C
+ * @param {string} label
+ * @param {C} control
+ * @param {string} [hint]
+ */
 function field(label, control, hint) {
   const id = uid('field');
   control.id = id;
@@ -146,7 +165,13 @@ function field(label, control, hint) {
   return { wrap, control, slot };
 }
 
-/** Shows `text` as an alert in `slot`; the control it is about is marked invalid and described by it. */
+/**
+ * Shows `text` as an alert in `slot`; the control it is about is marked invalid and described by it.
+ *
+ * @param {HTMLElement} slot
+ * @param {string} text
+ * @param {HTMLElement} [control]
+ */
 function alertIn(slot, text, control) {
   const id = uid('error');
   replace(slot, h('p', { class: 'error', role: 'alert', id }, text));
@@ -157,6 +182,7 @@ function alertIn(slot, text, control) {
   }
 }
 
+/** @param {HTMLElement} slot */
 function clear(slot) {
   const control = slot.parentElement?.querySelector('input, textarea');
   if (slot.dataset.describes && control) {

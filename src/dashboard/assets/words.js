@@ -1,11 +1,31 @@
 /**
  * What the page says, in words a person understands: statuses, and the API's error codes mapped
- * to the form field they belong to. The server's own message is kept only where ours would say
- * less (it names the exact rule).
+ * to the form field they belong to. Every code the server answers with has words here; only a
+ * code we cannot know (a host's own, from in front of the API) shows the server's message.
  */
 
-/** Error code → [field or null, words]. */
-const ERRORS = {
+/** @import { HttpErrorCode } from '../../http/errors.js' */
+/** @import { Webhook } from './api.js' */
+
+/**
+ * @typedef {object} ApiFailure What `explain` reads from an error: an ApiError (api.js), or anything.
+ * @property {number} [status] The HTTP status; 0 or absent when there was no answer.
+ * @property {string} [code] The `code` of the answer's first error.
+ * @property {string} [message] The server's own message.
+ */
+
+/** Said when this page and the server disagree on a request's shape: only a reload can help. */
+const RELOAD = 'This page is out of date with the server. Reload the page and try again.';
+const OUR_SIDE = 'Something went wrong on our side. Try again in a moment.';
+
+/**
+ * Error code → [field or null, words]: one entry for every code the server answers with
+ * (`HTTP_ERROR_CODES`; type-checked, and test/dashboard/words.test.ts checks it too), and
+ * `NETWORK` for no answer at all.
+ *
+ * @type {Readonly<Record<HttpErrorCode | 'NETWORK', readonly [field: string | null, words: string]>>}
+ */
+export const ERROR_WORDS = Object.freeze({
   INVALID_NAME: ['name', 'Enter a name of up to 255 characters, without line breaks.'],
   INVALID_DESCRIPTION: ['description', 'The description can be up to 1000 characters.'],
   INVALID_ENDPOINT: ['endpoint', 'Enter the full address of your endpoint, starting with https://, like https://example.com/webhooks.'],
@@ -19,26 +39,63 @@ const ERRORS = {
     null,
     'You have reached the number of webhooks your plan allows. Delete one you no longer need, or upgrade your plan.',
   ],
+  INVALID_SINCE: ['since', 'Enter a date and time.'],
+  INVALID_UNTIL: ['until', 'Enter a date and time.'],
+  INVALID_EVENT_TYPE: ['event_type', 'That event is not offered any more. Reload the page and choose another one.'],
+  INVALID_STATUS: [null, 'That status is not offered any more. Reload the page and choose another one.'],
+  INVALID_PAGE_SIZE: [null, RELOAD],
+  INVALID_NEXT_TOKEN: [null, 'That page of the delivery log is out of date. Refresh the log and try again.'],
+  INVALID_RESUME_HELD: [null, RELOAD],
+  INVALID_REQUEST: [null, 'One of the values was refused. Check them and try again.'],
+  INVALID_JSON: [null, RELOAD],
+  INVALID_BODY: [null, RELOAD],
+  UNKNOWN_FIELD: [null, RELOAD],
+  UNKNOWN_PARAMETER: [null, RELOAD],
+  INVALID_HOST: [null, RELOAD],
+  INVALID_REQUEST_TARGET: [null, RELOAD],
+  UNSUPPORTED_MEDIA_TYPE: [null, RELOAD],
   WEBHOOK_NOT_FOUND: [null, 'This webhook no longer exists. It may have been deleted.'],
+  EVENT_NOT_FOUND: [null, 'This event is no longer kept. Old events are removed after a while.'],
+  DELIVERY_NOT_FOUND: [null, 'This delivery is no longer kept. Old deliveries are removed after a while. Refresh the log.'],
+  NOT_FOUND: [null, 'This no longer exists. Reload the page.'],
+  ASSET_NOT_FOUND: [null, RELOAD],
   WEBHOOK_DISABLED: [null, 'This webhook is disabled. Enable it first, then try again.'],
   INVALID_CREDENTIALS: [null, 'You are not signed in, or not allowed to manage webhooks here. Sign in again and reload the page.'],
   CROSS_SITE_REQUEST: [null, 'This change was refused because it did not come from this page. Reload the page and try again.'],
   PAYLOAD_TOO_LARGE: [null, 'That is too much text. Shorten the description and try again.'],
   SERVICE_UNAVAILABLE: [null, 'The service is restarting. Try again in a moment.'],
   ROUTE_NOT_FOUND: [null, 'This server does not offer this yet. Ask the service to update.'],
+  METHOD_NOT_ALLOWED: [null, 'This server does not offer this yet. Ask the service to update.'],
+  INTERNAL_ERROR: [null, OUR_SIDE],
   NETWORK: [null, 'Could not reach the server. Check your connection and try again.'],
-};
+});
 
-/** `{ field, text }` for an ApiError (field is null when the error belongs to the whole form). */
+/**
+ * `{ field, text }` for an ApiError (field is null when the error belongs to the whole form).
+ *
+ * @param {unknown} error
+ * @returns {{ field: string | null, text: string }}
+ */
 export function explain(error) {
-  const known = ERRORS[error?.code];
-  if (known) return { field: known[0], text: known[1] };
-  if (error?.status >= 500 || !error?.status) return { field: null, text: 'Something went wrong on our side. Try again in a moment.' };
-  // A 4xx we have no words for: the server's message names the problem better than a guess would.
-  return { field: null, text: error.message || 'The request was refused.' };
+  const failure = /** @type {ApiFailure | null | undefined} */ (error);
+  const code = failure?.code;
+  if (code !== undefined && Object.hasOwn(ERROR_WORDS, code)) {
+    const [field, text] = ERROR_WORDS[/** @type {keyof typeof ERROR_WORDS} */ (code)];
+    return { field, text };
+  }
+  const status = failure?.status ?? 0;
+  if (status >= 500 || !status) return { field: null, text: OUR_SIDE };
+  // A 4xx of the host's own (a 429 in front of the API): its message is the best we have.
+  return { field: null, text: failure?.message || 'The request was refused.' };
 }
 
-/** The status line of a webhook. */
+/**
+ * The status line of a webhook.
+ *
+ * @param {Pick<Webhook, 'status' | 'disabled_reason' | 'disabled_on' | 'failing_since'>} webhook
+ * @param {(iso: string | null) => string} formatTime
+ * @returns {{ kind: 'enabled' | 'warning' | 'disabled' | 'failing', text: string }}
+ */
 export function webhookStatus(webhook, formatTime) {
   if (webhook.status === 'disabled') {
     if (webhook.disabled_reason === 'failing') {
@@ -50,6 +107,7 @@ export function webhookStatus(webhook, formatTime) {
   return { kind: 'enabled', text: 'Enabled' };
 }
 
+/** @type {Readonly<Record<string, string>>} */
 export const DELIVERY_STATUS = {
   pending: 'Pending',
   held: 'Held (webhook disabled)',
@@ -57,11 +115,16 @@ export const DELIVERY_STATUS = {
   failed: 'Failed',
 };
 
-/** "user.created" → "User"; "access_request.created" → "Access request". */
+/**
+ * "user.created" → "User"; "access_request.created" → "Access request".
+ *
+ * @param {string} code
+ */
 export function resourceLabel(code) {
   const resource = code.includes('.') ? code.slice(0, code.indexOf('.')) : code;
   const words = resource.replace(/[_-]+/g, ' ');
   return words.charAt(0).toUpperCase() + words.slice(1);
 }
 
+/** @type {(n: number, one: string, many: string) => string} */
 export const plural = (n, one, many) => `${n} ${n === 1 ? one : many}`;

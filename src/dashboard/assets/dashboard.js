@@ -1,39 +1,48 @@
 /**
- * <webhooks-portal>: the customer's webhooks page as one custom element, in plain JavaScript with
- * no framework and no build step. The full page is this element in a minimal document; a host can
+ * <webhooks-dashboard>: the account holder's webhooks page as one custom element, in plain
+ * JavaScript with no framework and no build step. The full page is this element in a minimal document; a host can
  * also place it in its own layout with one script tag:
  *
- *   <script type="module" src="/settings/webhooks/assets/portal.js"></script>
- *   <webhooks-portal></webhooks-portal>
+ *   <script type="module" src="/settings/webhooks/assets/dashboard.js"></script>
+ *   <webhooks-dashboard></webhooks-dashboard>
  *
  * Attributes: `api` (the management API's base, default: `api/v1` beside the `assets/` folder this
  * script came from); `history` (keep the view in the address's #fragment, so Back works; the full
- * page sets it). Properties: `headers` and `fetch` (see api.js). Themed with `--wp-*` custom
- * properties (see portal.css).
+ * page sets it). Properties: `headers` and `fetch` (see api.js). Themed with `--wd-*` custom
+ * properties (see dashboard.css).
  */
+/** @import { Client, FetchOption, HeadersOption, Route, ViewContext } from './api.js' */
 import { createClient } from './api.js';
 import { h, replace } from './dom.js';
 import { renderList } from './list-view.js';
 import { explain } from './words.js';
 
-const STYLESHEET = new URL('./portal.css', import.meta.url).href;
+const STYLESHEET = new URL('./dashboard.css', import.meta.url).href;
 const DEFAULT_API = new URL('../api/v1', import.meta.url).href;
 // The list is what a first load shows, so only it is in the static graph (and preloaded by the
 // page); the other views load on first use, or when the browser is idle after the first render.
 const detailView = () => import('./detail-view.js');
 const newView = () => import('./new-view.js');
 
-class WebhooksPortal extends HTMLElement {
+/**
+ * How a view gets focus once shown: false (first load: the page keeps its own focus), 'heading'
+ * (a new view: its heading, so a screen reader says where we are), or a `data-focus` key to put
+ * focus back on the control that was used.
+ *
+ * @typedef {false | 'heading' | string | undefined} Focus
+ */
+
+class WebhooksDashboard extends HTMLElement {
+  /** @type {HeadersOption} */
   #headers;
+  /** @type {FetchOption | undefined} */
   #fetch;
-  #root;
-  #main;
-  #notice;
-  #styled;
-  #client;
+  /** @type {Shell | undefined} Built on first connection. */
+  #shell;
+  /** @type {Route} */
   #route = { name: 'list' };
   #renders = 0;
-  #onHash = () => this.#show(routeFromHash(), { focus: 'heading' });
+  #onHash = () => void this.#show(routeFromHash(), { focus: 'heading' });
 
   /** Headers for every API call: an object, or a function returning one (or a promise of one). */
   get headers() {
@@ -54,57 +63,70 @@ class WebhooksPortal extends HTMLElement {
   }
 
   connectedCallback() {
-    // A host may set these before this script has loaded; they are then plain properties on the
-    // element that would hide the accessors above.
-    for (const name of ['headers', 'fetch']) {
-      if (Object.hasOwn(this, name)) {
-        const value = this[name];
-        delete this[name];
-        this[name] = value;
-      }
+    if (Object.hasOwn(this, 'headers')) {
+      const value = this.headers;
+      delete this.headers;
+      this.headers = value;
     }
-    if (!this.#root) this.#setUp();
+    if (Object.hasOwn(this, 'fetch')) {
+      const value = this.fetch;
+      delete this.fetch;
+      this.fetch = value;
+    }
     if (this.hasAttribute('history')) {
       window.addEventListener('hashchange', this.#onHash);
       this.#route = routeFromHash();
     }
-    this.#show(this.#route, { focus: false });
+    void this.#show(this.#route, { focus: false });
   }
 
   disconnectedCallback() {
     window.removeEventListener('hashchange', this.#onHash);
   }
 
+  /** The shadow root and what lives in it, built once (a re-connected element keeps them). */
   #setUp() {
-    this.#root = this.attachShadow({ mode: 'open' });
+    if (this.#shell) return this.#shell;
+    const root = this.attachShadow({ mode: 'open' });
     const link = h('link', { rel: 'stylesheet', href: STYLESHEET });
     // Nothing is shown before the styles apply (no flash of unstyled markup); data loads meanwhile.
-    this.#styled = new Promise((resolve) => {
+    const styled = new Promise((resolve) => {
       link.addEventListener('load', resolve, { once: true });
       link.addEventListener('error', resolve, { once: true });
     });
-    this.#notice = h('p', { class: 'notice', role: 'status' });
-    this.#main = h('div', { class: 'portal', 'aria-busy': 'true' }, h('p', { class: 'loading' }, 'Loading…'));
-    this.#root.append(link, this.#notice, this.#main);
-    this.#client = createClient(this);
+    const notice = h('p', { class: 'notice', role: 'status' });
+    const main = h('div', { class: 'dashboard', 'aria-busy': 'true' }, h('p', { class: 'loading' }, 'Loading…'));
+    root.append(link, notice, main);
+    this.#shell = { root, main, notice, styled, client: createClient(this) };
+    return this.#shell;
   }
 
-  /** What views may do: call the API, go elsewhere, say something, open dialogs in this root. */
-  #context() {
+  /**
+   * What views may do: call the API, go elsewhere, say something, open dialogs in this root.
+   *
+   * @param {Shell} shell
+   * @returns {ViewContext}
+   */
+  #context(shell) {
     return {
-      api: this.#client,
-      root: this.#root,
+      api: shell.client,
+      root: shell.root,
       navigate: (route, options) => this.#navigate(route, options),
-      reload: (focus) => this.#show(this.#route, { focus }),
+      reload: (focus) => void this.#show(this.#route, { focus }),
       notify: (text) => {
-        this.#notice.textContent = text;
+        shell.notice.textContent = text;
       },
     };
   }
 
-  /** `replace`: the view left behind is gone (a created or deleted webhook): Back must skip it. */
+  /**
+   * `replace`: the view left behind is gone (a created or deleted webhook): Back must skip it.
+   *
+   * @param {Route} route
+   * @param {{ notice?: string, replace?: boolean }} [options]
+   */
   #navigate(route, { notice, replace: replacing } = {}) {
-    this.#notice.textContent = notice ?? '';
+    this.#setUp().notice.textContent = notice ?? '';
     if (this.hasAttribute('history')) {
       const hash = hashFromRoute(route);
       if (location.hash !== hash) {
@@ -114,18 +136,21 @@ class WebhooksPortal extends HTMLElement {
         return;
       }
     }
-    this.#show(route, { focus: 'heading' });
+    void this.#show(route, { focus: 'heading' });
   }
 
   /**
-   * Renders a view. `focus`: false (first load: the page keeps its own focus), 'heading' (a new
-   * view: its heading, so a screen reader says where we are), or a `data-focus` key to put focus
-   * back on the control that was used.
+   * Renders a view, and puts focus where `focus` says.
+   *
+   * @param {Route} route
+   * @param {{ focus: Focus }} options
    */
   async #show(route, { focus }) {
     const render = ++this.#renders;
     this.#route = route;
-    const context = this.#context();
+    const shell = this.#setUp();
+    const context = this.#context(shell);
+    /** @type {HTMLElement} */
     let view;
     try {
       if (route.name === 'webhook') view = await (await detailView()).renderDetail(context, route.id);
@@ -134,18 +159,31 @@ class WebhooksPortal extends HTMLElement {
     } catch (error) {
       view = errorView(context, error);
     }
-    await this.#styled;
+    await shell.styled;
     if (render !== this.#renders) return; // a later navigation won
-    replace(this.#main, view);
-    this.#main.removeAttribute('aria-busy');
+    replace(shell.main, view);
+    shell.main.removeAttribute('aria-busy');
     // For the host's own timing (and bench/dashboard-load.mjs): when each view was on screen.
-    performance.mark('webhooks-portal:render', { detail: route.name });
+    performance.mark('webhooks-dashboard:render', { detail: route.name });
     if (render === 1) (window.requestIdleCallback ?? setTimeout)(() => Promise.all([detailView(), newView()]).catch(() => {}));
     if (focus === 'heading') view.querySelector('h2')?.focus();
-    else if (focus) view.querySelector(`[data-focus="${focus}"]`)?.focus();
+    else if (focus) /** @type {HTMLElement | null} */ (view.querySelector(`[data-focus="${focus}"]`))?.focus();
   }
 }
 
+/**
+ * @typedef {object} Shell
+ * @property {ShadowRoot} root
+ * @property {HTMLElement} main Where views are shown.
+ * @property {HTMLElement} notice The live status line.
+ * @property {Promise<unknown>} styled Settles once the stylesheet loaded (or failed to).
+ * @property {Client} client
+ */
+
+/**
+ * @param {ViewContext} context
+ * @param {unknown} error
+ */
 function errorView(context, error) {
   return h(
     'section',
@@ -156,16 +194,18 @@ function errorView(context, error) {
   );
 }
 
+/** @returns {Route} */
 function routeFromHash() {
   const match = /^#\/webhooks\/([^/]+)$/.exec(location.hash);
-  if (match) return { name: 'webhook', id: decodeURIComponent(match[1]) };
+  if (match?.[1] !== undefined) return { name: 'webhook', id: decodeURIComponent(match[1]) };
   return location.hash === '#/new' ? { name: 'new' } : { name: 'list' };
 }
 
+/** @param {Route} route */
 function hashFromRoute(route) {
   if (route.name === 'webhook') return `#/webhooks/${encodeURIComponent(route.id)}`;
   return route.name === 'new' ? '#/new' : '#/';
 }
 
 // Twice on one page (the full page's hashed URL and an embedder's stable URL) must not throw.
-if (!customElements.get('webhooks-portal')) customElements.define('webhooks-portal', WebhooksPortal);
+if (!customElements.get('webhooks-dashboard')) customElements.define('webhooks-dashboard', WebhooksDashboard);
