@@ -5,31 +5,52 @@ export interface Chore {
 }
 
 /**
- * Which chores run, and whether any wrote. Each chore runs at most once at a time, beside
- * deliveries, never blocking them; a run that wrote (or failed: it may have written before it
- * did) voids what a claim said of the next due time. Bookkeeping only: the loop runs them.
+ * The chores' runs: each chore runs at most once at a time, beside deliveries, never blocking
+ * them; a run that wrote (or failed: it may have written before it did) voids what a claim said
+ * of the next due time, so the runs that wrote are counted.
  */
 export class Chores {
   readonly #running = new Set<Chore>();
+  readonly #runs = new Set<Promise<void>>();
   #writes = 0;
 
-  constructor(private readonly all: readonly Chore[]) {}
+  constructor(
+    private readonly all: readonly Chore[],
+    private readonly onError: (message: string, error: unknown) => void,
+  ) {}
 
   /** Chore runs that wrote something (or failed) so far. */
   get writes(): number {
     return this.#writes;
   }
 
-  /** The chores to start now (those not running), marked running. */
-  toStart(): Chore[] {
-    const start = this.all.filter((chore) => !this.#running.has(chore));
-    for (const chore of start) this.#running.add(chore);
-    return start;
+  /** Runs under way (each settles, never rejects). */
+  get runs(): ReadonlySet<Promise<void>> {
+    return this.#runs;
   }
 
-  /** A run ended: `wrote` true if it wrote something or failed. */
-  ended(chore: Chore, wrote: boolean): void {
-    this.#running.delete(chore);
-    if (wrote) this.#writes++;
+  /** Starts every chore not running yet; `ended` is told as each run ends. */
+  start(ended: () => void): void {
+    for (const chore of this.all) {
+      if (this.#running.has(chore)) continue;
+      this.#running.add(chore);
+      const run = chore
+        .runIfDue()
+        .then(
+          (wrote) => {
+            if (wrote) this.#writes++;
+          },
+          (error: unknown) => {
+            this.#writes++;
+            this.onError('a background task of the scheduler failed', error);
+          },
+        )
+        .finally(() => {
+          this.#running.delete(chore);
+          this.#runs.delete(run);
+          ended();
+        });
+      this.#runs.add(run);
+    }
   }
 }

@@ -1,34 +1,21 @@
-import type { Clock, TimerHandle } from '../clock.js';
+import type { Clock } from '../clock.js';
 import type { Delivering, Dispatch } from '../delivery/dispatch.js';
 import type { ClaimedDelivery } from '../model.js';
 import type { ClaimArgs, Store } from '../store.js';
 import { transient } from '../transient.js';
 import { type Chore, Chores } from './chores.js';
 import { ClaimForm } from './claim-form.js';
-import { Parked, type Unparked } from './parked.js';
+import { Parked, type ParkedOptions, type Unparked } from './parked.js';
 import { Proofs } from './proof.js';
-import { Slots } from './slots.js';
+import { type SlotOptions, Slots } from './slots.js';
+import { OneTimer } from './timer.js';
 
 export type { Chore } from './chores.js';
 
-export interface SchedulerOptions {
+export interface SchedulerOptions extends SlotOptions, ParkedOptions {
   workerId: string;
-  /** Attempts in flight at once in this process. */
-  concurrency: number;
-  /** Attempts in flight at once per webhook in this process (one while the webhook is failing). */
-  perWebhookConcurrency: number;
-  /** Attempts in flight at once per environment in this process: its fair share. */
-  perEnvironmentConcurrency: number;
-  /** Most deliveries claimed by one statement. */
-  batchSize: number;
   /** How long a claim is ours; must exceed the HTTP timeout. */
   leaseMs: number;
-  /**
-   * The per-attempt deadline. When the lease covers it (plus a margin), deliveries claimed
-   * beyond their webhook's bound are parked here for its next free slot instead of being given
-   * back at once; without it they are always given back.
-   */
-  timeoutMs?: number;
   /** Longest sleep between looks at the store (the safety net behind wake-ups). */
   pollIntervalMs: number;
 }
@@ -76,13 +63,12 @@ export class Scheduler {
   #dirty = false;
   #closed = false;
   #started = false;
-  #timer: TimerHandle | null = null;
+  /** Idle: armed for the next due delivery or the poll interval. */
+  readonly #timer: OneTimer;
   /** Armed during a pass for the end of the last proof (a busy pass may see no attempt end for a long time). */
-  #proofTimer: TimerHandle | null = null;
+  readonly #proofTimer: OneTimer;
   /** Deliveries started and not yet recorded (what drain and close wait for). */
   readonly #inflight = new Set<Promise<void>>();
-  /** Chore runs under way. */
-  readonly #choreRuns = new Set<Promise<void>>();
   /** Resolves the pass's wait for a slot to free or a wake-up. */
   #notify: (() => void) | null = null;
   /** Set when a claim came back short: nothing more is due for the webhooks we may claim for. */
@@ -96,8 +82,10 @@ export class Scheduler {
   constructor(private readonly deps: SchedulerDeps) {
     this.#slots = new Slots(deps.options);
     this.#parked = new Parked(deps.options);
-    this.#chores = new Chores(deps.chores ?? []);
+    this.#chores = new Chores(deps.chores ?? [], deps.onError);
     this.#isTransient = (error) => deps.store.isTransient(error);
+    this.#timer = new OneTimer(deps.clock);
+    this.#proofTimer = new OneTimer(deps.clock);
   }
 
   start(): void {
@@ -132,8 +120,8 @@ export class Scheduler {
   /** Stops claiming, waits for attempts in flight to be recorded, gives back what is parked, disarms the timers. */
   async close(): Promise<void> {
     this.#closed = true;
-    this.#disarm();
-    this.#clearProofTimer();
+    this.#timer.clear();
+    this.#proofTimer.clear();
     this.#notify?.();
     const unsubscribe = await this.#unsubscribe;
     this.#unsubscribe = null;
@@ -170,7 +158,7 @@ export class Scheduler {
 
   /** One pass: claim and start until nothing more can be, wait for what runs, then arm the timer. */
   async #pass(): Promise<void> {
-    this.#disarm();
+    this.#timer.clear();
     const { options } = this.deps;
     // Refill in batches, not slot by slot: a claim per freed slot costs a statement (and a
     // scan) per delivery, and splits an event's fan-out over many claims, each signing its own
@@ -200,20 +188,20 @@ export class Scheduler {
           if (claimed === limit) this.#starved = true;
         }
         eager = false;
-        if (this.#inflight.size === 0 && this.#choreRuns.size === 0) break;
+        if (this.#inflight.size === 0 && this.#chores.runs.size === 0) break;
         if (!this.#dirty && !(this.#shareBlocked && this.#slots.free(this.#inflight.size) > 0))
           await new Promise<void>((resolve) => (this.#notify = resolve));
         this.#notify = null;
       }
       await this.#settled();
-      this.#clearProofTimer(); // the pass's own timer takes over
+      this.#proofTimer.clear(); // the pass's own timer takes over
       await this.#arm();
     } catch (error) {
       // The store is unreachable even after transient retries: try again after a pause.
       this.deps.onError('scheduler pass failed; trying again after the poll interval', error);
       this.#dirty = false;
       await this.#settled();
-      this.#clearProofTimer();
+      this.#proofTimer.clear();
       await this.#arm(options.pollIntervalMs);
     }
   }
@@ -404,25 +392,9 @@ export class Scheduler {
     this.#starved = false;
   }
 
-  /** Background work on the same clock and passes: each chore runs when it says it is due, at most one run of each at a time. */
+  /** Background work on the same clock and passes: each chore runs when it says it is due. */
   #startChores(): void {
-    if (this.#closed) return;
-    for (const chore of this.#chores.toStart()) {
-      const run = chore
-        .runIfDue()
-        .then(
-          (wrote) => this.#chores.ended(chore, wrote),
-          (error: unknown) => {
-            this.#chores.ended(chore, true); // it may have written before it failed
-            this.deps.onError('a background task of the scheduler failed', error);
-          },
-        )
-        .finally(() => {
-          this.#choreRuns.delete(run);
-          this.#notify?.();
-        });
-      this.#choreRuns.add(run);
-    }
+    if (!this.#closed) this.#chores.start(() => this.#notify?.());
   }
 
   #release(deliveryIds: string[]): Promise<void> {
@@ -432,32 +404,22 @@ export class Scheduler {
 
   /** Every delivery started has been recorded and every chore run has ended. */
   async #settled(): Promise<void> {
-    await Promise.allSettled([...this.#inflight, ...this.#choreRuns]);
+    await Promise.allSettled([...this.#inflight, ...this.#chores.runs]);
   }
 
   /** Something may have become due that no proof saw: the next claim asks the store. */
   #void(): void {
     this.#proofs.void();
-    this.#clearProofTimer();
+    this.#proofTimer.clear();
   }
 
   /** Claims again at `at` (the end of the proof just made, which replaced any other) if the pass is still running then. */
   #lookAgainAt(at: number): void {
-    this.#clearProofTimer();
+    this.#proofTimer.clear();
     if (this.#closed) return;
-    const { clock } = this.deps;
-    this.#proofTimer = clock.setTimer(
-      () => {
-        this.#proofTimer = null;
-        void this.#kick();
-      },
-      Math.max(0, at - clock.now()),
-    );
-  }
-
-  #clearProofTimer(): void {
-    if (this.#proofTimer) this.deps.clock.clearTimer(this.#proofTimer);
-    this.#proofTimer = null;
+    this.#proofTimer.arm(Math.max(0, at - this.deps.clock.now()), () => {
+      void this.#kick();
+    });
   }
 
   /** Idle: one timer for the next due delivery or notice, at most `maxDelay` away. */
@@ -475,12 +437,6 @@ export class Scheduler {
       this.deps.onError('could not read the next due time', error);
     }
     if (this.#closed || this.#dirty) return;
-    this.#disarm();
-    this.#timer = clock.setTimer(() => this.#kick(), delay);
-  }
-
-  #disarm(): void {
-    if (this.#timer) this.deps.clock.clearTimer(this.#timer);
-    this.#timer = null;
+    this.#timer.arm(delay, () => this.#kick());
   }
 }
