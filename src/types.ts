@@ -31,7 +31,7 @@
  * - **back-off**: the durable schedule of attempts after failures, stored per delivery
  *   (`next_attempt_at`); survives restarts. Never called "retry".
  * - **circuit**: how a webhook's attempts are paced, derived from its record (`circuit`, never
- *   stored): `closed` while healthy (up to `perEndpointConcurrency` attempts at once per
+ *   stored): `closed` while healthy (up to `perWebhookConcurrency` attempts at once per
  *   process); `half_open` while failing (`failingSince` set): one attempt at a time per process,
  *   a probe, until one succeeds and closes it. There is no open state: a failing webhook's
  *   deliveries keep being tried as they come due until the 72-hour disable, and a disabled
@@ -140,11 +140,11 @@ export interface DeliveryOptions {
   /** Attempts in flight per process. Default 64. */
   concurrency?: number;
   /** Attempts in flight per webhook per process. Default 8 (one while the webhook is failing). */
-  perEndpointConcurrency?: number;
+  perWebhookConcurrency?: number;
   /**
    * A customer's (environment's) fair share of this process's attempts in flight. Default: a
-   * quarter of `concurrency`, at least twice `perEndpointConcurrency`. Beyond it an environment may use
-   * idle slots, but never the last `perEndpointConcurrency` ones, kept for anyone else's new work.
+   * quarter of `concurrency`, at least twice `perWebhookConcurrency`. Beyond it an environment may use
+   * idle slots, but never the last `perWebhookConcurrency` ones, kept for anyone else's new work.
    */
   perEnvironmentConcurrency?: number;
   /** Most deliveries taken by one claim. Default 64. */

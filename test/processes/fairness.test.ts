@@ -19,7 +19,7 @@ const setup = useFleet('fairness');
 const cleanups = setup.cleanups;
 const TIMEOUT_MS = 4_000;
 const CONCURRENCY = 64;
-const PER_ENDPOINT = 8;
+const PER_WEBHOOK = 8;
 
 /** One host on 127.0.0.1: `/ok` answers 200 and is recorded; every other path accepts and never answers. */
 async function sharedHost() {
@@ -67,7 +67,7 @@ test('two processes on one PostgreSQL: a customer whose 40 webhooks all hang nev
   const host = await sharedHost();
   const schema = await createSchema(setup.server.url, 'fair');
   cleanups.push(() => schema.drop());
-  const delivery = { concurrency: CONCURRENCY, perEndpointConcurrency: PER_ENDPOINT, timeoutMs: TIMEOUT_MS, pollIntervalMs: 500 };
+  const delivery = { concurrency: CONCURRENCY, perWebhookConcurrency: PER_WEBHOOK, timeoutMs: TIMEOUT_MS, pollIntervalMs: 500 };
   const workers = await Promise.all(['w0', 'w1'].map((id) => spawnWorker(setup.dist, schema.url, id, setup.key, { delivery })));
   cleanups.push(() => Promise.all(workers.map((w) => w.kill())));
   // Emits only: never started, so every attempt is made by the two workers.
@@ -110,7 +110,7 @@ test('two processes on one PostgreSQL: a customer whose 40 webhooks all hang nev
   // Both processes were saturated by the noisy customer, and neither let it past its bound.
   for (const w of workers) {
     expect(host.maxHangingBy.get(w.id) ?? 0, w.id).toBeGreaterThanOrEqual(16);
-    expect(host.maxHangingBy.get(w.id) ?? 0, w.id).toBeLessThanOrEqual(CONCURRENCY - PER_ENDPOINT);
+    expect(host.maxHangingBy.get(w.id) ?? 0, w.id).toBeLessThanOrEqual(CONCURRENCY - PER_WEBHOOK);
   }
   const latencies = host.ok.map((a) => a.at - sentAt.get(a.id)!);
   console.info(
