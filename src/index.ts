@@ -4,7 +4,6 @@ export type {
   DeliveryOptions,
   Webhooks,
   Management,
-  HttpApi,
   EnvironmentOption,
   AuthorizeResult,
   Notifier,

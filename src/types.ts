@@ -348,15 +348,11 @@ export interface Management {
   eventTypes: { list(): CatalogEntry[] };
 }
 
-/** What the HTTP layer needs of the engine: the management functions and the public key set. */
-export interface HttpApi extends Management {
-  /** The public key set document. */
-  jwks(): { keys: unknown[] };
-}
-
 /** The engine a host embeds. See `createWebhooks`. */
-export interface Webhooks<Tx = unknown> extends HttpApi, AsyncDisposable {
+export interface Webhooks<Tx = unknown> extends Management, AsyncDisposable {
   start(): Promise<void>;
+  /** The public key set document (what `/.well-known/jwks` serves). */
+  jwks(): { keys: unknown[] };
   /**
    * Stores the event and a delivery per subscribed enabled webhook, in one transaction (the
    * host's own when `transaction` is given: the rows commit or roll back with the host's change).
