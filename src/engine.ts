@@ -12,7 +12,7 @@ import { type Chore, Scheduler } from './scheduler/scheduler.js';
 import { StoreAccess } from './store-access.js';
 import { logFields } from './telemetry/log-fields.js';
 import { Telemetry } from './telemetry/telemetry.js';
-import type { HttpApi, Webhooks, WebhooksOptions } from './types.js';
+import type { Webhooks, WebhooksOptions } from './types.js';
 
 /**
  * Creates the webhook engine: wires its parts, nothing else. Each stage has its own home:
@@ -83,8 +83,8 @@ export function createWebhooks<Tx = unknown>(options: WebhooksOptions<Tx>): Webh
 
   const { emit, emitTo } = createEmit({ access, clock, catalog: o.catalog, maxPayloadBytes: o.maxPayloadBytes, wake, telemetry });
   const management = createManagement({ access, clock, catalog: o.catalog, guard: o.guard, maxWebhooks: o.maxWebhooks, wake, emitTo });
-  const api: HttpApi = { ...management, jwks: () => keys.jwks() };
-  const handler = createHandler({ api, authorize: options.authorize, onError });
+  const jwks = () => keys.jwks();
+  const handler = createHandler({ management, jwks, authorize: options.authorize, onError });
   const dashboard = createDashboard({
     api: handler,
     authorize: options.authorize,
@@ -94,7 +94,8 @@ export function createWebhooks<Tx = unknown>(options: WebhooksOptions<Tx>): Webh
 
   let closed = false;
   const hooks: Webhooks<Tx> = {
-    ...api,
+    ...management,
+    jwks,
     handler,
     dashboard,
     emit,
