@@ -53,9 +53,13 @@ export async function getWebhook({ management, environment, params }: OperationC
 export async function updateWebhook({ management, request, environment, params }: OperationContext): Promise<Response> {
   const body = await readJsonObject(request, { required: true });
   // The patch is checked by the engine (as from any JavaScript caller); its types are the wire's.
-  const updated = await management.webhooks.update(params.webhook_id!, patchInput(body) as Parameters<Management['webhooks']['update']>[1], {
-    environment,
-  });
+  const updated = await management.webhooks.update(
+    params.webhook_id!,
+    patchInput(body) as Parameters<Management['webhooks']['update']>[1],
+    {
+      environment,
+    },
+  );
   return ok('WEBHOOK_UPDATED', { webhook: { id: updated.id } });
 }
 
