@@ -5,7 +5,7 @@ import { list, type Mark, text, type Texts } from './texts.js';
  * The ids a claim may take: pending, due by `now`, oldest due first, not of a webhook this worker
  * already saturates nor of a customer at its share. `status` is compared to the literal
  * `'pending'` (not a parameter) so both databases can prove the partial indexes apply. Each
- * flavor wraps them in its own one-statement claim (SQLite: `UPDATE … WHERE id IN`, PostgreSQL:
+ * dialect wraps them in its own one-statement claim (SQLite: `UPDATE … WHERE id IN`, PostgreSQL:
  * a `FOR UPDATE SKIP LOCKED` CTE), a text built once per shape (`texts.ts`), its parameters in
  * the order of {@link dueParameters}.
  *
@@ -27,13 +27,13 @@ import { list, type Mark, text, type Texts } from './texts.js';
  *   with 10,000 of them holding future retries, 15 ms on SQLite and 78 ms on PostgreSQL. The
  *   scheduler picks the form per claim (`src/scheduler/claim-form.ts`).
  */
-export function dueIdsText(flavor: 'sqlite' | 'postgres', p: Mark, webhooks: number, environments: number, byWebhook: boolean): string {
+export function dueIdsText(dialect: 'sqlite' | 'postgres', p: Mark, webhooks: number, environments: number, byWebhook: boolean): string {
   if ((webhooks === 0 && environments === 0) || !byWebhook)
     return (
       `select "id" from "iw_deliveries" where "status" = 'pending' and "next_attempt_at" <= ${p()}${unleased('iw_deliveries', p)}` +
       (webhooks > 0 ? ` and "webhook_id" not in (${list(webhooks, p)})` : '') +
       (environments > 0 ? ` and "environment" not in (${list(environments, p)})` : '') +
-      ` order by "next_attempt_at" limit ${p()}${lock(flavor)}`
+      ` order by "next_attempt_at" limit ${p()}${lock(dialect)}`
     );
   const leftOut =
     (webhooks > 0 ? ` and "w"."id" not in (${list(webhooks, p)})` : '') +
@@ -49,9 +49,9 @@ export function dueIdsText(flavor: 'sqlite' | 'postgres', p: Mark, webhooks: num
   // outermost). PostgreSQL locks each webhook's rows as it reads them (SKIP LOCKED: what another
   // claimer holds is passed over, never waited on).
   const from =
-    flavor === 'sqlite'
+    dialect === 'sqlite'
       ? `from "hw" cross join "iw_webhooks" "w" cross join "iw_deliveries" "x" where "w"."id" = "hw"."id"${leftOut} and "x"."id" in (${oldest('z', '"z"."id"')})`
-      : `from "hw" join "iw_webhooks" "w" on "w"."id" = "hw"."id"${leftOut} cross join lateral (${oldest('z', '"z"."id", "z"."next_attempt_at"')}${lock(flavor)}) "x"`;
+      : `from "hw" join "iw_webhooks" "w" on "w"."id" = "hw"."id"${leftOut} cross join lateral (${oldest('z', '"z"."id", "z"."next_attempt_at"')}${lock(dialect)}) "x"`;
   return `${PENDING_WEBHOOKS} select "x"."id" ${from} order by "x"."next_attempt_at" limit ${p()}`;
 }
 
@@ -66,7 +66,7 @@ const PENDING_WEBHOOKS =
   `select (select min("webhook_id") from "iw_deliveries" where "status" = 'pending') ` +
   `union all select (select min("webhook_id") from "iw_deliveries" where "status" = 'pending' and "webhook_id" > "hw"."id") from "hw" where "hw"."id" is not null)`;
 
-const lock = (flavor: 'sqlite' | 'postgres') => (flavor === 'postgres' ? ' for update skip locked' : '');
+const lock = (dialect: 'sqlite' | 'postgres') => (dialect === 'postgres' ? ' for update skip locked' : '');
 
 /**
  * Not under a live lease: never claimed, given back, or its lease ran out (a claimer that died).
@@ -110,10 +110,10 @@ export function dueParameters(args: ClaimArgs): unknown[] {
 export function claimText(texts: Texts, args: ClaimArgs, wrap: (p: Mark, due: string) => string): string {
   const webhooks = args.excludeWebhookIds?.length ?? 0;
   const environments = args.excludeEnvironments?.length ?? 0;
-  const flavor = texts.flavor;
+  const dialect = texts.dialect;
   const byWebhook = args.byWebhook ?? true;
   return text(texts, `claim ${webhooks} ${environments} ${byWebhook}`, (p) =>
-    wrap(p, dueIdsText(flavor, p, webhooks, environments, byWebhook)),
+    wrap(p, dueIdsText(dialect, p, webhooks, environments, byWebhook)),
   );
 }
 

@@ -42,7 +42,7 @@ interface EmitRow {
 type EmitOptions = Pick<InsertEventOptions<unknown>, 'newDeliveryId' | 'traceparent'>;
 
 /**
- * Returns the flavor's one-statement `insertEvent` (test events keep the general path). It
+ * Returns the dialect's one-statement `insertEvent` (test events keep the general path). It
  * remembers how many subscribers each (environment, type) had, so it makes about as many ids
  * as it will use.
  */

@@ -1,7 +1,7 @@
 import { loadDriver } from '../driver.js';
 import type { Pool, PoolClient } from './pool.js';
 import { Kysely, PostgresDialect } from 'kysely';
-import { KyselyStore, type SqlFlavor } from '../kysely/store.js';
+import { KyselyStore, type StoreDialect } from '../kysely/store.js';
 import type { EngineTables } from '../kysely/schema.js';
 import { claimDue } from './claim.js';
 import { onlySuccesses } from '../kysely/outcomes.js';
@@ -91,8 +91,8 @@ export function postgresStore(options: PostgresStoreOptions): KyselyStore {
   const kysely = new Kysely<EngineTables>({ dialect: new PostgresDialect({ pool: owned ? pool : lent }) });
   const listeners = new Set<WakeListener>();
 
-  const flavor: SqlFlavor = {
-    dialect: 'postgres',
+  const dialect: StoreDialect = {
+    name: 'postgres',
     rowLocks: true,
     claim: claimDue,
     isTransient,
@@ -136,7 +136,7 @@ export function postgresStore(options: PostgresStoreOptions): KyselyStore {
       }
     },
   };
-  return new KyselyStore(kysely, flavor);
+  return new KyselyStore(kysely, dialect);
 }
 
 /**

@@ -1,6 +1,6 @@
 import { loadDriver } from '../driver.js';
 import { Kysely } from 'kysely';
-import { KyselyStore, type SqlFlavor } from '../kysely/store.js';
+import { KyselyStore, type StoreDialect } from '../kysely/store.js';
 import type { EngineTables } from '../kysely/schema.js';
 import { startCheckpoints } from './checkpoint.js';
 import { claimDue } from './claim.js';
@@ -74,8 +74,8 @@ export function sqliteStore(options: SqliteStoreOptions): KyselyStore {
       : null;
 
   const kysely = new Kysely<EngineTables>({ dialect: new SqliteEngineDialect(db, database === undefined) });
-  const flavor: SqlFlavor = {
-    dialect: 'sqlite',
+  const dialect: StoreDialect = {
+    name: 'sqlite',
     rowLocks: false,
     claim: claimDue,
     isTransient,
@@ -105,7 +105,7 @@ export function sqliteStore(options: SqliteStoreOptions): KyselyStore {
       await kysely.destroy();
     },
   };
-  return new KyselyStore(kysely, flavor);
+  return new KyselyStore(kysely, dialect);
 }
 
 /**
