@@ -70,7 +70,7 @@ export function createEmit(deps: EmitDeps) {
         ? transient(
             (e) => store.isTransient(e),
             () => insert(store),
-            EMIT_RETRY_MS,
+            EMIT_TRANSIENT_BUDGET_MS,
             0,
           )
         : insert(store),
@@ -125,7 +125,7 @@ function eventInput(input: LooseEmitInput, catalog: Catalog, maxPayloadBytes: nu
   const deep = tooDeep(data, MAX_DEPTH);
   if (deep !== null) {
     // Deeper data is stored fine but overflows the stack wherever it is read back recursively (it
-    // used to fail every attempt as `internal`, charged to the customer's endpoint).
+    // used to fail every attempt as `internal`, charged to the webhook's endpoint).
     throw new ValidationError(`data is nested more than ${MAX_DEPTH} levels deep (at ${deep})`, { field: 'data' });
   }
   catalog.validateEvent(input.type, data);
@@ -140,8 +140,8 @@ function eventInput(input: LooseEmitInput, catalog: Catalog, maxPayloadBytes: nu
   return { environment, type: input.type, source: input.source, data, eventTimestamp };
 }
 
-/** How long emit keeps retrying a database that dropped its connection before it reports ERR_STORE. */
-const EMIT_RETRY_MS = 5_000;
+/** How long emit's transient retry waits out a database that dropped its connection before it reports ERR_STORE. */
+const EMIT_TRANSIENT_BUDGET_MS = 5_000;
 
 /** Deepest nesting of objects and arrays `data` may have (the built-in events use 5). */
 export const MAX_DEPTH = 32;

@@ -120,7 +120,7 @@ export type NoticeStatus = 'pending' | 'sent' | 'failed';
 
 /** A notice to a webhook's account holder (today: its automatic disable), as the outbox holds it. */
 export interface NoticeRecord {
-  /** Stable across retries: `info.noticeId` for the notifier. */
+  /** The same on every try of the notice: `info.noticeId` for the notifier. */
   id: string;
   environment: string;
   kind: 'webhook_disabled';

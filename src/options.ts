@@ -30,7 +30,7 @@ export function snapshotOptions(options: WebhooksOptions) {
     workerId: options.workerId ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`,
     concurrency: positiveInt(d.concurrency ?? 64, 'delivery.concurrency'),
     perWebhookConcurrency: positiveInt(d.perWebhookConcurrency ?? 8, 'delivery.perWebhookConcurrency'),
-    // A customer's fair share of this process's slots: a quarter by default, and room for two of
+    // An environment's fair share of this process's slots: a quarter by default, and room for two of
     // its webhooks at full bound, so one hung webhook never starves its siblings (see Scheduler#claim).
     perEnvironmentConcurrency: positiveInt(
       d.perEnvironmentConcurrency ??

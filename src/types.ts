@@ -164,7 +164,7 @@ export interface Notifier {
 
 export interface WebhookDisabledInfo {
   /**
-   * Stable id of this notice, the same on every retry of it: use it to deduplicate your own side
+   * Stable id of this notice, the same on every try of it: use it to deduplicate your own side
    * effects (the SMTP notifier derives the email's Message-ID from it).
    */
   noticeId: string;

@@ -3,7 +3,7 @@ import { list, type Mark, text, type Texts } from './texts.js';
 
 /**
  * The ids a claim may take: pending, due by `now`, oldest due first, not of a webhook this worker
- * already saturates nor of a customer at its share. `status` is compared to the literal
+ * already saturates nor of an environment at its share. `status` is compared to the literal
  * `'pending'` (not a parameter) so both databases can prove the partial indexes apply. Each
  * dialect wraps them in its own one-statement claim (SQLite: `UPDATE … WHERE id IN`, PostgreSQL:
  * a `FOR UPDATE SKIP LOCKED` CTE), a text built once per shape (`texts.ts`), its parameters in
@@ -19,12 +19,12 @@ import { list, type Mark, text, type Texts } from './texts.js';
  *   due rows: 20 ms per claim on SQLite, 17 ms on PostgreSQL, growing with the backlog). Instead,
  *   the webhooks with pending deliveries are listed by a skip scan of `iw_deliveries_pending`
  *   (`(webhook_id, next_attempt_at) where status = 'pending'`, one seek per webhook), those left
- *   out are dropped by their own row (`iw_webhooks`: the webhook's id or its customer), and each
+ *   out are dropped by their own row (`iw_webhooks`: the webhook's id or its environment), and each
  *   other gives at most `limit` of its oldest due rows from a range of that index; the oldest
  *   `limit` of those are claimed. The cost is one seek per webhook with pending work plus the
  *   rows read, whatever the size of the backlogs left out (0.06 ms on SQLite, 0.8 ms on
  *   PostgreSQL at 128,000), but it grows with the webhooks that have pending work, due or not:
- *   with 10,000 of them holding future retries, 15 ms on SQLite and 78 ms on PostgreSQL. The
+ *   with 10,000 of them holding future attempts, 15 ms on SQLite and 78 ms on PostgreSQL. The
  *   scheduler picks the form per claim (`src/scheduler/claim-form.ts`).
  */
 export function dueIdsText(dialect: 'sqlite' | 'postgres', p: Mark, webhooks: number, environments: number, byWebhook: boolean): string {

@@ -197,9 +197,9 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 7,
     name: 'pending deliveries by webhook',
     async up(db, dialect) {
-      // A claim that leaves a saturated webhook or a customer at its share out reads each other
+      // A claim that leaves a saturated webhook or an environment at its share out reads each other
       // webhook's oldest due rows from here (`due.ts`), instead of reading past every due row of
-      // what it leaves out in iw_deliveries_due: its cost no longer grows with a busy customer's
+      // what it leaves out in iw_deliveries_due: its cost no longer grows with a busy environment's
       // backlog. Partial like the due index: only pending rows, so it stays small.
       await db.schema
         .createIndex('iw_deliveries_pending')
@@ -208,7 +208,7 @@ export const MIGRATIONS: readonly Migration[] = [
         .where(sql.ref('status'), '=', sql.lit('pending'))
         .execute();
       // PostgreSQL estimates how many rows one webhook has as the table over its distinct
-      // webhooks. With few of them (a test, a new install, one customer's burst) that is a large
+      // webhooks. With few of them (a test, a new install, one environment's burst) that is a large
       // share, and the planner would find a webhook's due rows by reading the due index in order
       // and keeping that webhook's, past every due row of the others: the cost this index is
       // here to avoid. A webhook's share is small in a shared engine; say so (distinct webhooks
@@ -481,7 +481,7 @@ $claim$`;
  *
  * - `p_ids`: the engine's delivery ids, taken by rank; with more subscribers than ids it writes
  *   nothing at all (not even the event) and says how many it needed.
- * - The event is inserted `on conflict (id) do nothing`: a retry after a lost reply writes
+ * - The event is inserted `on conflict (id) do nothing`: a transient retry after a lost reply writes
  *   nothing, and `inserted` says so.
  * - `woke` reads `made`, so the hint goes out only when deliveries were written, and only with
  *   `p_notify`; the outer query returns `woke` (a CTE nobody reads never runs, and an output

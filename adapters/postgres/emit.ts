@@ -17,7 +17,7 @@ import type { DeliveryRow } from '../kysely/schema.js';
  * Delivery ids are the engine's (`newDeliveryId`), made before the statement knows how many it
  * needs: it takes an array of them, by rank. When there are more subscribers than ids it writes
  * nothing at all (not even the event) and says how many it needed; the caller asks again. The
- * answer always has a row: `inserted` is 0 when the event id was already stored (a retry after a
+ * answer always has a row: `inserted` is 0 when the event id was already stored (a transient retry after a
  * lost reply).
  */
 export const EMIT_CALL = 'select * from "iw_emit"($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)';
@@ -29,7 +29,7 @@ const EXISTING_SQL = 'select * from iw_deliveries where event_id = $1 order by i
 const FIRST_GUESS = 16;
 /** Headroom over the last count, for webhooks created since. */
 const HEADROOM = 4;
-/** Remembered counts; forgotten all at once past this (a guess only costs a retry). */
+/** Remembered counts; forgotten all at once past this (a wrong guess only costs running it again). */
 const MAX_REMEMBERED = 10_000;
 
 interface EmitRow {
@@ -79,7 +79,7 @@ export function oneStatementEmit({ notify }: { notify: boolean }) {
         offer = needed + HEADROOM;
         continue;
       }
-      // Idempotent by event id: a retry after a commit whose reply was lost answers with the
+      // Idempotent by event id: a transient retry after a commit whose reply was lost answers with the
       // deliveries that commit wrote, and writes nothing.
       if (Number(head.inserted) === 0) {
         const existing = await db.executeQuery<DeliveryRow>(CompiledQuery.raw(EXISTING_SQL, [event.id]));

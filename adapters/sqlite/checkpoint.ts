@@ -264,7 +264,7 @@ export function startCheckpoints(
 function mainThreadCheckpoints(db: SqliteDatabase, everyMs: number): NodeJS.Timeout {
   const checkpoint = (triesLeft: number) => {
     if (!db.open) return;
-    // Under steady load a tick can keep landing inside one transaction: retry shortly rather
+    // Under steady load a tick can keep landing inside one transaction: try again shortly rather
     // than wait a whole interval.
     if (db.inTransaction) {
       if (triesLeft > 0) setTimeout(() => checkpoint(triesLeft - 1), 2).unref();

@@ -4,7 +4,7 @@ import { transient } from '../transient.js';
 
 interface Pending {
   args: RecordAttemptArgs;
-  /** How long this outcome may keep retrying a lost database (the rest of its lease). */
+  /** How long this outcome's transient retry may wait out a lost database (the rest of its lease). */
   budgetMs: number;
   resolve(result: { disabled: WebhookRecord | null }): void;
   reject(error: unknown): void;

@@ -72,8 +72,8 @@ export async function checkTarget(
     // A non-address answer cannot be connected to; refusing it beats guessing what it means.
     if (!parsed || !allowed(parsed, guard, host)) {
       const verdict = parsed ? describeCategory(classifyBytes(parsed)) : 'something that is not an IP address';
-      // The category, not the address: the message reaches the customer, and the address may
-      // be an internal one the customer's DNS (or a CNAME into ours) pointed at.
+      // The category, not the address: the message reaches the account holder, and the address
+      // may be an internal one the account holder's DNS (or a CNAME into ours) pointed at.
       throw refused(`endpoint host ${host.slice(0, 253)} resolves to ${verdict}${PUBLIC_ONLY}`);
     }
     addresses.push(pinOf(parsed));

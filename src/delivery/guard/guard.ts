@@ -82,7 +82,7 @@ export const defaultResolver: Resolver = cachingResolver(systemResolver, { ttlMs
 export interface GuardOptions {
   /**
    * Deliver to loopback, private, link-local and other non-public addresses too. Development and
-   * tests only: with it, a customer can make your server POST to anything on your network.
+   * tests only: with it, an account holder can make your server POST to anything on your network.
    */
   allowPrivateNetworks?: boolean;
   /**
