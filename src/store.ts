@@ -14,7 +14,7 @@ import type {
  * transaction `emit` can join (for the Kysely adapters, a Kysely transaction), so passing anything
  * else is a compile error. The engine talks only to
  * this interface; adapters live in `adapters/` and are proven by one conformance suite
- * (`test/store-conformance.ts`). Every method that reads or writes time takes it as an argument:
+ * (`test/store/conformance.ts`). Every method that reads or writes time takes it as an argument:
  * no adapter reads a clock of its own.
  *
  * Methods scoped to an environment never return or change another environment's rows.

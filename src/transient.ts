@@ -18,8 +18,8 @@ export async function transient<T>(
   otherTries = 5,
 ): Promise<T> {
   // The first try runs bare: nearly every call succeeds at once, and p-retry's setup (its options
-  // copied and checked on every call) cost 6 µs a call in a micro-bench, against 0.18 µs without
-  // (bench/README.md). A failure is handed to p-retry as its first attempt, so what follows
+  // copied and checked on every call) cost many times the bare call on the hot path. A failure is
+  // handed to p-retry as its first attempt, so what follows
   // (which errors are tried again, the delays, the attempt count) is p-retry's, as before; its clock
   // starts late by the first try, so the budget it gets is what that try left.
   const t0 = performance.now();

@@ -15,16 +15,16 @@ import { list, type Mark, text, type Texts } from './texts.js';
  *   is also the form for a claim that leaves something out with `byWebhook: false`: it reads past
  *   the due rows of what it leaves out, and no more.
  * - **Per webhook** (`byWebhook`, the default when something is left out). The due index would have to read past every
- *   due row of what is left out before it found anyone else's (a saturated webhook with 128,000
- *   due rows: 20 ms per claim on SQLite, 17 ms on PostgreSQL, growing with the backlog). Instead,
+ *   due row of what is left out before it found anyone else's (a saturated webhook's backlog,
+ *   read again by every claim, its cost growing with the backlog). Instead,
  *   the webhooks with pending deliveries are listed by a skip scan of `iw_deliveries_pending`
  *   (`(webhook_id, next_attempt_at) where status = 'pending'`, one seek per webhook), those left
  *   out are dropped by their own row (`iw_webhooks`: the webhook's id or its environment), and each
  *   other gives at most `limit` of its oldest due rows from a range of that index; the oldest
  *   `limit` of those are claimed. The cost is one seek per webhook with pending work plus the
- *   rows read, whatever the size of the backlogs left out (0.06 ms on SQLite, 0.8 ms on
- *   PostgreSQL at 128,000), but it grows with the webhooks that have pending work, due or not:
- *   with 10,000 of them holding future attempts, 15 ms on SQLite and 78 ms on PostgreSQL. The
+ *   rows read, whatever the size of the backlogs left out, but it grows with the webhooks that
+ *   have pending work, due or not, which makes it the dearer form when thousands of them hold
+ *   only future attempts. The
  *   scheduler picks the form per claim (`src/scheduler/claim-form.ts`).
  */
 export function dueIdsText(dialect: 'sqlite' | 'postgres', p: Mark, webhooks: number, environments: number, byWebhook: boolean): string {
@@ -77,12 +77,12 @@ const lock = (dialect: 'sqlite' | 'postgres') => (dialect === 'postgres' ? ' for
  * rewrite the row's entries in both due indexes, and the success deletes them again.
  * - **SQLite** writes only the entries of the columns an update changes: left in place, a claim
  *   writes no index entry at all (0.39 → 0.11 WAL pages per claimed row, 2-3 % of a delivery's
- *   CPU in the peers bench; bench/README.md, "SQLite's lease left in place").
+ *   CPU in the peers bench; docs/decisions/003-lease-in-place.md).
  * - **PostgreSQL** writes a new row version, and an entry in every index unless the update is
  *   HOT: it changes no indexed column and the new version fits on the row's own page. A claim
  *   here sets only `locked_by`, `locked_until` and `claimed_due_at`, none of them indexed, and
  *   `iw_deliveries` keeps room on its pages for the new versions (migration 12): a claim then
- *   writes no index entry either (bench/README.md, "PostgreSQL: HOT claims").
+ *   writes no index entry either (docs/decisions/003-lease-in-place.md).
  */
 const unleased = (table: string, p: Mark) => ` and ("${table}"."locked_until" is null or "${table}"."locked_until" <= ${p()})`;
 

@@ -220,7 +220,7 @@ export async function holdPending(trx: Trx, webhookId: string, now: number): Pro
 /**
  * A failed attempt in one line for the webhook and delivery records: the attempt's own message
  * when it got an answer (`expected HTTP 200, got 204: <start of the body>`), else the kind first
- * (`timeout: no complete answer within 15000 ms`).
+ * (`timeout: no complete answer within …`).
  */
 function describeFailure(attempt: RecordAttemptArgs['attempt']): string {
   const message = attempt.errorMessage ?? `HTTP ${attempt.statusCode ?? '?'}`;

@@ -3,7 +3,7 @@ import type { EngineTables } from './schema.js';
 
 /*
  * Hot statements as SQL text built once per shape (placeholder style and list lengths) and run
- * with their parameters: Kysely builds and compiles a statement on every call (55–93 µs each),
+ * with their parameters: Kysely builds and compiles a statement on every call, which costs
  * more than the statement itself costs SQLite. Each text is what Kysely compiled for the same
  * statement, so both databases plan them as before. Used by the claim (`due.ts` and each
  * dialect's `claim.ts`), the claim's reads and the general emit (`store.ts`), and the outcome group

@@ -9,13 +9,13 @@ import type { DeliveryRow } from '../kysely/schema.js';
  * `emit` as ONE statement: the event, a delivery per enabled webhook of the environment
  * subscribed to the type, and the wake-up hint, in one round trip and atomic on its own (no
  * BEGIN/COMMIT), or one statement of the host's transaction. Six round trips (BEGIN, event,
- * webhooks, deliveries, pg_notify, COMMIT) cost 2.8 ms p50 and 9.6 ms p99 with 10 subscribers.
+ * webhooks, deliveries, pg_notify, COMMIT) cost several times one, and more at the tail.
  * The statement is migration 11's function `iw_emit` (its text and rules are there), so a
  * connection parses and plans it once: sent as text it was parsed, analysed and planned at every
  * call, about a third of its time.
  *
  * Delivery ids are the engine's (`newDeliveryId`), made before the statement knows how many it
- * needs: it takes an array of them, by rank. When there are more subscribers than ids it writes
+ * needs: it takes an array of them, by rank. When there are more subscribed webhooks than ids it writes
  * nothing at all (not even the event) and says how many it needed; the caller asks again. The
  * answer always has a row: `inserted` is 0 when the event id was already stored (a transient retry after a
  * lost reply).
@@ -43,7 +43,7 @@ type EmitOptions = Pick<InsertEventOptions<unknown>, 'newDeliveryId' | 'tracepar
 
 /**
  * Returns the dialect's one-statement `insertEvent` (test events keep the general path). It
- * remembers how many subscribers each (environment, type) had, so it makes about as many ids
+ * remembers how many webhooks each (environment, type) had subscribed, so it makes about as many ids
  * as it will use.
  */
 export function oneStatementEmit({ notify }: { notify: boolean }) {
@@ -74,7 +74,7 @@ export function oneStatementEmit({ notify }: { notify: boolean }) {
         if (counts.size >= MAX_REMEMBERED) counts.clear();
         counts.set(key, needed);
       }
-      // More subscribers than ids: nothing was written; again with enough.
+      // More subscribed webhooks than ids: nothing was written; again with enough.
       if (needed > ids.length) {
         offer = needed + HEADROOM;
         continue;

@@ -10,9 +10,8 @@ import { withRowsAsArrays } from './driver.js';
  * them, which {@link claimDue} fills in: `status` stays 'pending' (the due ids' condition);
  * `locked_by` and `locked_until` are its SET list's parameters; `next_attempt_at` is unchanged,
  * the value `claimed_due_at` copies. SQLite's RETURNING copies every column of every row it
- * returns, and better-sqlite3 turns each into a JavaScript value: all sixteen cost 10.0-10.6 µs
- * per claimed row on the store alone, eleven of them 8.9-9.4 (bench/README.md). A
- * test reads the claimed rows back whole and compares, so a column added to the table and not
+ * returns, and better-sqlite3 turns each into a JavaScript value, so the claim returns only the
+ * twelve it lacks: all sixteen cost about a tenth more per claimed row on the store. A test reads the claimed rows back whole and compares, so a column added to the table and not
  * here fails it.
  */
 const RETURNED =

@@ -106,8 +106,8 @@ export function httpTransport(options: HttpTransportOptions = {}): Transport {
 /**
  * The deadline of one request: a plain timer. An AbortSignal is built only when something asks
  * for one (the guard's DNS lookup of a name); the HTTP exchange is aborted through its dispatch
- * controller. `AbortSignal.timeout` and undici's abort listeners cost ~50 µs of CPU per request
- * (bench/README.md), about a third of what the whole exchange costs over loopback.
+ * controller. `AbortSignal.timeout` and undici's abort listeners cost about a third of what the
+ * whole exchange costs over loopback.
  */
 class Deadline {
   expired = false;

@@ -99,8 +99,7 @@ interface Checked {
 
 /**
  * The transport's memory of endpoints that passed the guard, so the next delivery to one does
- * not parse and check it all again (2.3 µs an attempt for an address, 2.9 for a name through a
- * caching resolver; 0.16 and 0.54 with it: bench/README.md). Kept per endpoint text, for the
+ * not parse and check it all again (remembering costs a fraction of checking again). Kept per endpoint text, for the
  * guard it was checked under:
  * - an **address** endpoint's verdict depends on nothing else: it is reused as is;
  * - a **name** is still resolved at every attempt (the resolver decides how long an answer

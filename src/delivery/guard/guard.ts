@@ -96,7 +96,7 @@ export interface GuardOptions {
    * ({@link defaultResolver}). A resolver you pass is asked at every attempt, as is.
    */
   resolver?: Resolver;
-  /** How long the creation-time check waits for DNS. Default 5000 ms. */
+  /** How long the creation-time check waits for DNS, in milliseconds. Default 5 s. */
   resolveTimeoutMs?: number;
 }
 
