@@ -73,7 +73,7 @@ export function createWebhooks<Tx = unknown>(options: WebhooksOptions<Tx>): Webh
   const scheduler = new Scheduler({
     store,
     clock,
-    options: { ...o.delivery, perWebhookConcurrency: o.delivery.perEndpointConcurrency },
+    options: o.delivery,
     dispatcher,
     onError,
     chores,
