@@ -38,8 +38,8 @@ export function createWebhooks<Tx = unknown>(options: WebhooksOptions<Tx>): Webh
   const { store, clock, keys, logger } = o;
   const onError = (message: string, error: unknown) => logger.error(message, logFields(error));
   const ownTransport = options.transport === undefined;
-  // As many connections per origin as attempts may be in flight: customers whose endpoints share a
-  // host never queue behind another's hanging path for a connection (the slots bound the rest).
+  // As many connections per origin as attempts may be in flight: environments whose endpoints share
+  // a server never queue behind another's hanging path for a connection (the slots bound the rest).
   const transport = options.transport ?? httpTransport({ connectionsPerOrigin: o.delivery.concurrency });
   const access = new StoreAccess(store, clock);
   const telemetry = new Telemetry(options.telemetry, { store, clock });
