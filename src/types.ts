@@ -34,7 +34,7 @@
  * - **attempt**: one HTTP try of a delivery, with its outcome. The attempt after a failure is the
  *   **next attempt** (`next_attempt_at`).
  * - **back-off**: the durable schedule of next attempts after failures, stored per delivery
- *   (`next_attempt_at`); survives restarts (retired: "retry" for it).
+ *   (`next_attempt_at`, from `delivery/backoff.ts`); survives restarts (retired: "retry" for it).
  * - **notice**: a durable message to a webhook's account holder (today: "your webhook was
  *   disabled"), written in the transaction that disabled it and handed to the host's notifier
  *   by the **outbox** (`notices/outbox.ts`), with its own back-off.
@@ -49,23 +49,25 @@
  *   died is taken up by another claim (`next_attempt_at` stays where it was, and a poll finds
  *   the row once the lease has run out). Engine-internal: a claim hands it over as
  *   `ClaimedDelivery.lease`; no public record carries it.
- * - **slot**: room for one attempt in flight in this process: `concurrency` in all, at most
- *   `perWebhookConcurrency` per webhook (one while it is failing).
+ * - **slot**: room for one HTTP exchange in this process (`scheduler/slots.ts`): `concurrency`
+ *   in all. A webhook's **bound** is `perWebhookConcurrency` of them (one while it is failing).
  * - **fair share**: the slots one environment may use while others have due work
- *   (`perEnvironmentConcurrency`); beyond it an environment may borrow idle slots, up to the
+ *   (`perEnvironmentConcurrency`); beyond it an environment may borrow idle slots, up to its
  *   **hard bound** (`concurrency` less the reserve).
  * - **reserve**: the last `perWebhookConcurrency` slots, kept while an environment is over its
  *   share for environments with nothing in flight here, one slot each.
  * - **parked**: engine-internal: claimed deliveries kept in this process, still leased, until a
- *   slot of their webhook or environment frees up (retired: "held" for this queue).
+ *   slot of their webhook or environment frees up (`scheduler/parked.ts`; retired: "held" for
+ *   this queue). What is not kept is **given back** (a **give-back**: its lease released).
  * - **proof**: engine-internal: what a claim that left saturated webhooks or environments at
  *   their share out, and came back short, shows: nothing else is due until the next pending
  *   delivery comes due (or the poll interval ends), unless a wake-up, a give-back or a failed
- *   outcome voids it. While it holds, claims leaving out as much skip the store.
+ *   outcome voids it. While it holds, claims leaving out as much skip the store
+ *   (`scheduler/proof.ts`).
  * - **wake-up**: a hint that work may be due now (`wake()`, an emit, another process's NOTIFY);
  *   a hint only: lost, it costs a poll interval, never a delivery.
  * - **chore**: background work the scheduler runs on its passes besides deliveries: the notice
- *   outbox and retention (the **purge** of finished records).
+ *   outbox and retention (the **purge** of finished records); `scheduler/chores.ts`.
  * - **dispatch**: what happens to one claimed delivery: token, attempt, outcome, notice.
  * - **token**: the RS256 JWT an attempt posts as its body. One per event: the deliveries of an
  *   event claimed within a second of its signing **carry** the same one (`delivery/dispatch.ts`);
