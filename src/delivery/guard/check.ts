@@ -99,8 +99,8 @@ interface Checked {
 
 /**
  * The transport's memory of endpoints that passed the guard, so the next delivery to one does
- * not parse and check it all again (remembering costs a fraction of checking again). Kept per endpoint text, for the
- * guard it was checked under:
+ * not parse and check it all again (remembering costs a fraction of checking again). Kept per
+ * endpoint text, for the guard it was checked under:
  * - an **address** endpoint's verdict depends on nothing else: it is reused as is;
  * - a **name** is still resolved at every attempt (the resolver decides how long an answer
  *   lives); only when the answer is the same list of addresses as last time is last time's
