@@ -131,7 +131,8 @@ function eventInput(input: LooseEmitInput, catalog: Catalog, maxPayloadBytes: nu
   catalog.validateEvent(input.type, data);
   const eventTimestamp = input.eventTimestamp === undefined ? undefined : +input.eventTimestamp;
   // Stored as a 64-bit integer of milliseconds and sent as an ISO time: it must be a whole number
-  // within the Date range (±8.64e15 milliseconds), or one store would refuse it and the other keep it.
+  // within the Date range (±8.64e15 milliseconds), or one store would refuse it and the other keep
+  // it.
   if (eventTimestamp !== undefined && (!Number.isSafeInteger(eventTimestamp) || Math.abs(eventTimestamp) > MAX_TIME)) {
     throw new ValidationError('eventTimestamp must be a valid time: a Date, or whole milliseconds since the epoch within the Date range', {
       field: 'eventTimestamp',

@@ -104,12 +104,12 @@ export interface Store<Tx = unknown> {
   /**
    * Records attempts and their consequences, all in ONE transaction (group commit: the scheduler
    * batches outcomes that land together, so a commit is paid per batch, not per delivery). For
-   * each: the attempt row; the delivery (delivered, or next attempt at `nextAttemptAt` (from the back-off), or failed when
-   * `nextAttemptAt` is null) if this worker still holds it; the webhook's health (`failing_since` reset
-   * on success, set on first failure); and the auto-disable when a failure lands `disableAfterMs`
-   * or more after `failing_since`. Idempotent by attempt id (a transient retry after a lost commit reply
-   * gives the same answers). Returns, per item in order, the webhook when, and only when, that
-   * item disabled it.
+   * each: the attempt row; the delivery (delivered, or next attempt at `nextAttemptAt` (from the
+   * back-off), or failed when `nextAttemptAt` is null) if this worker still holds it; the webhook's
+   * health (`failing_since` reset on success, set on first failure); and the auto-disable when a
+   * failure lands `disableAfterMs` or more after `failing_since`. Idempotent by attempt id (a
+   * transient retry after a lost commit reply gives the same answers). Returns, per item in order,
+   * the webhook when, and only when, that item disabled it.
    */
   recordAttempts(batch: readonly RecordAttemptArgs[]): Promise<Array<{ disabled: WebhookRecord | null }>>;
   /**

@@ -202,9 +202,9 @@ export interface DeliveryOptions {
   /** Attempts in flight per webhook per process. Default 8 (one while the webhook is failing). */
   perWebhookConcurrency?: number;
   /**
-   * An environment's fair share of this process's attempts in flight. Default: a
-   * quarter of `concurrency`, at least twice `perWebhookConcurrency`. Beyond it an environment may use
-   * idle slots, but never the last `perWebhookConcurrency` ones, kept for anyone else's new work.
+   * An environment's fair share of this process's attempts in flight. Default: a quarter of
+   * `concurrency`, at least twice `perWebhookConcurrency`. Beyond it an environment may use idle
+   * slots, but never the last `perWebhookConcurrency` ones, kept for anyone else's new work.
    */
   perEnvironmentConcurrency?: number;
   /** Most deliveries taken by one claim. Default 64. */

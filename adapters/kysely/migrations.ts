@@ -478,8 +478,8 @@ $claim$`;
  * statement was no faster than this function, and a transaction-mode pooler can lose it (nor
  * can Kysely send one): docs/decisions/019-postgres-stored-functions.md.
  *
- * - `p_ids`: the engine's delivery ids, taken by rank; with more subscribed webhooks than ids it writes
- *   nothing at all (not even the event) and says how many it needed.
+ * - `p_ids`: the engine's delivery ids, taken by rank; with more subscribed webhooks than ids it
+ *   writes nothing at all (not even the event) and says how many it needed.
  * - The event is inserted `on conflict (id) do nothing`: a transient retry after a lost reply writes
  *   nothing, and `inserted` says so.
  * - `woke` reads `made`, so the hint goes out only when deliveries were written, and only with

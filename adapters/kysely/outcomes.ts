@@ -26,7 +26,8 @@ export async function recordOutcomes(trx: Trx, batch: readonly RecordAttemptArgs
   const present = batch.map((args, i) => ({ args, i })).filter(({ args }) => deliveries.has(args.attempt.deliveryId));
   if (present.length === 0) return results;
 
-  // Idempotent by attempt id: a transient retry after a commit whose reply was lost inserts nothing again.
+  // Idempotent by attempt id: a transient retry after a commit whose reply was lost inserts nothing
+  // again.
   const rows = present.map(({ args }) => fromAttempt(args.attempt));
   const inserted = new Set(
     (

@@ -270,8 +270,9 @@ export class KyselyStore implements Store<HostTransaction> {
         event.createdAt,
         options.traceparent ?? null,
       ]);
-      // Idempotent by event id: a transient retry after a commit whose reply was lost finds the event and
-      // answers with the deliveries that commit wrote, instead of failing or writing twice.
+      // Idempotent by event id: a transient retry after a commit whose reply was lost finds the
+      // event and answers with the deliveries that commit wrote, instead of failing or writing
+      // twice.
       if (inserted.length === 0) {
         const rows = await db.selectFrom('iw_deliveries').selectAll().where('event_id', '=', event.id).orderBy('id').execute();
         return rows.map(toDelivery);

@@ -15,10 +15,10 @@ import type { DeliveryRow } from '../kysely/schema.js';
  * call, about a third of its time.
  *
  * Delivery ids are the engine's (`newDeliveryId`), made before the statement knows how many it
- * needs: it takes an array of them, by rank. When there are more subscribed webhooks than ids it writes
- * nothing at all (not even the event) and says how many it needed; the caller asks again. The
- * answer always has a row: `inserted` is 0 when the event id was already stored (a transient retry after a
- * lost reply).
+ * needs: it takes an array of them, by rank. When there are more subscribed webhooks than ids it
+ * writes nothing at all (not even the event) and says how many it needed; the caller asks again.
+ * The answer always has a row: `inserted` is 0 when the event id was already stored (a transient
+ * retry after a lost reply).
  */
 export const EMIT_CALL = 'select * from "iw_emit"($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)';
 
@@ -79,8 +79,8 @@ export function oneStatementEmit({ notify }: { notify: boolean }) {
         offer = needed + HEADROOM;
         continue;
       }
-      // Idempotent by event id: a transient retry after a commit whose reply was lost answers with the
-      // deliveries that commit wrote, and writes nothing.
+      // Idempotent by event id: a transient retry after a commit whose reply was lost answers with
+      // the deliveries that commit wrote, and writes nothing.
       if (Number(head.inserted) === 0) {
         const existing = await db.executeQuery<DeliveryRow>(CompiledQuery.raw(EXISTING_SQL, [event.id]));
         return existing.rows.map(toDelivery);

@@ -40,7 +40,8 @@ export interface PostgresStoreOptions {
  * PostgreSQL store: N host processes (or machines) on one database share the work with no
  * coordinator: claims take `FOR UPDATE SKIP LOCKED` leases, and LISTEN/NOTIFY wakes the others
  * within milliseconds of an emit. Connection loss (PostgreSQL restarting) is survived: the pool
- * replaces dead connections, the listener reconnects, and the scheduler's transient retry covers the gap.
+ * replaces dead connections, the listener reconnects, and the scheduler's transient retry covers
+ * the gap.
  *
  * @example
  * ```ts

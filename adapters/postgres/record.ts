@@ -13,7 +13,8 @@ import type { EngineTables } from '../kysely/schema.js';
  * The same rules as the shared path, in SQL:
  * - `locked`: the deliveries, row-locked in id order (as the shared path), and only those that
  *   still exist: an attempt for a delivery deleted meanwhile is dropped;
- * - `ins`: the attempts, idempotent by attempt id (a transient retry after a lost reply inserts nothing);
+ * - `ins`: the attempts, idempotent by attempt id (a transient retry after a lost reply inserts
+ *   nothing);
  * - `marked`: a delivery this worker still holds (its lease; pending or held) is delivered,
  *   only for an attempt inserted now;
  * - `healed`: a webhook that was failing is healthy again, for an attempt inserted now.

@@ -26,7 +26,8 @@ const RESTART_FRAMES = 1000;
 /**
  * New frames a round may leave for the quiet round; more, and the thread runs another round first
  * (at most `CATCH_UP_ROUNDS`). After a bulk load the first round copies tens of thousands of
- * frames, and the frames written meanwhile would otherwise stop the store's queue for a long quiet round.
+ * frames, and the frames written meanwhile would otherwise stop the store's queue for a long quiet
+ * round.
  */
 const QUIET_FRAMES = 256;
 const CATCH_UP_ROUNDS = 5;
@@ -146,9 +147,9 @@ parentPort.on('message', (message) => {
 export const runningCheckpointThreads = { count: 0 };
 
 /**
- * WAL checkpoints for a database file the store opened itself, every `everyMs`, off the event
- * loop: a checkpoint copies pages into the database file and syncs it, tens of milliseconds under
- * load that would otherwise stall every timer, request and commit of the host. The thread starts at the
+ * WAL checkpoints for a database file the store opened itself, every `everyMs`, off the event loop:
+ * a checkpoint copies pages into the database file and syncs it, tens of milliseconds under load
+ * that would otherwise stall every timer, request and commit of the host. The thread starts at the
  * first interval (a store closed sooner never spawns one). Should it fail to start or die, the
  * checkpoints run on the main thread from a timer, as before, and `onError` is told once (the
  * store's option: a host routes it to its own logger).

@@ -19,11 +19,11 @@ export interface SqliteStoreOptions {
   /** How long a writer waits for another process's lock before failing, in milliseconds. Default 5 s. */
   busyTimeoutMs?: number;
   /**
-   * On a database the store opens itself, WAL checkpoints run this often on a thread of their
-   * own (a worker with its own connection to the file) instead of inside whichever commit
-   * crosses SQLite's 1000-page mark: a checkpoint copies pages and syncs the file, milliseconds
-   * that would otherwise stall the event loop or land in a random emit or claim. 0 keeps
-   * SQLite's automatic checkpoints. Default one second. A database the host passes in is left as it is.
+   * On a database the store opens itself, WAL checkpoints run this often on a thread of their own
+   * (a worker with its own connection to the file) instead of inside whichever commit crosses
+   * SQLite's 1000-page mark: a checkpoint copies pages and syncs the file, milliseconds that would
+   * otherwise stall the event loop or land in a random emit or claim. 0 keeps SQLite's automatic
+   * checkpoints. Default one second. A database the host passes in is left as it is.
    */
   checkpointIntervalMs?: number;
   /**

@@ -14,8 +14,8 @@ import { holdQueue, type SqliteDatabase, type SqliteStatement } from './driver.j
  *
  * The rules, per attempt, in the group's order:
  * - the attempt is inserted only if its delivery still exists (one deleted meanwhile, with its
- *   webhook, is dropped) and only once (idempotent by attempt id: a transient retry after a lost reply
- *   inserts nothing);
+ *   webhook, is dropped) and only once (idempotent by attempt id: a transient retry after a lost
+ *   reply inserts nothing);
  * - only for an attempt inserted now: the delivery is delivered if this worker still holds it
  *   (its lease; pending or held), and its webhook's health is cleared if it was failing.
  * A success never disables anything, so every answer is `{ disabled: null }`.

@@ -49,10 +49,10 @@ export interface HttpTransportOptions {
   maxResponseBytes?: number;
   /**
    * Connections kept per origin. Default 64: the engine's default `delivery.concurrency`, so that
-   * every slot can reach one origin at once and environments whose endpoints share a server never queue for a
-   * connection behind a path that hangs there (the engine builds its own transport with as many
-   * as its slots). Set it to your `delivery.concurrency` when you change that; fewer brings the
-   * shared-host stall back.
+   * every slot can reach one origin at once and environments whose endpoints share a server never
+   * queue for a connection behind a path that hangs there (the engine builds its own transport with
+   * as many as its slots). Set it to your `delivery.concurrency` when you change that; fewer brings
+   * the shared-host stall back.
    */
   connectionsPerOrigin?: number;
   /** The guard for requests that carry none. Default: public addresses only, system DNS. */
@@ -221,8 +221,8 @@ function exchange(agent: Agent, url: URL, req: TransportRequest, deadline: Deadl
 
 /**
  * NUL has no place in a PostgreSQL text column: a receiver answering with one would make the
- * attempt unrecordable (and the delivery attempted again on every lease expiry). Invalid UTF-8 already
- * decodes to U+FFFD.
+ * attempt unrecordable (and the delivery attempted again on every lease expiry). Invalid UTF-8
+ * already decodes to U+FFFD.
  */
 const clean = (text: string) => text.replaceAll('\u0000', '\ufffd');
 

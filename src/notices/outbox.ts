@@ -28,8 +28,8 @@ export const NOTICE_BACKOFF: readonly number[] = [
 
 /**
  * The worst case of one notice must fit inside its lease, or a live process that is merely slow
- * would see its notice claimed and sent again by another: the notifier's watchdog (4 min) plus
- * the transient retries of recording the result (at most 45 s) plus a margin for the last try in flight
+ * would see its notice claimed and sent again by another: the notifier's watchdog (4 min) plus the
+ * transient retries of recording the result (at most 45 s) plus a margin for the last try in flight
  * (15 s) is the lease (5 min). The record's budget is also cut to what is left of the lease on the
  * engine's clock, so it never tries past `lease end - margin`.
  */
@@ -142,8 +142,8 @@ export class NoticeOutbox {
       else logger.warn(`the notifier failed; the notice is tried again at ${new Date(nextAttemptAt).toISOString()}`, meta);
       outcome = { now, sent: false, nextAttemptAt, error: describeError(error) };
     }
-    // A transient retry only while the lease has room; past that, one try: it still records the result if
-    // nobody has claimed the notice since, and changes nothing if someone has.
+    // A transient retry only while the lease has room; past that, one try: it still records the
+    // result if nobody has claimed the notice since, and changes nothing if someone has.
     const room = Math.min(RECORD_BUDGET_MS, leaseEnd - LEASE_MARGIN_MS - clock.now());
     const record = () => store.finishNotice(notice.id, workerId, outcome);
     try {

@@ -39,10 +39,11 @@ export interface ReceiverOptions<M extends EventMap = WebhookEventMap> {
  * for types without a handler too. A handler that throws is answered 400 `{ "message" }` and the
  * id is not marked seen, so the sender attempts it again.
  *
- * Concurrent duplicates (a next attempt arriving while the first attempt's handler is still running, as
- * when a slow handler outlives the sender's timeout) are answered 409 without running the handler:
- * the sender tries again later and then finds the id processed, or runs it if the first attempt failed.
- * This holds within one process; across processes, make handlers idempotent on `ctx.webhookId`.
+ * Concurrent duplicates (a next attempt arriving while the first attempt's handler is still
+ * running, as when a slow handler outlives the sender's timeout) are answered 409 without running
+ * the handler: the sender tries again later and then finds the id processed, or runs it if the
+ * first attempt failed. This holds within one process; across processes, make handlers idempotent
+ * on `ctx.webhookId`.
  *
  * @example
  * ```ts

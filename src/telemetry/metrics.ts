@@ -16,8 +16,9 @@ export const METRICS = {
   notices: 'webhooks.notices',
 } as const;
 
-// Seconds. HTTP client durations: OpenTelemetry's semantic-convention buckets (5 milliseconds to 10 s; the
-// attempt deadline is 15 s by default). Lag: from milliseconds (keeping up) to hours (a backlog).
+// Seconds. HTTP client durations: OpenTelemetry's semantic-convention buckets (5 milliseconds to
+// 10 s; the attempt deadline is 15 s by default). Lag: from milliseconds (keeping up) to hours (a
+// backlog).
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 15];
 const LAG_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 4 * 3600, 12 * 3600];
 
