@@ -71,7 +71,9 @@ export function engineVariants({ label, path }) {
       'SQLite, fan-out 1, one endpoint, perWebhookConcurrency 64',
       'sqlite',
       1,
-      { perWebhookConcurrency: 64 },
+      // The old name too: `--engine=PATH` may load a build from before the rename, which would
+      // silently run this variant at the default of 8.
+      { perWebhookConcurrency: 64, perEndpointConcurrency: 64 },
       64,
       'ref-sqlite-64',
     ),
