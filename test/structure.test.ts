@@ -166,8 +166,10 @@ function isWord(line: string, at: number, length: number): boolean {
 }
 
 /** The uses of "retry" the glossary keeps: a transient retry, the Retry-After header, the p-retry package. */
-function keptRetry(line: string, at: number): boolean {
-  const before = line.slice(0, at);
+function keptRetry(line: string, at: number, previous: string): boolean {
+  let before = line.slice(0, at);
+  // A phrase wrapped at the word: "transient" ends the line before (a comment's or a paragraph's).
+  if (/^\s*(?:\*|\/\/|>)?\s*$/.test(before)) before = `${previous} `;
   return /transient\s+$/i.test(before) || /p-?$/i.test(before) || /^retry-after/i.test(line.slice(at));
 }
 
@@ -189,7 +191,7 @@ function retiredWords(file: string, text: string): string[] {
       for (const m of line.matchAll(pattern)) {
         const at = m.index!;
         if (whole && !isWord(line, at, m[0].length)) continue;
-        if (word === 'retry' && keptRetry(line, at)) continue;
+        if (word === 'retry' && keptRetry(line, at, lines[i - 1] ?? '')) continue;
         // A mention: the word alone in double quotes.
         if (/["“]$/.test(line.slice(0, at)) && /^["”]/.test(line.slice(at + m[0].length))) continue;
         if (RETIRED_ALLOWED.some((a) => a.file === file && a.text.test(line.slice(Math.max(0, at - 20), at + m[0].length + 20)))) continue;
@@ -439,6 +441,8 @@ describe('structure', () => {
     expect(hits.map((h) => h.split(':')[1])).toEqual(['1', '1', '1', '2', '2', '3', '4', '5', '5', '5', '5', '5', '5', '5', '5']);
     expect(hits[0]).toBe('x.ts:1: customer (a customer, Customers and customer_id)');
     expect(retiredWords('src/transient.ts', 'pRetry(fn, { retries: 1_000, shouldRetry })')).toEqual([]);
+    expect(retiredWords('x.ts', ' * after a transient\n * retry after a lost reply')).toEqual([]);
+    expect(retiredWords('x.ts', ' * after a\n * retry after a lost reply')).toHaveLength(1);
     expect(retiredWords('src/other.ts', '{ retries: 1_000 }')).toHaveLength(1);
   });
 
