@@ -7,7 +7,8 @@
  * **Who.**
  * - **host**: the company (and its identity server) that embeds this library: it calls
  *   `createWebhooks`, mounts the handlers and runs the processes. Not a machine: a machine or
- *   an address that receives deliveries is a **server** or an **origin**.
+ *   an address that receives deliveries is a **server** or an **origin** (a **host name** keeps
+ *   its DNS meaning, as in `allowHosts`).
  * - **environment**: the tenant boundary. Every record carries one; records of one environment
  *   are invisible to another (retired: "customer").
  * - **account holder**: the person who owns an environment's webhooks, reads their delivery log
@@ -38,17 +39,21 @@
  * - **notice**: a durable message to a webhook's account holder (today: "your webhook was
  *   disabled"), written in the transaction that disabled it and handed to the host's notifier
  *   by the **outbox** (`notices/outbox.ts`), with its own back-off.
- * - **key**: an RS256 private key; the first signs, all are published in the key set (JWKS).
+ * - **key**: an RS256 private key; the first signs, all are published in the key set (JWKS)
+ *   under the **issuer** (`iss`: the environment's base address), which receivers verify against.
+ * - **resend** (one new attempt of a delivery now), **recover** (a webhook's failed deliveries
+ *   queued again) and **test event** (a type's example data sent to one webhook): what an
+ *   account holder does by hand, each recorded like any other attempt or event.
  *
  * **How a delivery runs.**
  * - **claim**: a scheduler taking due deliveries for itself, in one statement. What a claim
  *   leaves out (saturated webhooks, environments at their share) decides its **claim form**:
  *   along the due index, or per webhook (`scheduler/claim-form.ts`); both give the same rows.
- * - **lease**: a claim's lifetime: `locked_by` holds the delivery until `locked_until`. While
- *   leased it is not due; when the lease runs out it is due again, so a delivery whose process
- *   died is taken up by another claim (`next_attempt_at` stays where it was, and a poll finds
- *   the row once the lease has run out). Engine-internal: a claim hands it over as
- *   `ClaimedDelivery.lease`; no public record carries it.
+ * - **lease**: a claim's lifetime: `locked_by` (the process's **worker id**) holds the delivery
+ *   until `locked_until`. While leased it is not due; when the lease runs out it is due again, so
+ *   a delivery whose process died is taken up by another claim (`next_attempt_at` stays where it
+ *   was, and a poll finds the row once the lease has run out). Engine-internal: a claim hands it
+ *   over as `ClaimedDelivery.lease`; no public record carries it.
  * - **slot**: room for one HTTP exchange in this process (`scheduler/slots.ts`): `concurrency`
  *   in all. A webhook's **bound** is `perWebhookConcurrency` of them (one while it is failing).
  * - **fair share**: the slots one environment may use while others have due work
