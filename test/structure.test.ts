@@ -370,8 +370,9 @@ describe('structure', () => {
 
   test('the per-delivery and per-emit path builds no object with properties after a spread', () => {
     // On Node 20 `{ ...base, more }` costs ~1 µs per property after the spread and gives every
-    // object a hidden class of its own (bench/README.md: fan-out 10 lost a sixth of its speed to
-    // one such record). Write the fields out; a spread alone, or last, is fine.
+    // object a hidden class of its own (bench/journal/2026-11-26.md, "two V8 cliffs": fan-out 10
+    // lost a sixth of its speed to one such record). Write the fields out; a spread alone, or last,
+    // is fine.
     const hot = files.filter(
       (f) =>
         /^src\/(delivery|scheduler)\//.test(f) ||
