@@ -177,7 +177,7 @@ export interface WebhooksOptions<Tx = unknown> {
   /** Where warnings and errors go, with the same structured fields on each (see {@link Logger}). */
   logger?: Logger;
   /**
-   * OpenTelemetry metrics and traces (README "Observability"). Default: the global providers,
+   * OpenTelemetry metrics and traces (docs/operations.md, "Observability"). Default: the global providers,
    * i.e. the host's SDK when it registered one, a no-op otherwise.
    */
   telemetry?: TelemetryOptions;
@@ -431,7 +431,7 @@ export interface Webhooks<Tx = unknown> extends Management, AsyncDisposable {
   /**
    * `(Request) => Promise<Response>`: the webhooks page for the host's account holders, mounted under
    * any prefix (`GET {prefix}` is the page; its assets and the management API live under
-   * `{prefix}/`), behind the same `authorize`, refusing cross-site writes. See README "Dashboard".
+   * `{prefix}/`), behind the same `authorize`, refusing cross-site writes. See docs/dashboard.md.
    */
   dashboard: (request: Request) => Promise<Response>;
   /** Signing keys: rotation and what is published (public facts only). See SECURITY.md. */

@@ -284,7 +284,7 @@ export const MIGRATIONS: readonly Migration[] = [
       // An engine of an earlier version still running on this database would claim rows leased
       // in place (its claim knew only due times): without its function its plain claims fail,
       // and say so in its log, until it is replaced. (Its claims that leave something out are
-      // text and still run: README.md says to replace every process at once.)
+      // text and still run: docs/upgrading.md says to replace every process at once.)
       await sql`drop function iw_claim_due(bigint, integer, text, bigint)`.execute(db);
     },
   },

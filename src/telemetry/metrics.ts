@@ -2,7 +2,7 @@ import { createNoopMeter, type Attributes, type Counter, type Histogram, type Me
 import type { AttemptRecord, ClaimedDelivery } from '../model.js';
 
 /**
- * The engine's metrics: names, units and attributes are a contract (README "Observability").
+ * The engine's metrics: names, units and attributes are a contract (docs/operations.md, "Observability").
  * Attributes are bounded sets only (outcome, event type from the catalog, error kind, reason):
  * never ids, endpoints, environments or user data, which would explode cardinality and leak.
  */
@@ -31,7 +31,7 @@ const NoopMeter = createNoopMeter().constructor;
 /**
  * The instruments, or null when `meter` is the API's no-op: then the engine builds no attribute
  * object and makes no call per delivery. (Meters are not proxies: an SDK registered after
- * `createWebhooks` is not seen, which is why the README registers it first.)
+ * `createWebhooks` is not seen, which is why docs/operations.md registers it first.)
  */
 export function createInstruments(meter: Meter): Instruments | null {
   return meter instanceof NoopMeter ? null : new Instruments(meter);
