@@ -44,26 +44,6 @@ export function createWebhooks<Tx = unknown>(options: WebhooksOptions<Tx>): Webh
   const access = new StoreAccess(store, clock);
   const telemetry = new Telemetry(options.telemetry, { store, clock });
 
-  // The loop runs in no caller's context (a host request that emitted must not own its spans).
-  const wake = () => telemetry.detached(() => scheduler.wake());
-  const dispatcher = new Dispatcher({
-    store,
-    clock,
-    keys,
-    issuer: o.issuer,
-    transport,
-    guard: o.guard,
-    backoff: o.backoff,
-    onNotice: () => {
-      outbox.poke();
-      wake();
-    },
-    logger,
-    telemetry,
-    workerId: o.delivery.workerId,
-    timeoutMs: o.delivery.timeoutMs,
-    disableAfterMs: o.disableAfterMs,
-  });
   const outbox = new NoticeOutbox({
     store,
     clock,
@@ -75,7 +55,31 @@ export function createWebhooks<Tx = unknown>(options: WebhooksOptions<Tx>): Webh
   });
   const chores: Chore[] = [outbox];
   if (o.retentionMs !== null) chores.push(new Retention({ store, clock, logger, periodMs: o.retentionMs }));
-  const scheduler = new Scheduler({ store, clock, options: o.delivery, dispatcher, onError, chores });
+  const dispatcher = new Dispatcher({
+    store,
+    clock,
+    keys,
+    issuer: o.issuer,
+    transport,
+    guard: o.guard,
+    backoff: o.backoff,
+    onNotice: () => outbox.poke(),
+    logger,
+    telemetry,
+    workerId: o.delivery.workerId,
+    timeoutMs: o.delivery.timeoutMs,
+    disableAfterMs: o.disableAfterMs,
+  });
+  const scheduler = new Scheduler({
+    store,
+    clock,
+    options: { ...o.delivery, perWebhookConcurrency: o.delivery.perEndpointConcurrency },
+    dispatcher,
+    onError,
+    chores,
+  });
+  // The loop runs in no caller's context (a host request that emitted must not own its spans).
+  const wake = () => telemetry.detached(() => scheduler.wake());
 
   const { emit, emitTo } = createEmit({ access, clock, catalog: o.catalog, maxPayloadBytes: o.maxPayloadBytes, wake, telemetry });
   const management = createManagement({ access, clock, catalog: o.catalog, guard: o.guard, maxWebhooks: o.maxWebhooks, wake, emitTo });

@@ -31,8 +31,8 @@ export type { Guard, GuardOptions, Resolver, ResolvedAddress } from './delivery/
 export { classifyAddress } from './delivery/guard/address.js';
 export type { AddressCategory, AddressClass } from './delivery/guard/address.js';
 export type { KeyInfo, RotateOptions } from './signing/keyset.js';
-export { DEFAULT_BACKOFF_SCHEDULE } from './scheduler/backoff.js';
-export type { BackoffOptions } from './scheduler/backoff.js';
+export { DEFAULT_BACKOFF_SCHEDULE } from './delivery/backoff.js';
+export type { BackoffOptions } from './delivery/backoff.js';
 export { BUILTIN_EVENT_TYPES } from './catalog/builtins.js';
 export type { EventTypeDefinition } from './catalog/builtins.js';
 export type { CatalogEntry } from './catalog/catalog.js';
@@ -46,5 +46,3 @@ export type * from './model.js';
 export { createGuard as networkPolicy } from './delivery/guard/guard.js';
 /** @deprecated Renamed {@link Guard}. */
 export type { Guard as NetworkPolicy, GuardOptions as NetworkPolicyOptions } from './delivery/guard/guard.js';
-export { DEFAULT_RETRY_SCHEDULE } from './scheduler/backoff.js';
-export type { RetryOptions } from './scheduler/backoff.js';

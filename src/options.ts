@@ -4,7 +4,7 @@ import { Catalog } from './catalog/catalog.js';
 import { systemClock } from './clock.js';
 import type { WebhooksOptions } from './types.js';
 import { KeySet } from './signing/keyset.js';
-import { Backoff } from './scheduler/backoff.js';
+import { Backoff } from './delivery/backoff.js';
 import { createGuard } from './delivery/guard/guard.js';
 
 /**

@@ -64,7 +64,7 @@ import type {
   NoticeStatus,
   WebhookRecord,
 } from './model.js';
-import type { BackoffOptions } from './scheduler/backoff.js';
+import type { BackoffOptions } from './delivery/backoff.js';
 import type { SigningKey } from './signing/keys.js';
 import type { KeyInfo, RotateOptions } from './signing/keyset.js';
 import type { Store } from './store.js';

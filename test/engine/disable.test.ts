@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest';
 import { startReceiver } from '../helpers/http.js';
 import { makeEngine } from '../helpers/engine.js';
 import { userData } from '../helpers/fixtures.js';
-import { DEFAULT_RETRY_SCHEDULE } from '../../src/index.js';
+import { DEFAULT_BACKOFF_SCHEDULE } from '../../src/index.js';
 import { useCleanups } from '../helpers/cleanup.js';
 
 const HOUR = 3600_000;
@@ -23,7 +23,7 @@ async function setup(respond: Parameters<typeof startReceiver>[0]) {
 
 describe('72-hour auto-disable', () => {
   test('the default schedule keeps retrying past 72 hours', () => {
-    const total = DEFAULT_RETRY_SCHEDULE.reduce((a, b) => a + b, 0);
+    const total = DEFAULT_BACKOFF_SCHEDULE.reduce((a, b) => a + b, 0);
     expect(total * 0.9).toBeGreaterThan(72 * HOUR); // even with the jitter taking 10% off every delay
   });
 
