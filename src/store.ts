@@ -90,7 +90,7 @@ export interface Store<Tx = unknown> {
    * Both stores leave `next_attempt_at` where it is (`unleased` in adapters/kysely/due.ts). Each
    * comes with `dueAt` (its `next_attempt_at` as the claim found it) and the
    * `traceparent` stored with its event. A claim that took nothing may also say when the next
-   * pending delivery or notice comes due ({@link Claimed}), saving an idle pass its `nextDueAt`.
+   * pending delivery or notice comes due (`Claimed`), saving an idle pass its `nextDueAt`.
    */
   claimDue(args: ClaimArgs): Promise<Claimed>;
   /**

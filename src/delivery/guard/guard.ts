@@ -93,7 +93,7 @@ export interface GuardOptions {
   allowHosts?: readonly string[];
   /**
    * Name resolution; default {@link systemResolver} with its answers kept 10 s
-   * ({@link defaultResolver}). A resolver you pass is asked at every attempt, as is.
+   * (`defaultResolver`). A resolver you pass is asked at every attempt, as is.
    */
   resolver?: Resolver;
   /** How long the creation-time check waits for DNS, in milliseconds. Default 5 s. */
