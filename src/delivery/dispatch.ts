@@ -195,7 +195,7 @@ export class Dispatcher {
         logFields(error, { webhookId: claimed.webhook.id, deliveryId: claimed.delivery.id }),
       );
     }
-    return { ...result, noticeWritten };
+    return { success: result.success, charged: result.charged, noticeWritten };
   }
 
   async #sign(c: ClaimedDelivery, now: number): Promise<string> {
