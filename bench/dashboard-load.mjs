@@ -34,8 +34,8 @@ const types = hooks.eventTypes.list().map((t) => t.code);
 for (let i = 0; i < 20; i++) {
   await hooks.webhooks.create({
     environment: 'bench',
-    name: `Customer system ${i + 1}`,
-    description: 'Keeps the customer’s records in step',
+    name: `CRM system ${i + 1}`,
+    description: 'Keeps the CRM’s records in step',
     endpoint: `https://hooks-${i + 1}.example.com/identity/events`,
     eventTypes: types.slice(0, 1 + (i % 8)),
   });

@@ -1,16 +1,16 @@
-// Fairness between customers (issue "Tenant isolation and poison inputs"): the noisy neighbour
+// Fairness between environments (issue "Tenant isolation and poison inputs"): the noisy neighbour
 // as the issue found it, measured as a distribution. On one engine (defaults: 64 slots, 8 per
 // webhook, 15 s attempt deadline), 50 webhooks of one environment point at endpoints that accept
-// and never answer, 5 webhooks of a second environment at one hanging path of a host that a third
-// customer's healthy endpoint is also on. The noisy ones get their events first; once their
-// attempts hang, the healthy customer emits HEALTHY events PACE_MS apart, and the figure is its
+// and never answer, 5 webhooks of a second environment at one hanging path of a server that a third
+// environment's healthy endpoint is also on. The noisy ones get their events first; once their
+// attempts hang, the healthy environment emits HEALTHY events PACE_MS apart, and the figure is its
 // latency from calling emit() to the request arriving at its endpoint (matched by `webhook-id`):
 // p50 / p90 / p99 / max over every run. The endpoints share this process (and its event loop)
 // with the engine.
 //
 //   npm run build && node bench/fairness.mjs            # SQLite and PostgreSQL, 3 runs each
 //   node bench/fairness.mjs --stores=sqlite --runs=1 --healthy=20   # a smoke test; needs a build (dist/)
-//   node bench/fairness.mjs --neighbour-late            # the neighbour's events once the noisy customer is at its cap
+//   node bench/fairness.mjs --neighbour-late            # the neighbour's events once the noisy environment is at its cap
 //
 // Bounded: RUNS runs per store of HEALTHY events each (defaults 3 × 100, 50 ms apart); every run
 // gives up after RUN_LIMIT_MS and the whole script after SCRIPT_LIMIT_MS. Traffic goes to
@@ -38,7 +38,7 @@ const PACE_MS = Number(args.get('pace') ?? 50);
 const NOISY_WEBHOOKS = 50;
 const NEIGHBOUR_WEBHOOKS = 5;
 const NOISY_EVENTS = 10; // per noisy environment: 500 + 50 attempts that will all hang
-/** --neighbour-late: the neighbour's events only once the noisy customer holds CAP attempts. */
+/** --neighbour-late: the neighbour's events only once the noisy environment holds CAP attempts. */
 const NEIGHBOUR_LATE = args.get('neighbour-late') === 'true';
 const CAP = 64 - 8; // what one environment over its share may hold: the slots less the reserve
 const RUN_LIMIT_MS = 60_000;
@@ -111,7 +111,7 @@ async function oneRun(store) {
     const emitNoisy = (environment, i) =>
       hooks.emit({ type: 'user.created', source: 'api', data: data(`kp_${environment}_${i}`), environment });
     if (NEIGHBOUR_LATE) {
-      // The order that defeats the reserve: the noisy customer reaches its cap (56 of 64) first,
+      // The order that defeats the reserve: the noisy environment reaches its cap (56 of 64) first,
       // then the neighbour, under its own share, is let into the slots that are left.
       for (let i = 0; i < NOISY_EVENTS; i++) await emitNoisy('noisy', i);
       const w0 = performance.now();
@@ -253,7 +253,7 @@ for (const kind of kinds) {
   };
   const f = all;
   console.log(
-    `${kind}: healthy customer, emit → arrival, ${f.arrived} of ${f.n} arrived: ${f.atLeast ? 'at least ' : ''}p50 ${f.p50} ms, p90 ${f.p90} ms, p99 ${f.p99} ms, max ${f.max} ms`,
+    `${kind}: healthy environment, emit → arrival, ${f.arrived} of ${f.n} arrived: ${f.atLeast ? 'at least ' : ''}p50 ${f.p50} ms, p90 ${f.p90} ms, p99 ${f.p99} ms, max ${f.max} ms`,
   );
 }
 results.loadAverageAtEnd = (await import('node:os')).loadavg().map((x) => Math.round(x * 100) / 100);

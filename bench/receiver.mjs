@@ -2,7 +2,7 @@
 // for the same cores, as a receiver on the same machine would. Forked with IPC by run.mjs.
 //
 // It listens on 127.0.0.1 only:
-//   - `okPorts` ports answering every POST with 200 (one port per webhook, like separate customers,
+//   - `okPorts` ports answering every POST with 200 (one port per webhook, like separate account holders,
 //     so each webhook gets its own connection pool in the sender);
 //   - one port that never answers (the timing-out endpoint of the isolation scenario); it drops
 //     each socket after 60 s so nothing lingers;

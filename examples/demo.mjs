@@ -37,7 +37,7 @@ async function serve(handler) {
 }
 
 // --- 1. The identity host: its own HTTP server, mounting hooks.handler for the JWKS and the ---
-// dashboard its customers use at /settings/webhooks.
+// dashboard its account holders use at /settings/webhooks.
 const DASHBOARD = '/settings/webhooks';
 let hooks;
 const host = await serve((req) => {
@@ -45,14 +45,14 @@ const host = await serve((req) => {
   return pathname === DASHBOARD || pathname.startsWith(`${DASHBOARD}/`) ? hooks.dashboard(req) : hooks.handler(req);
 });
 // Every caller manages the 'default' environment: fine for a demo on 127.0.0.1, never for a real
-// host, whose hook reads its own session (cookie or token) and returns that customer's environment.
+// host, whose hook reads its own session (cookie or token) and returns that account holder's environment.
 const authorize = () => ({ environment: 'default' });
 hooks = createWebhooks({
   store: sqliteStore({ filename: join(dir, 'webhooks.db') }),
   keys: [await generateSigningKey()],
   issuer: host.url, // receivers find the key set at {issuer}/.well-known/jwks
   allowPrivateNetworks: true, // the receiver below is on 127.0.0.1: development only
-  backoff: { schedule: [500, 1000, 2000], jitter: 0 }, // short, so the demo shows retries in seconds
+  backoff: { schedule: [500, 1000, 2000], jitter: 0 }, // short, so the demo shows next attempts within seconds
   notifier: { webhookDisabled: (info) => log(`  ✉ email to account holder: webhook "${info.webhook.name}" disabled (${info.lastError})`) },
   authorize,
 });
@@ -60,7 +60,7 @@ await hooks.start();
 log(`identity host on ${host.url}, JWKS at ${host.url}/.well-known/jwks`);
 log(`dashboard at ${host.url}${DASHBOARD}${serving ? '' : ' (npm run demo -- --serve keeps it running)'}`);
 
-// --- 2. A customer's receiver: verifies every JWT against the host's JWKS and issuer. --------
+// --- 2. An account holder's receiver: verifies every JWT against the host's JWKS and issuer. -----
 const jwks = createRemoteJWKSet(new URL(`${host.url}/.well-known/jwks`));
 let failuresLeft = 2; // the /flaky endpoint fails twice, then recovers
 const seen = new Set();
@@ -112,7 +112,7 @@ const updated = await hooks.emit({ type: 'user.updated', source: 'user', data: {
 log(`emitted ${updated.type} ${updated.id}`);
 await hooks.drain();
 
-// --- 4. A failing endpoint: retried on the back-off schedule, same webhook-id each time. -----
+// --- 4. A failing endpoint: tried again on the back-off schedule, same webhook-id each time. ---
 log('\na flaky endpoint (503 twice, then 200):');
 const flaky = await hooks.webhooks.create({ name: 'Flaky', endpoint: `${receiver.url}/flaky`, eventTypes: ['user.deleted'] });
 const deleted = await hooks.emit({ type: 'user.deleted', source: 'api', data: { user: { id: user.id } } });

@@ -1,7 +1,7 @@
 /**
  * All time in the engine comes from a Clock: every timestamp written, every "now" passed into a
  * query, every timer the scheduler arms. Tests swap in {@link ManualClock} and move through 72
- * hours of retries in milliseconds while the database sees the same "now".
+ * hours of back-off in milliseconds while the database sees the same "now".
  */
 export interface Clock {
   /** Milliseconds since the Unix epoch. */
@@ -15,7 +15,7 @@ export interface TimerHandle {
   readonly id: number;
 }
 
-/** Node's real time. Timers are unref'd: a pending retry never keeps the host process alive. */
+/** Node's real time. Timers are unref'd: a pending timer never keeps the host process alive. */
 export const systemClock: Clock = {
   now: () => Date.now(),
   setTimer(fn, ms) {
@@ -49,13 +49,13 @@ interface ManualTimer extends TimerHandle {
 /**
  * A clock that moves only when told. `advance(ms)` walks forward timer by timer: each due timer
  * fires with `now()` equal to its due time, and its returned promise is awaited before time moves
- * on, so work scheduled by a timer (a retry 5 s later) fires inside the same advance.
+ * on, so work scheduled by a timer (a next attempt 5 s later) fires inside the same advance.
  *
  * @example
  * ```ts
  * const clock = new ManualClock(Date.parse('2026-01-01T00:00:00Z'));
  * const hooks = createWebhooks({ store, keys, clock });
- * await clock.advance(72 * 3600_000); // every retry in those 72 hours runs, in order
+ * await clock.advance(72 * 3600_000); // every attempt due in those 72 hours runs, in order
  * ```
  */
 export class ManualClock implements Clock {

@@ -70,7 +70,7 @@ export function createEmit(deps: EmitDeps) {
         ? transient(
             (e) => store.isTransient(e),
             () => insert(store),
-            EMIT_RETRY_MS,
+            EMIT_TRANSIENT_BUDGET_MS,
             0,
           )
         : insert(store),
@@ -79,7 +79,7 @@ export function createEmit(deps: EmitDeps) {
     // an explicit wake() after commit) picks them up.
     if (deliveries.length > 0) deps.wake();
     // Field by field, not `{ ...event, deliveryIds }`: on Node 20 a property added after a spread
-    // costs ~1 µs (bench/README.md), and this runs for every emit.
+    // is slow to add and gives the object a shape of its own, and this runs for every emit.
     const { id, createdAt } = event;
     return {
       id,
@@ -125,13 +125,14 @@ function eventInput(input: LooseEmitInput, catalog: Catalog, maxPayloadBytes: nu
   const deep = tooDeep(data, MAX_DEPTH);
   if (deep !== null) {
     // Deeper data is stored fine but overflows the stack wherever it is read back recursively (it
-    // used to fail every attempt as `internal`, charged to the customer's endpoint).
+    // used to fail every attempt as `internal`, charged to the webhook's endpoint).
     throw new ValidationError(`data is nested more than ${MAX_DEPTH} levels deep (at ${deep})`, { field: 'data' });
   }
   catalog.validateEvent(input.type, data);
   const eventTimestamp = input.eventTimestamp === undefined ? undefined : +input.eventTimestamp;
   // Stored as a 64-bit integer of milliseconds and sent as an ISO time: it must be a whole number
-  // within the Date range (±8.64e15 ms), or one store would refuse it and the other keep it.
+  // within the Date range (±8.64e15 milliseconds), or one store would refuse it and the other keep
+  // it.
   if (eventTimestamp !== undefined && (!Number.isSafeInteger(eventTimestamp) || Math.abs(eventTimestamp) > MAX_TIME)) {
     throw new ValidationError('eventTimestamp must be a valid time: a Date, or whole milliseconds since the epoch within the Date range', {
       field: 'eventTimestamp',
@@ -140,8 +141,8 @@ function eventInput(input: LooseEmitInput, catalog: Catalog, maxPayloadBytes: nu
   return { environment, type: input.type, source: input.source, data, eventTimestamp };
 }
 
-/** How long emit keeps retrying a database that dropped its connection before it reports ERR_STORE. */
-const EMIT_RETRY_MS = 5_000;
+/** How long emit's transient retry waits out a database that dropped its connection before it reports ERR_STORE. */
+const EMIT_TRANSIENT_BUDGET_MS = 5_000;
 
 /** Deepest nesting of objects and arrays `data` may have (the built-in events use 5). */
 export const MAX_DEPTH = 32;

@@ -12,7 +12,7 @@ import { type Chore, Scheduler } from './scheduler/scheduler.js';
 import { StoreAccess } from './store-access.js';
 import { logFields } from './telemetry/log-fields.js';
 import { Telemetry } from './telemetry/telemetry.js';
-import type { HttpApi, Webhooks, WebhooksOptions } from './types.js';
+import type { Webhooks, WebhooksOptions } from './types.js';
 
 /**
  * Creates the webhook engine: wires its parts, nothing else. Each stage has its own home:
@@ -38,32 +38,12 @@ export function createWebhooks<Tx = unknown>(options: WebhooksOptions<Tx>): Webh
   const { store, clock, keys, logger } = o;
   const onError = (message: string, error: unknown) => logger.error(message, logFields(error));
   const ownTransport = options.transport === undefined;
-  // As many connections per origin as attempts may be in flight: customers whose endpoints share a
-  // host never queue behind another's hanging path for a connection (the slots bound the rest).
+  // As many connections per origin as attempts may be in flight: environments whose endpoints share
+  // a server never queue behind another's hanging path for a connection (the slots bound the rest).
   const transport = options.transport ?? httpTransport({ connectionsPerOrigin: o.delivery.concurrency });
   const access = new StoreAccess(store, clock);
   const telemetry = new Telemetry(options.telemetry, { store, clock });
 
-  // The loop runs in no caller's context (a host request that emitted must not own its spans).
-  const wake = () => telemetry.detached(() => scheduler.wake());
-  const dispatcher = new Dispatcher({
-    store,
-    clock,
-    keys,
-    issuer: o.issuer,
-    transport,
-    guard: o.guard,
-    backoff: o.backoff,
-    onNotice: () => {
-      outbox.poke();
-      wake();
-    },
-    logger,
-    telemetry,
-    workerId: o.delivery.workerId,
-    timeoutMs: o.delivery.timeoutMs,
-    disableAfterMs: o.disableAfterMs,
-  });
   const outbox = new NoticeOutbox({
     store,
     clock,
@@ -75,12 +55,36 @@ export function createWebhooks<Tx = unknown>(options: WebhooksOptions<Tx>): Webh
   });
   const chores: Chore[] = [outbox];
   if (o.retentionMs !== null) chores.push(new Retention({ store, clock, logger, periodMs: o.retentionMs }));
-  const scheduler = new Scheduler({ store, clock, options: o.delivery, dispatcher, onError, chores });
+  const dispatcher = new Dispatcher({
+    store,
+    clock,
+    keys,
+    issuer: o.issuer,
+    transport,
+    guard: o.guard,
+    backoff: o.backoff,
+    onNotice: () => outbox.poke(),
+    logger,
+    telemetry,
+    workerId: o.delivery.workerId,
+    timeoutMs: o.delivery.timeoutMs,
+    disableAfterMs: o.disableAfterMs,
+  });
+  const scheduler = new Scheduler({
+    store,
+    clock,
+    options: o.delivery,
+    dispatcher,
+    onError,
+    chores,
+  });
+  // The loop runs in no caller's context (a host request that emitted must not own its spans).
+  const wake = () => telemetry.detached(() => scheduler.wake());
 
   const { emit, emitTo } = createEmit({ access, clock, catalog: o.catalog, maxPayloadBytes: o.maxPayloadBytes, wake, telemetry });
   const management = createManagement({ access, clock, catalog: o.catalog, guard: o.guard, maxWebhooks: o.maxWebhooks, wake, emitTo });
-  const api: HttpApi = { ...management, jwks: () => keys.jwks() };
-  const handler = createHandler({ api, authorize: options.authorize, onError });
+  const jwks = () => keys.jwks();
+  const handler = createHandler({ management, jwks, authorize: options.authorize, onError });
   const dashboard = createDashboard({
     api: handler,
     authorize: options.authorize,
@@ -90,7 +94,8 @@ export function createWebhooks<Tx = unknown>(options: WebhooksOptions<Tx>): Webh
 
   let closed = false;
   const hooks: Webhooks<Tx> = {
-    ...api,
+    ...management,
+    jwks,
     handler,
     dashboard,
     emit,

@@ -4,7 +4,6 @@ export type {
   DeliveryOptions,
   Webhooks,
   Management,
-  HttpApi,
   EnvironmentOption,
   AuthorizeResult,
   Notifier,
@@ -31,8 +30,8 @@ export type { Guard, GuardOptions, Resolver, ResolvedAddress } from './delivery/
 export { classifyAddress } from './delivery/guard/address.js';
 export type { AddressCategory, AddressClass } from './delivery/guard/address.js';
 export type { KeyInfo, RotateOptions } from './signing/keyset.js';
-export { DEFAULT_BACKOFF_SCHEDULE } from './scheduler/backoff.js';
-export type { BackoffOptions } from './scheduler/backoff.js';
+export { DEFAULT_BACKOFF_SCHEDULE } from './delivery/backoff.js';
+export type { BackoffOptions } from './delivery/backoff.js';
 export { BUILTIN_EVENT_TYPES } from './catalog/builtins.js';
 export type { EventTypeDefinition } from './catalog/builtins.js';
 export type { CatalogEntry } from './catalog/catalog.js';

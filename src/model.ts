@@ -9,7 +9,7 @@ export type EventSource = 'admin' | 'api' | 'user';
 export type DeliveryStatus = 'pending' | 'held' | 'delivered' | 'failed';
 /**
  * How a webhook's attempts are paced (see "circuit" in the glossary of `types.ts`): `closed`
- * while healthy (up to `delivery.perEndpointConcurrency` attempts at once per process),
+ * while healthy (up to `delivery.perWebhookConcurrency` attempts at once per process),
  * `half_open` while failing (one attempt at a time per process, a probe, until a success).
  */
 export type WebhookCircuit = 'closed' | 'half_open';
@@ -34,7 +34,7 @@ export interface WebhookRecord {
   /**
    * Derived from `failingSince`, never stored: `half_open` while it is set (every process sends
    * this webhook one attempt at a time until one succeeds), `closed` otherwise (up to
-   * `delivery.perEndpointConcurrency` at once). A disabled webhook is attempted not at all,
+   * `delivery.perWebhookConcurrency` at once). A disabled webhook is attempted not at all,
    * whatever this says: `status` tells. Set on every record the management functions return
    * (see {@link withCircuit}); a Store's own records may leave it out.
    */
@@ -120,7 +120,7 @@ export type NoticeStatus = 'pending' | 'sent' | 'failed';
 
 /** A notice to a webhook's account holder (today: its automatic disable), as the outbox holds it. */
 export interface NoticeRecord {
-  /** Stable across retries: `info.noticeId` for the notifier. */
+  /** The same on every try of the notice: `info.noticeId` for the notifier. */
   id: string;
   environment: string;
   kind: 'webhook_disabled';

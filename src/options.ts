@@ -4,7 +4,7 @@ import { Catalog } from './catalog/catalog.js';
 import { systemClock } from './clock.js';
 import type { WebhooksOptions } from './types.js';
 import { KeySet } from './signing/keyset.js';
-import { Backoff } from './scheduler/backoff.js';
+import { Backoff } from './delivery/backoff.js';
 import { createGuard } from './delivery/guard/guard.js';
 
 /**
@@ -29,12 +29,12 @@ export function snapshotOptions(options: WebhooksOptions) {
     timeoutMs,
     workerId: options.workerId ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`,
     concurrency: positiveInt(d.concurrency ?? 64, 'delivery.concurrency'),
-    perEndpointConcurrency: positiveInt(d.perEndpointConcurrency ?? 8, 'delivery.perEndpointConcurrency'),
-    // A customer's fair share of this process's slots: a quarter by default, and room for two of
+    perWebhookConcurrency: positiveInt(d.perWebhookConcurrency ?? 8, 'delivery.perWebhookConcurrency'),
+    // An environment's fair share of this process's slots: a quarter by default, and room for two of
     // its webhooks at full bound, so one hung webhook never starves its siblings (see Scheduler#claim).
     perEnvironmentConcurrency: positiveInt(
       d.perEnvironmentConcurrency ??
-        Math.min(d.concurrency ?? 64, Math.max(2 * (d.perEndpointConcurrency ?? 8), Math.ceil((d.concurrency ?? 64) / 4))),
+        Math.min(d.concurrency ?? 64, Math.max(2 * (d.perWebhookConcurrency ?? 8), Math.ceil((d.concurrency ?? 64) / 4))),
       'delivery.perEnvironmentConcurrency',
     ),
     batchSize: positiveInt(d.batchSize ?? 64, 'delivery.batchSize'),

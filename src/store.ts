@@ -14,7 +14,7 @@ import type {
  * transaction `emit` can join (for the Kysely adapters, a Kysely transaction), so passing anything
  * else is a compile error. The engine talks only to
  * this interface; adapters live in `adapters/` and are proven by one conformance suite
- * (`test/store-conformance.ts`). Every method that reads or writes time takes it as an argument:
+ * (`test/store/conformance.ts`). Every method that reads or writes time takes it as an argument:
  * no adapter reads a clock of its own.
  *
  * Methods scoped to an environment never return or change another environment's rows.
@@ -90,7 +90,7 @@ export interface Store<Tx = unknown> {
    * Both stores leave `next_attempt_at` where it is (`unleased` in adapters/kysely/due.ts). Each
    * comes with `dueAt` (its `next_attempt_at` as the claim found it) and the
    * `traceparent` stored with its event. A claim that took nothing may also say when the next
-   * pending delivery or notice comes due ({@link Claimed}), saving an idle pass its `nextDueAt`.
+   * pending delivery or notice comes due (`Claimed`), saving an idle pass its `nextDueAt`.
    */
   claimDue(args: ClaimArgs): Promise<Claimed>;
   /**
@@ -104,12 +104,12 @@ export interface Store<Tx = unknown> {
   /**
    * Records attempts and their consequences, all in ONE transaction (group commit: the scheduler
    * batches outcomes that land together, so a commit is paid per batch, not per delivery). For
-   * each: the attempt row; the delivery (delivered, or next attempt at `nextAttemptAt` (from the back-off), or failed when
-   * `nextAttemptAt` is null) if this worker still holds it; the webhook's health (`failing_since` reset
-   * on success, set on first failure); and the auto-disable when a failure lands `disableAfterMs`
-   * or more after `failing_since`. Idempotent by attempt id (a retry after a lost commit reply
-   * gives the same answers). Returns, per item in order, the webhook when, and only when, that
-   * item disabled it.
+   * each: the attempt row; the delivery (delivered, or next attempt at `nextAttemptAt` (from the
+   * back-off), or failed when `nextAttemptAt` is null) if this worker still holds it; the webhook's
+   * health (`failing_since` reset on success, set on first failure); and the auto-disable when a
+   * failure lands `disableAfterMs` or more after `failing_since`. Idempotent by attempt id (a
+   * transient retry after a lost commit reply gives the same answers). Returns, per item in order,
+   * the webhook when, and only when, that item disabled it.
    */
   recordAttempts(batch: readonly RecordAttemptArgs[]): Promise<Array<{ disabled: WebhookRecord | null }>>;
   /**

@@ -1,47 +1,112 @@
 /**
  * The public types of the engine, and the words we use for everything in it. One word per
- * concept, used in code, comments, docs and errors alike:
+ * concept, used in code, comments, docs and errors alike; where two words competed, the one
+ * chosen is here and the retired ones are named in quotes (test/structure.test.ts refuses them
+ * in src/, adapters/ and the docs).
  *
- * - **environment**: the tenant boundary (a host's customer environment). Every record carries
- *   one; records of one environment are invisible to another.
- * - **webhook**: a customer's subscription: an endpoint URL and the event types it wants.
- *   Id `webhook_…`.
+ * **Who.**
+ * - **host**: the company (and its identity server) that embeds this library: it calls
+ *   `createWebhooks`, mounts the handlers and runs the processes. Not a machine: a machine or
+ *   an address that receives deliveries is a **server** or an **origin** (a **host name** keeps
+ *   its DNS meaning, as in `allowHosts`).
+ * - **environment**: the tenant boundary. Every record carries one; records of one environment
+ *   are invisible to another (retired: "customer").
+ * - **account holder**: the person who owns an environment's webhooks, reads their delivery log
+ *   in the dashboard and gets the notices (retired: "customer"; a **user** is only the end
+ *   user an event is about, `data.user`).
+ * - **receiver**: the server an account holder runs behind a webhook's endpoint, and the
+ *   `identity-webhooks/receiver` entry that verifies what it gets. Its peer is the **sender**
+ *   (this engine).
+ *
+ * **What is stored.**
+ * - **webhook**: an account holder's subscription: an endpoint URL and the event types it
+ *   subscribes to. Id `webhook_…`. A webhook subscribes; it is never called a "subscriber"
+ *   (that is only the person in Kinde's `subscriber.created` event).
  * - **event**: something that happened in the identity server (`user.created`), written once by
- *   `emit` and never changed. Id `event_…`.
+ *   `emit` and never changed. Id `event_…`. Its **source** says who caused it: `admin`, `api`
+ *   (a management API call: Kinde's wire value) or `user`.
+ * - **catalog**: the event types the engine knows (the built-ins and the host's own), each with
+ *   its JSON Schema and example data; `emit` and webhook creation check against it.
  * - **delivery**: one event owed to one webhook. Its id is the `webhook-id` header value, the same
- *   on every attempt, so receivers can deduplicate. Id `msg_…`.
- * - **attempt**: one HTTP try of a delivery, with its outcome.
- * - **claim**: a scheduler taking due deliveries for itself, in one statement.
- * - **lease**: a claim's lifetime: `locked_by` holds the delivery until `locked_until`. While
- *   leased it is not due; when the lease runs out it is due again, so a delivery whose process
- *   died is taken up by another claim (`next_attempt_at` stays where it was, and a poll finds
- *   the row once the lease has run out). Engine-internal: a claim hands it over as
- *   `ClaimedDelivery.lease`; no public record carries it.
- * - **proof**: engine-internal: what a claim that left saturated webhooks or customers at their
- *   share out, and came back short, shows: nothing else is due until the next pending delivery
- *   comes due (or the poll interval ends), unless a wake-up, a give-back or a failed outcome
- *   voids it. While it holds, claims leaving out as much skip the store.
+ *   on every attempt, so receivers can deduplicate. Id `msg_…`. Its stored status is `pending`,
+ *   `held`, `delivered` or `failed`.
+ * - **held**: ONLY that stored status: a delivery waiting while its webhook is disabled (enable
+ *   resumes or drops it). Never the scheduler's in-memory queue (that is **parked**).
+ * - **attempt**: one HTTP try of a delivery, with its outcome. The attempt after a failure is the
+ *   **next attempt** (`next_attempt_at`).
+ * - **back-off**: the durable schedule of next attempts after failures, stored per delivery
+ *   (`next_attempt_at`, from `delivery/backoff.ts`); survives restarts (retired: "retry" for it).
+ * - **notice**: a durable message to a webhook's account holder (today: "your webhook was
+ *   disabled"), written in the transaction that disabled it and handed to the host's notifier
+ *   by the **outbox** (`notices/outbox.ts`), with its own back-off.
+ * - **key**: an RS256 private key; the first signs, all are published in the key set (JWKS)
+ *   under the **issuer** (`iss`: the environment's base address), which receivers verify against.
+ * - **resend** (one new attempt of a delivery now), **recover** (a webhook's failed deliveries
+ *   queued again) and **test event** (a type's example data sent to one webhook): what an
+ *   account holder does by hand, each recorded like any other attempt or event.
+ *
+ * **How a delivery runs.**
+ * - **claim**: a scheduler taking due deliveries for itself, in one statement. What a claim
+ *   leaves out (saturated webhooks, environments at their share) decides its **claim form**:
+ *   along the due index, or per webhook (`scheduler/claim-form.ts`); both give the same rows.
+ * - **lease**: a claim's lifetime: `locked_by` (the process's **worker id**) holds the delivery
+ *   until `locked_until`. While leased it is not due; when the lease runs out it is due again, so
+ *   a delivery whose process died is taken up by another claim (`next_attempt_at` stays where it
+ *   was, and a poll finds the row once the lease has run out). Engine-internal: a claim hands it
+ *   over as `ClaimedDelivery.lease`; no public record carries it.
+ * - **slot**: room for one HTTP exchange in this process (`scheduler/slots.ts`): `concurrency`
+ *   in all. A webhook's **bound** is `perWebhookConcurrency` of them (one while it is failing).
+ * - **fair share**: the slots one environment may use while others have due work
+ *   (`perEnvironmentConcurrency`); beyond it an environment may borrow idle slots, up to its
+ *   **hard bound** (`concurrency` less the reserve).
+ * - **reserve**: the last `perWebhookConcurrency` slots, kept while an environment is over its
+ *   share for environments with nothing in flight here, one slot each.
+ * - **parked**: engine-internal: claimed deliveries kept in this process, still leased, until a
+ *   slot of their webhook or environment frees up (`scheduler/parked.ts`; retired: "held" for
+ *   this queue). What is not kept is **given back** (a **give-back**: its lease released).
+ * - **proof**: engine-internal: what a claim that left saturated webhooks or environments at
+ *   their share out, and came back short, shows: nothing else is due until the next pending
+ *   delivery comes due (or the poll interval ends), unless a wake-up, a give-back or a failed
+ *   outcome voids it. While it holds, claims leaving out as much skip the store
+ *   (`scheduler/proof.ts`).
+ * - **wake-up**: a hint that work may be due now (`wake()`, an emit, another process's NOTIFY);
+ *   a hint only: lost, it costs a poll interval, never a delivery.
+ * - **chore**: background work the scheduler runs on its passes besides deliveries: the notice
+ *   outbox and retention (the **purge** of finished records); `scheduler/chores.ts`.
  * - **dispatch**: what happens to one claimed delivery: token, attempt, outcome, notice.
  * - **token**: the RS256 JWT an attempt posts as its body. One per event: the deliveries of an
- *   event claimed within a second of its signing carry the same one (`delivery/dispatch.ts`);
+ *   event claimed within a second of its signing **carry** the same one (`delivery/dispatch.ts`);
  *   `webhook-id` is a header, so nothing in it names the webhook.
- * - **outcome**: the recorded consequence of an attempt (delivered, next try, failed, disable).
+ * - **outcome**: the recorded consequence of an attempt (delivered, next attempt, failed, disable).
  * - **group commit**: outcomes written together, one `recordAttempts` transaction per group
- *   (`delivery/recorder.ts`); a small group gathers for up to 2 ms while outcomes keep arriving.
- * - **back-off**: the durable schedule of attempts after failures, stored per delivery
- *   (`next_attempt_at`); survives restarts. Never called "retry".
+ *   (`delivery/recorder.ts`); a small group gathers briefly while outcomes keep arriving.
  * - **circuit**: how a webhook's attempts are paced, derived from its record (`circuit`, never
- *   stored): `closed` while healthy (up to `perEndpointConcurrency` attempts at once per
+ *   stored): `closed` while healthy (up to `perWebhookConcurrency` attempts at once per
  *   process); `half_open` while failing (`failingSince` set): one attempt at a time per process,
- *   a probe, until one succeeds and closes it. There is no open state: a failing webhook's
+ *   a **probe**, until one succeeds and closes it. There is no open state: a failing webhook's
  *   deliveries keep being tried as they come due until the 72-hour disable, and a disabled
  *   webhook shows that in its `status`.
- * - **transient retry**: an in-process retry of a database call that failed for a passing reason
- *   (connection lost, lock busy). Classified by each store adapter (`Store.isTransient`).
  * - **guard**: the SSRF rules: which addresses an endpoint may reach, checked at creation and on
- *   every attempt, with the checked addresses pinned for the connection.
- * - **notice**: a message to a webhook's account holder (today: "your webhook was disabled").
- * - **key**: an RS256 private key; the first signs, all are published in the key set (JWKS).
+ *   every attempt, with the checked addresses **pinned** for the connection.
+ *
+ * **The store.**
+ * - **store**: the one `Store` contract the engine talks to, implemented once over Kysely
+ *   (`adapters/kysely/`) for both databases.
+ * - **dialect**: what differs between SQLite and PostgreSQL inside that one store
+ *   (`StoreDialect`: the claim statement, locks, LISTEN/NOTIFY; retired: "flavor"). Kysely's own
+ *   `Dialect` (its driver for a database) is one part of it.
+ * - **transient retry**: the same database call again, in-process, after it failed for a
+ *   passing reason (connection lost, lock busy); classified by each dialect
+ *   (`Store.isTransient`). The only "retry" there is (besides the `Retry-After` header and the
+ *   p-retry package it uses); a delivery's next attempt is never one.
+ *
+ * **What the host mounts.**
+ * - **management**: the in-process functions on webhooks, events, deliveries and event types
+ *   (`Management`, which {@link Webhooks} extends); the HTTP layer calls them by this name.
+ * - **management API**: the HTTP API over them under `/api/v1`, wire-compatible with Kinde's,
+ *   behind `authorize` (the only other `api` is the event source `'api'`).
+ * - **dashboard**: the web page the host mounts for its account holders (`hooks.dashboard`, the
+ *   `<webhooks-dashboard>` element), over the management API (retired: "portal").
  *
  * **Times.** One unit per surface. The JavaScript API (records, options, `ManualClock`) uses
  * milliseconds since the Unix epoch, the Clock's unit; where a time is an argument, a `Date` is
@@ -64,7 +129,7 @@ import type {
   NoticeStatus,
   WebhookRecord,
 } from './model.js';
-import type { BackoffOptions } from './scheduler/backoff.js';
+import type { BackoffOptions } from './delivery/backoff.js';
 import type { SigningKey } from './signing/keys.js';
 import type { KeyInfo, RotateOptions } from './signing/keyset.js';
 import type { Store } from './store.js';
@@ -110,7 +175,7 @@ export interface WebhooksOptions<Tx = unknown> {
   /** Where warnings and errors go, with the same structured fields on each (see {@link Logger}). */
   logger?: Logger;
   /**
-   * OpenTelemetry metrics and traces (README "Observability"). Default: the global providers,
+   * OpenTelemetry metrics and traces (docs/operations.md, "Observability"). Default: the global providers,
    * i.e. the host's SDK when it registered one, a no-op otherwise.
    */
   telemetry?: TelemetryOptions;
@@ -138,18 +203,18 @@ export interface DeliveryOptions {
   /** Attempts in flight per process. Default 64. */
   concurrency?: number;
   /** Attempts in flight per webhook per process. Default 8 (one while the webhook is failing). */
-  perEndpointConcurrency?: number;
+  perWebhookConcurrency?: number;
   /**
-   * A customer's (environment's) fair share of this process's attempts in flight. Default: a
-   * quarter of `concurrency`, at least twice `perEndpointConcurrency`. Beyond it an environment may use
-   * idle slots, but never the last `perEndpointConcurrency` ones, kept for anyone else's new work.
+   * An environment's fair share of this process's attempts in flight. Default: a quarter of
+   * `concurrency`, at least twice `perWebhookConcurrency`. Beyond it an environment may use idle
+   * slots, but never the last `perWebhookConcurrency` ones, kept for anyone else's new work.
    */
   perEnvironmentConcurrency?: number;
   /** Most deliveries taken by one claim. Default 64. */
   batchSize?: number;
   /** How long a claim is ours. Default timeoutMs + 30 s. */
   leaseMs?: number;
-  /** Longest sleep between looks at the store. Default 1000 ms. */
+  /** Longest sleep between looks at the store. Default one second. */
   pollIntervalMs?: number;
 }
 
@@ -162,7 +227,7 @@ export interface Notifier {
 
 export interface WebhookDisabledInfo {
   /**
-   * Stable id of this notice, the same on every retry of it: use it to deduplicate your own side
+   * Stable id of this notice, the same on every try of it: use it to deduplicate your own side
    * effects (the SMTP notifier derives the email's Message-ID from it).
    */
   noticeId: string;
@@ -346,15 +411,11 @@ export interface Management {
   eventTypes: { list(): CatalogEntry[] };
 }
 
-/** What the HTTP layer needs of the engine: the management functions and the public key set. */
-export interface HttpApi extends Management {
-  /** The public key set document. */
-  jwks(): { keys: unknown[] };
-}
-
 /** The engine a host embeds. See `createWebhooks`. */
-export interface Webhooks<Tx = unknown> extends HttpApi, AsyncDisposable {
+export interface Webhooks<Tx = unknown> extends Management, AsyncDisposable {
   start(): Promise<void>;
+  /** The public key set document (what `/.well-known/jwks` serves). */
+  jwks(): { keys: unknown[] };
   /**
    * Stores the event and a delivery per subscribed enabled webhook, in one transaction (the
    * host's own when `transaction` is given: the rows commit or roll back with the host's change).
@@ -366,9 +427,9 @@ export interface Webhooks<Tx = unknown> extends HttpApi, AsyncDisposable {
    */
   handler: (request: Request) => Promise<Response>;
   /**
-   * `(Request) => Promise<Response>`: the webhooks page for the host's customers, mounted under
+   * `(Request) => Promise<Response>`: the webhooks page for the host's account holders, mounted under
    * any prefix (`GET {prefix}` is the page; its assets and the management API live under
-   * `{prefix}/`), behind the same `authorize`, refusing cross-site writes. See README "Dashboard".
+   * `{prefix}/`), behind the same `authorize`, refusing cross-site writes. See docs/dashboard.md.
    */
   dashboard: (request: Request) => Promise<Response>;
   /** Signing keys: rotation and what is published (public facts only). See SECURITY.md. */

@@ -3,7 +3,7 @@ import { ValidationError } from './errors.js';
 import type { EventSource } from './model.js';
 import type { WebhookPatch } from './store.js';
 
-/** Bounds on what a customer may store. */
+/** Bounds on what an account holder may store. */
 export const LIMITS = Object.freeze({
   nameLength: 255,
   descriptionLength: 1000,

@@ -3,9 +3,9 @@ import { list, type Mark, text, type Texts } from './texts.js';
 
 /**
  * The ids a claim may take: pending, due by `now`, oldest due first, not of a webhook this worker
- * already saturates nor of a customer at its share. `status` is compared to the literal
+ * already saturates nor of an environment at its share. `status` is compared to the literal
  * `'pending'` (not a parameter) so both databases can prove the partial indexes apply. Each
- * flavor wraps them in its own one-statement claim (SQLite: `UPDATE … WHERE id IN`, PostgreSQL:
+ * dialect wraps them in its own one-statement claim (SQLite: `UPDATE … WHERE id IN`, PostgreSQL:
  * a `FOR UPDATE SKIP LOCKED` CTE), a text built once per shape (`texts.ts`), its parameters in
  * the order of {@link dueParameters}.
  *
@@ -15,25 +15,25 @@ import { list, type Mark, text, type Texts } from './texts.js';
  *   is also the form for a claim that leaves something out with `byWebhook: false`: it reads past
  *   the due rows of what it leaves out, and no more.
  * - **Per webhook** (`byWebhook`, the default when something is left out). The due index would have to read past every
- *   due row of what is left out before it found anyone else's (a saturated webhook with 128,000
- *   due rows: 20 ms per claim on SQLite, 17 ms on PostgreSQL, growing with the backlog). Instead,
+ *   due row of what is left out before it found anyone else's (a saturated webhook's backlog,
+ *   read again by every claim, its cost growing with the backlog). Instead,
  *   the webhooks with pending deliveries are listed by a skip scan of `iw_deliveries_pending`
  *   (`(webhook_id, next_attempt_at) where status = 'pending'`, one seek per webhook), those left
- *   out are dropped by their own row (`iw_webhooks`: the webhook's id or its customer), and each
+ *   out are dropped by their own row (`iw_webhooks`: the webhook's id or its environment), and each
  *   other gives at most `limit` of its oldest due rows from a range of that index; the oldest
  *   `limit` of those are claimed. The cost is one seek per webhook with pending work plus the
- *   rows read, whatever the size of the backlogs left out (0.06 ms on SQLite, 0.8 ms on
- *   PostgreSQL at 128,000), but it grows with the webhooks that have pending work, due or not:
- *   with 10,000 of them holding future retries, 15 ms on SQLite and 78 ms on PostgreSQL. The
+ *   rows read, whatever the size of the backlogs left out, but it grows with the webhooks that
+ *   have pending work, due or not, which makes it the dearer form when thousands of them hold
+ *   only future attempts. The
  *   scheduler picks the form per claim (`src/scheduler/claim-form.ts`).
  */
-export function dueIdsText(flavor: 'sqlite' | 'postgres', p: Mark, webhooks: number, environments: number, byWebhook: boolean): string {
+export function dueIdsText(dialect: 'sqlite' | 'postgres', p: Mark, webhooks: number, environments: number, byWebhook: boolean): string {
   if ((webhooks === 0 && environments === 0) || !byWebhook)
     return (
       `select "id" from "iw_deliveries" where "status" = 'pending' and "next_attempt_at" <= ${p()}${unleased('iw_deliveries', p)}` +
       (webhooks > 0 ? ` and "webhook_id" not in (${list(webhooks, p)})` : '') +
       (environments > 0 ? ` and "environment" not in (${list(environments, p)})` : '') +
-      ` order by "next_attempt_at" limit ${p()}${lock(flavor)}`
+      ` order by "next_attempt_at" limit ${p()}${lock(dialect)}`
     );
   const leftOut =
     (webhooks > 0 ? ` and "w"."id" not in (${list(webhooks, p)})` : '') +
@@ -49,9 +49,9 @@ export function dueIdsText(flavor: 'sqlite' | 'postgres', p: Mark, webhooks: num
   // outermost). PostgreSQL locks each webhook's rows as it reads them (SKIP LOCKED: what another
   // claimer holds is passed over, never waited on).
   const from =
-    flavor === 'sqlite'
+    dialect === 'sqlite'
       ? `from "hw" cross join "iw_webhooks" "w" cross join "iw_deliveries" "x" where "w"."id" = "hw"."id"${leftOut} and "x"."id" in (${oldest('z', '"z"."id"')})`
-      : `from "hw" join "iw_webhooks" "w" on "w"."id" = "hw"."id"${leftOut} cross join lateral (${oldest('z', '"z"."id", "z"."next_attempt_at"')}${lock(flavor)}) "x"`;
+      : `from "hw" join "iw_webhooks" "w" on "w"."id" = "hw"."id"${leftOut} cross join lateral (${oldest('z', '"z"."id", "z"."next_attempt_at"')}${lock(dialect)}) "x"`;
   return `${PENDING_WEBHOOKS} select "x"."id" ${from} order by "x"."next_attempt_at" limit ${p()}`;
 }
 
@@ -66,7 +66,7 @@ const PENDING_WEBHOOKS =
   `select (select min("webhook_id") from "iw_deliveries" where "status" = 'pending') ` +
   `union all select (select min("webhook_id") from "iw_deliveries" where "status" = 'pending' and "webhook_id" > "hw"."id") from "hw" where "hw"."id" is not null)`;
 
-const lock = (flavor: 'sqlite' | 'postgres') => (flavor === 'postgres' ? ' for update skip locked' : '');
+const lock = (dialect: 'sqlite' | 'postgres') => (dialect === 'postgres' ? ' for update skip locked' : '');
 
 /**
  * Not under a live lease: never claimed, given back, or its lease ran out (a claimer that died).
@@ -77,12 +77,12 @@ const lock = (flavor: 'sqlite' | 'postgres') => (flavor === 'postgres' ? ' for u
  * rewrite the row's entries in both due indexes, and the success deletes them again.
  * - **SQLite** writes only the entries of the columns an update changes: left in place, a claim
  *   writes no index entry at all (0.39 → 0.11 WAL pages per claimed row, 2-3 % of a delivery's
- *   CPU in the peers bench; bench/README.md, "SQLite's lease left in place").
+ *   CPU in the peers bench; docs/decisions/003-lease-in-place.md).
  * - **PostgreSQL** writes a new row version, and an entry in every index unless the update is
  *   HOT: it changes no indexed column and the new version fits on the row's own page. A claim
  *   here sets only `locked_by`, `locked_until` and `claimed_due_at`, none of them indexed, and
  *   `iw_deliveries` keeps room on its pages for the new versions (migration 12): a claim then
- *   writes no index entry either (bench/README.md, "PostgreSQL: HOT claims").
+ *   writes no index entry either (docs/decisions/003-lease-in-place.md).
  */
 const unleased = (table: string, p: Mark) => ` and ("${table}"."locked_until" is null or "${table}"."locked_until" <= ${p()})`;
 
@@ -110,10 +110,10 @@ export function dueParameters(args: ClaimArgs): unknown[] {
 export function claimText(texts: Texts, args: ClaimArgs, wrap: (p: Mark, due: string) => string): string {
   const webhooks = args.excludeWebhookIds?.length ?? 0;
   const environments = args.excludeEnvironments?.length ?? 0;
-  const flavor = texts.flavor;
+  const dialect = texts.dialect;
   const byWebhook = args.byWebhook ?? true;
   return text(texts, `claim ${webhooks} ${environments} ${byWebhook}`, (p) =>
-    wrap(p, dueIdsText(flavor, p, webhooks, environments, byWebhook)),
+    wrap(p, dueIdsText(dialect, p, webhooks, environments, byWebhook)),
   );
 }
 

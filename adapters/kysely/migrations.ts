@@ -188,7 +188,7 @@ export const MIGRATIONS: readonly Migration[] = [
     async up(db) {
       // Only deleting a webhook read attempts by webhook, and it can find them through the
       // webhook's deliveries (iw_deliveries_log, then iw_attempts_delivery). Every recorded
-      // attempt paid for this index: ~20 µs of an attempt insert's ~80 on SQLite (its ten-odd
+      // attempt paid for this index: a quarter of an attempt insert on SQLite (its ten-odd
       // distinct keys take inserts all over the tree), an index entry and its WAL on PostgreSQL.
       await db.schema.dropIndex('iw_attempts_webhook').ifExists().execute();
     },
@@ -197,9 +197,9 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 7,
     name: 'pending deliveries by webhook',
     async up(db, dialect) {
-      // A claim that leaves a saturated webhook or a customer at its share out reads each other
+      // A claim that leaves a saturated webhook or an environment at its share out reads each other
       // webhook's oldest due rows from here (`due.ts`), instead of reading past every due row of
-      // what it leaves out in iw_deliveries_due: its cost no longer grows with a busy customer's
+      // what it leaves out in iw_deliveries_due: its cost no longer grows with a busy environment's
       // backlog. Partial like the due index: only pending rows, so it stays small.
       await db.schema
         .createIndex('iw_deliveries_pending')
@@ -208,7 +208,7 @@ export const MIGRATIONS: readonly Migration[] = [
         .where(sql.ref('status'), '=', sql.lit('pending'))
         .execute();
       // PostgreSQL estimates how many rows one webhook has as the table over its distinct
-      // webhooks. With few of them (a test, a new install, one customer's burst) that is a large
+      // webhooks. With few of them (a test, a new install, one environment's burst) that is a large
       // share, and the planner would find a webhook's due rows by reading the due index in order
       // and keeping that webhook's, past every due row of the others: the cost this index is
       // here to avoid. A webhook's share is small in a shared engine; say so (distinct webhooks
@@ -275,8 +275,8 @@ export const MIGRATIONS: readonly Migration[] = [
       // be pruned; rows are inserted in emit order, so a claim of 64 takes whole pages. At the
       // default fill factor (100) few claims found room (2,416 of 19,200 rows HOT on a scratch
       // database); at 60, inserts leave 40 % of each new page free and half or more were HOT, and
-      // a claim of 64 among a million future rows took p50 1.60-1.66 ms against 2.47-2.50 (bench/
-      // README.md, "PostgreSQL: HOT claims"). The cost is room: new pages of the table hold 60 %
+      // a claim among a million future rows took a third less time
+      // (docs/decisions/003-lease-in-place.md). The cost is room: new pages of the table hold 60 %
       // of the rows they would. Pages written before this migration keep what they hold.
       if (dialect !== 'postgres') return;
       await sql`alter table iw_deliveries set (fillfactor = 60)`.execute(db);
@@ -284,7 +284,7 @@ export const MIGRATIONS: readonly Migration[] = [
       // An engine of an earlier version still running on this database would claim rows leased
       // in place (its claim knew only due times): without its function its plain claims fail,
       // and say so in its log, until it is replaced. (Its claims that leave something out are
-      // text and still run: README.md says to replace every process at once.)
+      // text and still run: docs/upgrading.md says to replace every process at once.)
       await sql`drop function iw_claim_due(bigint, integer, text, bigint)`.execute(db);
     },
   },
@@ -295,10 +295,9 @@ export const MIGRATIONS: readonly Migration[] = [
       // Migration 10 on SQLite, for the emit's sake. There no update ever wrote this index, but
       // every emitted delivery does: an entry in each webhook's own range, a page of its own, so
       // an event to ten webhooks wrote ten more pages. Its one reader, the page of a webhook's
-      // whole log, reads the status index's four ranges instead (`log.ts`). An emit to ten
-      // webhooks (`node bench/one.mjs emit sqlite`, six runs each): p50 0.89-0.98 -> 0.71-0.80
-      // ms, p99 1.10-1.50 -> 0.92-1.13 ms; the page of a webhook's whole log, 100 of 250,000,
-      // 0.33 -> 0.57 ms, first or deep (bench/README.md, "SQLite emit: two indexes fewer").
+      // whole log, reads the status index's four ranges instead (`log.ts`): an emit to ten
+      // webhooks got faster, that page a little slower, first or deep (bench/journal/2026-11-27.md,
+      // "SQLite emit: two indexes fewer").
       if (dialect === 'postgres') return;
       await sql`drop index if exists iw_deliveries_log`.execute(db);
     },
@@ -316,8 +315,8 @@ export const MIGRATIONS: readonly Migration[] = [
       // rows, the old one dropped, the copy renamed, the other indexes made again from their own
       // definitions; in this migration's transaction, so a failure leaves the table as it was.
       // It rewrites the whole table once: 0.4 s for 100,000 deliveries, 5.5 s for a million on the
-      // bench machine. With migration 13, an emit to ten webhooks: p50 0.82-1.04 -> 0.57-0.61 ms,
-      // p99 1.07-1.46 -> 0.80-0.93 ms (bench/README.md, "SQLite emit: two indexes fewer").
+      // bench machine. With migration 13 it makes an emit to ten webhooks about a third faster
+      // (bench/journal/2026-11-27.md, "SQLite emit: two indexes fewer").
       if (dialect === 'postgres') return;
       const { rows: indexes } = await sql<{ sql: string }>`
         select sql from sqlite_master
@@ -361,18 +360,18 @@ export const MIGRATIONS: readonly Migration[] = [
 
 /**
  * PostgreSQL's claim that leaves nothing out (`adapters/postgres/claim.ts` calls it), as a
- * PL/pgSQL function. A statement sent as text is planned at every call: 0.4-0.7 ms of planning for
- * 0.1-0.2 ms of execution in an idle claim, and named prepared statements did not help (the plan
+ * PL/pgSQL function. A statement sent as text is planned at every call, and planning cost several
+ * times the execution of an idle claim; named prepared statements did not help (the plan
  * cache kept choosing custom plans). A function's own `SET plan_cache_mode` holds only while it
  * runs, so each connection plans this query once and reuses that plan, without changing
  * anything of a host's session or needing a named statement a pooler could lose.
  *
  * A generic plan does not know `p_limit`, so the update takes its rows by `id = any(array(...))`
  * (an index lookup per id whatever the planner guesses); joined to the `due` CTE instead, the
- * generic plan hash-joined a sequential scan of the whole table (447 ms with a million rows).
+ * generic plan hash-joined a sequential scan of the whole table.
  * The plan is kept for the connection's life, until an ANALYZE of a table it reads: one made
  * while the table was empty (a new install) read the whole table by a sequential scan and a sort
- * once 200,000 rows had arrived and no ANALYZE had yet run (290 ms a claim against 10). Every
+ * once 200,000 rows had arrived and no ANALYZE had yet run (dozens of times the index plan). Every
  * step of this claim has an index made for it, so sequential scans and sorts are switched off
  * for the function alone: its plan is the index plan whatever the statistics said when it was
  * made.
@@ -475,13 +474,13 @@ $claim$`;
  * PostgreSQL's `emit` (`adapters/postgres/emit.ts` calls it): the event, a delivery per enabled
  * webhook of the environment subscribed to the type, and the wake-up hint, as one statement, in a
  * PL/pgSQL function so each connection parses and plans it once. Sent as text, the statement
- * was parsed, analysed and planned at every call: on the machine of bench/README.md's "PostgreSQL
- * emit as a function", 2.1 ms p50 for the text against 1.45 ms for this function and 1.4 ms for
- * a named prepared statement (which a transaction-mode pooler can lose, and Kysely cannot send).
+ * was parsed, analysed and planned at every call, about a third of its time; a named prepared
+ * statement was no faster than this function, and a transaction-mode pooler can lose it (nor
+ * can Kysely send one): docs/decisions/019-postgres-stored-functions.md.
  *
- * - `p_ids`: the engine's delivery ids, taken by rank; with more subscribers than ids it writes
- *   nothing at all (not even the event) and says how many it needed.
- * - The event is inserted `on conflict (id) do nothing`: a retry after a lost reply writes
+ * - `p_ids`: the engine's delivery ids, taken by rank; with more subscribed webhooks than ids it
+ *   writes nothing at all (not even the event) and says how many it needed.
+ * - The event is inserted `on conflict (id) do nothing`: a transient retry after a lost reply writes
  *   nothing, and `inserted` says so.
  * - `woke` reads `made`, so the hint goes out only when deliveries were written, and only with
  *   `p_notify`; the outer query returns `woke` (a CTE nobody reads never runs, and an output

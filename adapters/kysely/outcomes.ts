@@ -26,7 +26,8 @@ export async function recordOutcomes(trx: Trx, batch: readonly RecordAttemptArgs
   const present = batch.map((args, i) => ({ args, i })).filter(({ args }) => deliveries.has(args.attempt.deliveryId));
   if (present.length === 0) return results;
 
-  // Idempotent by attempt id: a retry after a commit whose reply was lost inserts nothing again.
+  // Idempotent by attempt id: a transient retry after a commit whose reply was lost inserts nothing
+  // again.
   const rows = present.map(({ args }) => fromAttempt(args.attempt));
   const inserted = new Set(
     (
@@ -220,7 +221,7 @@ export async function holdPending(trx: Trx, webhookId: string, now: number): Pro
 /**
  * A failed attempt in one line for the webhook and delivery records: the attempt's own message
  * when it got an answer (`expected HTTP 200, got 204: <start of the body>`), else the kind first
- * (`timeout: no complete answer within 15000 ms`).
+ * (`timeout: no complete answer within …`).
  */
 function describeFailure(attempt: RecordAttemptArgs['attempt']): string {
   const message = attempt.errorMessage ?? `HTTP ${attempt.statusCode ?? '?'}`;

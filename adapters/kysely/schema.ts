@@ -104,7 +104,7 @@ export interface NoticeRow {
   webhook_id: string;
   /** JSON: what the notifier is told (the webhook as it was disabled, failing since, last error). */
   payload: string;
-  /** `pending` (due or retrying), `sent`, or `failed` (its back-off spent). */
+  /** `pending` (due, or waiting for its next try), `sent`, or `failed` (its back-off spent). */
   status: string;
   attempt_count: number;
   next_attempt_at: Millis | null;

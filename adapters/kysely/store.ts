@@ -28,12 +28,15 @@ import { list, type Mark, precompiled, text } from './texts.js';
 
 type Db = Kysely<EngineTables>;
 
-/** What differs between the SQL databases; everything else is shared SQL in {@link KyselyStore}. */
-export interface SqlFlavor {
-  dialect: 'sqlite' | 'postgres';
+/**
+ * A dialect: what differs between the SQL databases; everything else is shared SQL in
+ * {@link KyselyStore}. (Kysely's own `Dialect`, its driver for a database, is one part of it.)
+ */
+export interface StoreDialect {
+  name: 'sqlite' | 'postgres';
   /**
    * The claim, as one atomic statement returning the claimed rows, with each row's webhook and
-   * event when the flavor reads them in the same statement (else the store reads them after).
+   * event when the dialect reads them in the same statement (else the store reads them after).
    */
   claim(db: Db, args: ClaimArgs): Promise<ClaimRow[]>;
   /** Serialises webhook creation per environment (for the cap) inside `trx`. */
@@ -96,7 +99,7 @@ function earliest(...times: Array<number | string | null | undefined>): number |
   return known.length > 0 ? Math.min(...known) : null;
 }
 
-/** The store contract implemented once over Kysely, for every SQL flavor. */
+/** The store contract implemented once over Kysely, for every SQL dialect. */
 export class KyselyStore implements Store<HostTransaction> {
   /**
    * The store's own Kysely instance. Hosts without a Kysely of their own on this database can use
@@ -104,33 +107,33 @@ export class KyselyStore implements Store<HostTransaction> {
    */
   readonly kysely: Db;
 
-  /** Present only when the flavor can hear other processes (PostgreSQL LISTEN/NOTIFY). */
+  /** Present only when the dialect can hear other processes (PostgreSQL LISTEN/NOTIFY). */
   readonly subscribe?: (onWake: () => void) => Promise<() => Promise<void>>;
 
   constructor(
     private readonly db: Db,
-    private readonly flavor: SqlFlavor,
+    private readonly dialect: StoreDialect,
   ) {
     this.kysely = db;
-    if (flavor.subscribe) this.subscribe = flavor.subscribe.bind(flavor);
+    if (dialect.subscribe) this.subscribe = dialect.subscribe.bind(dialect);
   }
 
   async migrate(now: number): Promise<void> {
-    await this.flavor.migrate(this.db, (on = this.db) => runMigrations(on, this.flavor.dialect, now));
+    await this.dialect.migrate(this.db, (on = this.db) => runMigrations(on, this.dialect.name, now));
   }
 
   async close(): Promise<void> {
-    await this.flavor.close();
+    await this.dialect.close();
   }
 
   isTransient(error: unknown): boolean {
-    return this.flavor.isTransient(error);
+    return this.dialect.isTransient(error);
   }
 
   async createWebhook(record: WebhookRecord, { maxWebhooks }: { maxWebhooks: number | null }): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
       if (maxWebhooks !== null) {
-        await this.flavor.lockEnvironment(trx, record.environment);
+        await this.dialect.lockEnvironment(trx, record.environment);
         const { n } = await trx
           .selectFrom('iw_webhooks')
           .select((eb) => eb.fn.countAll<number | string>().as('n'))
@@ -243,20 +246,20 @@ export class KyselyStore implements Store<HostTransaction> {
         .where('webhook_id', '=', id)
         .where('status', '=', 'held')
         .execute();
-      if (resumeHeld && Number(moved?.numUpdatedRows ?? 0) > 0) await this.flavor.notify?.(trx);
+      if (resumeHeld && Number(moved?.numUpdatedRows ?? 0) > 0) await this.dialect.notify?.(trx);
       return toWebhook(row);
     });
   }
 
   async insertEvent(event: EventRecord, options: InsertEventOptions<HostTransaction>): Promise<DeliveryRecord[]> {
-    const oneStatement = this.flavor.insertEvent;
+    const oneStatement = this.dialect.insertEvent;
     if (oneStatement && options.webhookIds === undefined) {
       const db = options.transaction !== undefined ? asHostTransaction(options.transaction) : this.db;
       return oneStatement(db, event, options);
     }
     const write = async (db: Db): Promise<DeliveryRecord[]> => {
       // Precompiled texts (`texts.ts`): Kysely's builder cost more than the statements here.
-      const { run, texts } = precompiled(db, this.flavor.dialect);
+      const { run, texts } = precompiled(db, this.dialect.name);
       const inserted = await run<{ id: string }>(text(texts, 'emit event', insertEventText), [
         event.id,
         event.environment,
@@ -267,8 +270,9 @@ export class KyselyStore implements Store<HostTransaction> {
         event.createdAt,
         options.traceparent ?? null,
       ]);
-      // Idempotent by event id: a retry after a commit whose reply was lost finds the event and
-      // answers with the deliveries that commit wrote, instead of failing or writing twice.
+      // Idempotent by event id: a transient retry after a commit whose reply was lost finds the
+      // event and answers with the deliveries that commit wrote, instead of failing or writing
+      // twice.
       if (inserted.length === 0) {
         const rows = await db.selectFrom('iw_deliveries').selectAll().where('event_id', '=', event.id).orderBy('id').execute();
         return rows.map(toDelivery);
@@ -289,7 +293,7 @@ export class KyselyStore implements Store<HostTransaction> {
           text(texts, `emit deliveries ${rows.length}`, (p) => insertRowsText('iw_deliveries', columns, rows.length, p)),
           rows.flatMap((r) => columns.map((c) => r[c])),
         );
-        await this.flavor.notify?.(db);
+        await this.dialect.notify?.(db);
       }
       return deliveries;
     };
@@ -317,8 +321,8 @@ export class KyselyStore implements Store<HostTransaction> {
   async resendDelivery(environment: string, id: string, now: number): Promise<DeliveryRecord | null> {
     if (!known(environment, id)) return null;
     return this.db.transaction().execute(async (trx) => {
-      const delivery = await resend(trx, environment, id, now, this.flavor.rowLocks);
-      if (delivery?.status === 'pending' && delivery.nextAttemptAt === now) await this.flavor.notify?.(trx);
+      const delivery = await resend(trx, environment, id, now, this.dialect.rowLocks);
+      if (delivery?.status === 'pending' && delivery.nextAttemptAt === now) await this.dialect.notify?.(trx);
       return delivery;
     });
   }
@@ -326,8 +330,8 @@ export class KyselyStore implements Store<HostTransaction> {
   async recoverFailed(environment: string, webhookId: string, args: Parameters<Store['recoverFailed']>[2]) {
     if (!known(environment, webhookId)) return null;
     return this.db.transaction().execute(async (trx) => {
-      const result = await recoverBatch(trx, environment, webhookId, args, this.flavor.rowLocks);
-      if (result && result.recovered > 0) await this.flavor.notify?.(trx);
+      const result = await recoverBatch(trx, environment, webhookId, args, this.dialect.rowLocks);
+      if (result && result.recovered > 0) await this.dialect.notify?.(trx);
       return result;
     });
   }
@@ -356,7 +360,7 @@ export class KyselyStore implements Store<HostTransaction> {
   }
 
   async claimDue(args: ClaimArgs): Promise<Claimed> {
-    const all = await this.flavor.claim(this.db, args);
+    const all = await this.dialect.claim(this.db, args);
     // PostgreSQL's claim that took nothing answers with one row of nulls and the next due times.
     const rows = all.filter((r) => r.id != null);
     if (rows.length === 0) {
@@ -402,7 +406,7 @@ export class KyselyStore implements Store<HostTransaction> {
         .where('locked_by', '=', workerId)
         .where('status', '=', PENDING)
         .execute();
-    const notify = this.flavor.notify;
+    const notify = this.dialect.notify;
     if (!notify) {
       await giveBack(this.db);
       return;
@@ -416,9 +420,9 @@ export class KyselyStore implements Store<HostTransaction> {
 
   async recordAttempts(batch: readonly RecordAttemptArgs[]): Promise<Array<{ disabled: WebhookRecord | null }>> {
     if (batch.length === 0) return [];
-    const group = this.flavor.recordGroup;
+    const group = this.dialect.recordGroup;
     if (group?.takes(batch)) return group.record(this.db, batch);
-    return this.db.transaction().execute((trx) => recordOutcomes(trx, batch, this.flavor.rowLocks));
+    return this.db.transaction().execute((trx) => recordOutcomes(trx, batch, this.dialect.rowLocks));
   }
 
   async nextDueAt(): Promise<number | null> {
@@ -439,7 +443,7 @@ export class KyselyStore implements Store<HostTransaction> {
   }
 
   claimNotices(args: NoticeClaimArgs): Promise<NoticeRecord[]> {
-    return claimNotices(this.db, args, this.flavor.rowLocks);
+    return claimNotices(this.db, args, this.dialect.rowLocks);
   }
 
   finishNotice(id: string, workerId: string, outcome: NoticeOutcome): Promise<boolean> {
@@ -455,7 +459,7 @@ export class KyselyStore implements Store<HostTransaction> {
     const counts = emptyCounts();
     for (const step of PURGE_STEPS) {
       const n = await this.db.transaction().execute(async (trx) => {
-        if (this.flavor.tryLockRetention && !(await this.flavor.tryLockRetention(trx))) return null;
+        if (this.dialect.tryLockRetention && !(await this.dialect.tryLockRetention(trx))) return null;
         return purgeStep(trx, step, args);
       });
       if (n === null) return null;

@@ -3,10 +3,10 @@ import type { EngineTables } from './schema.js';
 
 /*
  * Hot statements as SQL text built once per shape (placeholder style and list lengths) and run
- * with their parameters: Kysely builds and compiles a statement on every call (55–93 µs each),
+ * with their parameters: Kysely builds and compiles a statement on every call, which costs
  * more than the statement itself costs SQLite. Each text is what Kysely compiled for the same
  * statement, so both databases plan them as before. Used by the claim (`due.ts` and each
- * flavor's `claim.ts`), the claim's reads and the general emit (`store.ts`), and the outcome group
+ * dialect's `claim.ts`), the claim's reads and the general emit (`store.ts`), and the outcome group
  * (`outcomes.ts`).
  */
 
@@ -15,20 +15,20 @@ export type Mark = () => string;
 export type Run = <R>(text: string, parameters: readonly unknown[]) => Promise<R[]>;
 
 export interface Texts {
-  flavor: 'sqlite' | 'postgres';
+  dialect: 'sqlite' | 'postgres';
   mark(): Mark;
   cache: Map<string, string>;
 }
 
 export const POSTGRES: Texts = {
-  flavor: 'postgres',
+  dialect: 'postgres',
   mark: () => {
     let n = 0;
     return () => `$${++n}`;
   },
   cache: new Map(),
 };
-export const SQLITE: Texts = { flavor: 'sqlite', mark: () => () => '?', cache: new Map() };
+export const SQLITE: Texts = { dialect: 'sqlite', mark: () => () => '?', cache: new Map() };
 
 /**
  * Runs a text with its parameters on `db` (a Kysely or a transaction); the texts (placeholder

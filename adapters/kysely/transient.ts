@@ -1,6 +1,6 @@
 /**
  * Socket failures Node reports the same way for every driver: the connection to the database was
- * lost, refused, or could not be made yet. Each flavor adds its own database's codes.
+ * lost, refused, or could not be made yet. Each dialect adds its own database's codes.
  */
 const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'ENOTFOUND']);
 

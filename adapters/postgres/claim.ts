@@ -8,7 +8,7 @@ import { POSTGRES } from '../kysely/texts.js';
  * The claim as one statement: pick the oldest due deliveries nobody else holds (`SKIP LOCKED`:
  * concurrent claimers each get different rows, never wait on each other), lease them, return
  * them. `status` is compared to the literal `'pending'` so the planner can prove the partial
- * index `iw_deliveries_due` applies even to a generic plan; with a million future retries an
+ * index `iw_deliveries_due` applies even to a generic plan; with a million future attempts an
  * idle claim reads one index entry. `now` comes from the engine's Clock, never the database's own.
  * The text is built once per shape (`kysely/texts.ts`). The same statement returns the claimed
  * deliveries' webhooks and events (as JSON arrays on the first row), so a claim is one round
@@ -33,7 +33,7 @@ import { POSTGRES } from '../kysely/texts.js';
  *
  * A claim that leaves nothing out runs this as migration 12's function `iw_claim_due_2` (its
  * text frozen there, the update taking `id = any(array(...))`), so a connection plans it once;
- * one that leaves webhooks or customers out (a rarer claim, its plan depending on how many) is
+ * one that leaves webhooks or environments out (a rarer claim, its plan depending on how many) is
  * built here as text.
  */
 export function claimQuery(args: ClaimArgs): CompiledQuery {

@@ -9,16 +9,16 @@ import type { DeliveryRow } from '../kysely/schema.js';
  * `emit` as ONE statement: the event, a delivery per enabled webhook of the environment
  * subscribed to the type, and the wake-up hint, in one round trip and atomic on its own (no
  * BEGIN/COMMIT), or one statement of the host's transaction. Six round trips (BEGIN, event,
- * webhooks, deliveries, pg_notify, COMMIT) cost 2.8 ms p50 and 9.6 ms p99 with 10 subscribers.
+ * webhooks, deliveries, pg_notify, COMMIT) cost several times one, and more at the tail.
  * The statement is migration 11's function `iw_emit` (its text and rules are there), so a
  * connection parses and plans it once: sent as text it was parsed, analysed and planned at every
  * call, about a third of its time.
  *
  * Delivery ids are the engine's (`newDeliveryId`), made before the statement knows how many it
- * needs: it takes an array of them, by rank. When there are more subscribers than ids it writes
- * nothing at all (not even the event) and says how many it needed; the caller asks again. The
- * answer always has a row: `inserted` is 0 when the event id was already stored (a retry after a
- * lost reply).
+ * needs: it takes an array of them, by rank. When there are more subscribed webhooks than ids it
+ * writes nothing at all (not even the event) and says how many it needed; the caller asks again.
+ * The answer always has a row: `inserted` is 0 when the event id was already stored (a transient
+ * retry after a lost reply).
  */
 export const EMIT_CALL = 'select * from "iw_emit"($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)';
 
@@ -29,7 +29,7 @@ const EXISTING_SQL = 'select * from iw_deliveries where event_id = $1 order by i
 const FIRST_GUESS = 16;
 /** Headroom over the last count, for webhooks created since. */
 const HEADROOM = 4;
-/** Remembered counts; forgotten all at once past this (a guess only costs a retry). */
+/** Remembered counts; forgotten all at once past this (a wrong guess only costs running it again). */
 const MAX_REMEMBERED = 10_000;
 
 interface EmitRow {
@@ -42,8 +42,8 @@ interface EmitRow {
 type EmitOptions = Pick<InsertEventOptions<unknown>, 'newDeliveryId' | 'traceparent'>;
 
 /**
- * Returns the flavor's one-statement `insertEvent` (test events keep the general path). It
- * remembers how many subscribers each (environment, type) had, so it makes about as many ids
+ * Returns the dialect's one-statement `insertEvent` (test events keep the general path). It
+ * remembers how many webhooks each (environment, type) had subscribed, so it makes about as many ids
  * as it will use.
  */
 export function oneStatementEmit({ notify }: { notify: boolean }) {
@@ -74,13 +74,13 @@ export function oneStatementEmit({ notify }: { notify: boolean }) {
         if (counts.size >= MAX_REMEMBERED) counts.clear();
         counts.set(key, needed);
       }
-      // More subscribers than ids: nothing was written; again with enough.
+      // More subscribed webhooks than ids: nothing was written; again with enough.
       if (needed > ids.length) {
         offer = needed + HEADROOM;
         continue;
       }
-      // Idempotent by event id: a retry after a commit whose reply was lost answers with the
-      // deliveries that commit wrote, and writes nothing.
+      // Idempotent by event id: a transient retry after a commit whose reply was lost answers with
+      // the deliveries that commit wrote, and writes nothing.
       if (Number(head.inserted) === 0) {
         const existing = await db.executeQuery<DeliveryRow>(CompiledQuery.raw(EXISTING_SQL, [event.id]));
         return existing.rows.map(toDelivery);

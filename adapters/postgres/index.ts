@@ -1,7 +1,7 @@
 import { loadDriver } from '../driver.js';
 import type { Pool, PoolClient } from './pool.js';
 import { Kysely, PostgresDialect } from 'kysely';
-import { KyselyStore, type SqlFlavor } from '../kysely/store.js';
+import { KyselyStore, type StoreDialect } from '../kysely/store.js';
 import type { EngineTables } from '../kysely/schema.js';
 import { claimDue } from './claim.js';
 import { onlySuccesses } from '../kysely/outcomes.js';
@@ -40,7 +40,8 @@ export interface PostgresStoreOptions {
  * PostgreSQL store: N host processes (or machines) on one database share the work with no
  * coordinator: claims take `FOR UPDATE SKIP LOCKED` leases, and LISTEN/NOTIFY wakes the others
  * within milliseconds of an emit. Connection loss (PostgreSQL restarting) is survived: the pool
- * replaces dead connections, the listener reconnects, and the scheduler retries in-process.
+ * replaces dead connections, the listener reconnects, and the scheduler's transient retry covers
+ * the gap.
  *
  * @example
  * ```ts
@@ -91,8 +92,8 @@ export function postgresStore(options: PostgresStoreOptions): KyselyStore {
   const kysely = new Kysely<EngineTables>({ dialect: new PostgresDialect({ pool: owned ? pool : lent }) });
   const listeners = new Set<WakeListener>();
 
-  const flavor: SqlFlavor = {
-    dialect: 'postgres',
+  const dialect: StoreDialect = {
+    name: 'postgres',
     rowLocks: true,
     claim: claimDue,
     isTransient,
@@ -136,7 +137,7 @@ export function postgresStore(options: PostgresStoreOptions): KyselyStore {
       }
     },
   };
-  return new KyselyStore(kysely, flavor);
+  return new KyselyStore(kysely, dialect);
 }
 
 /**

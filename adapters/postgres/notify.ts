@@ -29,8 +29,8 @@ export interface ListenClient {
   release(error?: Error | boolean): void;
 }
 
-const FIRST_RETRY_MS = 100;
-const MAX_RETRY_MS = 5_000;
+const FIRST_RECONNECT_MS = 100;
+const MAX_RECONNECT_MS = 5_000;
 
 /**
  * Holds one connection in LISTEN and turns hints into `onWake` calls, coalesced to one per turn
@@ -44,7 +44,7 @@ export class WakeListener {
   /** Gives the current connection back exactly once (pg throws on a double release). */
   #drop: ((error?: Error) => void) | null = null;
   #closed = false;
-  #retryMs = FIRST_RETRY_MS;
+  #reconnectMs = FIRST_RECONNECT_MS;
   #timer: NodeJS.Timeout | undefined;
   #wakePending = false;
   #connecting: Promise<void> | null = null;
@@ -83,7 +83,7 @@ export class WakeListener {
     try {
       client = await this.connect();
     } catch (error) {
-      this.#retry(error);
+      this.#reconnectLater(error);
       return;
     }
     let released = false;
@@ -100,7 +100,7 @@ export class WakeListener {
       }
       // Given back with an error the pool destroys the connection; a clean close reuses it.
       client.release(this.#closed ? error : (error ?? new Error('listen connection ended')));
-      if (!this.#closed) this.#retry(error);
+      if (!this.#closed) this.#reconnectLater(error);
     };
     client.on('error', lost);
     client.on('end', lost);
@@ -114,19 +114,19 @@ export class WakeListener {
     if (released) return;
     this.#client = client;
     this.#drop = lost;
-    this.#retryMs = FIRST_RETRY_MS;
+    this.#reconnectMs = FIRST_RECONNECT_MS;
     // Anything emitted while we were not listening was not heard: look once.
     this.#wake();
   }
 
-  #retry(error: unknown): void {
+  #reconnectLater(error: unknown): void {
     if (this.#closed) return;
-    this.onError(`postgres: wake-up listener lost; reconnecting in ${this.#retryMs} ms (polling meanwhile)`, error);
+    this.onError(`postgres: wake-up listener lost; reconnecting in ${this.#reconnectMs} ms (polling meanwhile)`, error);
     this.#timer = setTimeout(() => {
       this.#connecting = this.#connect();
-    }, this.#retryMs);
+    }, this.#reconnectMs);
     this.#timer.unref();
-    this.#retryMs = Math.min(MAX_RETRY_MS, this.#retryMs * 2);
+    this.#reconnectMs = Math.min(MAX_RECONNECT_MS, this.#reconnectMs * 2);
   }
 
   #wake(): void {

@@ -13,7 +13,8 @@ import type { EngineTables } from '../kysely/schema.js';
  * The same rules as the shared path, in SQL:
  * - `locked`: the deliveries, row-locked in id order (as the shared path), and only those that
  *   still exist: an attempt for a delivery deleted meanwhile is dropped;
- * - `ins`: the attempts, idempotent by attempt id (a retry after a lost reply inserts nothing);
+ * - `ins`: the attempts, idempotent by attempt id (a transient retry after a lost reply inserts
+ *   nothing);
  * - `marked`: a delivery this worker still holds (its lease; pending or held) is delivered,
  *   only for an attempt inserted now;
  * - `healed`: a webhook that was failing is healthy again, for an attempt inserted now.
@@ -24,10 +25,10 @@ import type { EngineTables } from '../kysely/schema.js';
  * wins was a race either way. The arrays make the text the same for every group size.
  *
  * It is sent as text, so PostgreSQL parses and plans it for every group (node-postgres sends
- * unnamed statements). As a function planned once per connection, like `iw_emit`, it took 0.55 ms
- * less a group of 32 (5.7 → 5.15 ms on a slow machine) and the peers bench saw no difference at
- * fan-out 1 or 10: the recorder is not what bounds them, so it stays a text (bench/README.md,
- * "PostgreSQL emit as a function").
+ * unnamed statements). As a function planned once per connection, like `iw_emit`, it took a tenth
+ * less a group of 32 on a slow machine, and the peers bench saw no difference at
+ * fan-out 1 or 10: the recorder is not what bounds them, so it stays a text
+ * (docs/decisions/019-postgres-stored-functions.md).
  */
 const RECORD_SUCCESSES = `with v as (
   select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::int[], $7::int[], $8::text[], $9::text[], $10::text[])

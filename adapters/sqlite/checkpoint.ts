@@ -25,8 +25,9 @@ const FRAME_BYTES = 4096 + 24;
 const RESTART_FRAMES = 1000;
 /**
  * New frames a round may leave for the quiet round; more, and the thread runs another round first
- * (at most `CATCH_UP_ROUNDS`). After a bulk load of 128k deliveries the first round copied 38,402
- * frames in ~1 s, and the 1,221 written meanwhile held the store's queue 329 ms in the quiet round.
+ * (at most `CATCH_UP_ROUNDS`). After a bulk load the first round copies tens of thousands of
+ * frames, and the frames written meanwhile would otherwise stop the store's queue for a long quiet
+ * round.
  */
 const QUIET_FRAMES = 256;
 const CATCH_UP_ROUNDS = 5;
@@ -54,9 +55,9 @@ export interface Checkpoints {
  * before ('quiet' … 'done'); the next commit then restarts the WAL.
  *
  * The file's size: a WAL that restarts is written again from its start, over the old frames.
- * Truncating it in the quiet round costs the held queue 18-25 ms at 40-55 MB (the peers bench
- * at fan-out 10, where each second writes that much), against 2-8 ms for the same round that only
- * makes the next commit restart (RESTART), and the file is then grown again within the second.
+ * Truncating it in the quiet round stops the queue several times longer at the sizes the peers
+ * bench writes each second at fan-out 10 than the same round that only makes the next commit
+ * restart (RESTART), and the file is then grown again within the second.
  * So the quiet round truncates only when the frames written since the last restart were fewer
  * than `walSizeLimit` (the load no longer needs a larger file), and a round that needs no quiet
  * moment asks for one anyway when the file is larger than that: once the load drops, the file
@@ -91,10 +92,10 @@ const walBytes = () => {
 // The quiet round: nothing of this process writes meanwhile, so this thread copies the last
 // frames, and the next commit restarts the WAL from its start. When the frames written since the
 // last restart (\`log\`) were fewer than the size limit, it truncates the file too (TRUNCATE):
-// the main connection never does (its journal_size_limit is only a backstop), as that would be a
-// 15-24 ms event-loop stall at 50 MB (bench/wal-stall.mjs). Under a load that fills more than that
+// the main connection never does (its journal_size_limit is only a backstop), as that would stall
+// the event loop (bench/wal-stall.mjs measures it). Under a load that fills more than that
 // between rounds it only restarts (RESTART): the file is written over from its start rather than
-// cut and grown again, and the held queue waits 2-8 ms instead of 18-25. Both wait for other
+// cut and grown again, and the stopped queue waits a fraction as long. Both wait for other
 // processes' readers (and TRUNCATE writers), and our queue is held meanwhile, so they are tried
 // with no busy timeout; if another process is at the file, a PASSIVE round runs instead.
 const quietRound = (log) => {
@@ -146,9 +147,9 @@ parentPort.on('message', (message) => {
 export const runningCheckpointThreads = { count: 0 };
 
 /**
- * WAL checkpoints for a database file the store opened itself, every `everyMs`, off the event
- * loop: a checkpoint copies pages into the database file and syncs it, 35–43 ms under load that
- * would otherwise stall every timer, request and commit of the host. The thread starts at the
+ * WAL checkpoints for a database file the store opened itself, every `everyMs`, off the event loop:
+ * a checkpoint copies pages into the database file and syncs it, tens of milliseconds under load
+ * that would otherwise stall every timer, request and commit of the host. The thread starts at the
  * first interval (a store closed sooner never spawns one). Should it fail to start or die, the
  * checkpoints run on the main thread from a timer, as before, and `onError` is told once (the
  * store's option: a host routes it to its own logger).
@@ -264,7 +265,7 @@ export function startCheckpoints(
 function mainThreadCheckpoints(db: SqliteDatabase, everyMs: number): NodeJS.Timeout {
   const checkpoint = (triesLeft: number) => {
     if (!db.open) return;
-    // Under steady load a tick can keep landing inside one transaction: retry shortly rather
+    // Under steady load a tick can keep landing inside one transaction: try again shortly rather
     // than wait a whole interval.
     if (db.inTransaction) {
       if (triesLeft > 0) setTimeout(() => checkpoint(triesLeft - 1), 2).unref();

@@ -10,10 +10,10 @@ import { withRowsAsArrays } from './driver.js';
  * them, which {@link claimDue} fills in: `status` stays 'pending' (the due ids' condition);
  * `locked_by` and `locked_until` are its SET list's parameters; `next_attempt_at` is unchanged,
  * the value `claimed_due_at` copies. SQLite's RETURNING copies every column of every row it
- * returns, and better-sqlite3 turns each into a JavaScript value: all sixteen cost 10.0-10.6 µs
- * per claimed row on the store alone, eleven of them 8.9-9.4 (bench/README.md). A
- * test reads the claimed rows back whole and compares, so a column added to the table and not
- * here fails it.
+ * returns, and better-sqlite3 turns each into a JavaScript value, so the claim returns only the
+ * twelve it lacks: all sixteen cost about a tenth more per claimed row on the store. A test
+ * reads the claimed rows back whole and compares, so a column added to the table and not here
+ * fails it.
  */
 const RETURNED =
   '"id", "environment", "webhook_id", "event_id", "attempt_count", "last_attempt_at", "last_result", "event_type", "last_error", "created_at", "updated_at", "claimed_due_at"';

@@ -131,8 +131,8 @@ class SqliteEngineDriver implements Driver {
 
 /**
  * Marks a query whose rows come back as arrays of column values (better-sqlite3's raw mode), in
- * the order of its columns, instead of objects: half the cost of a row (1.0 against 2.1 µs for
- * the claim's twelve columns), where the caller maps the rows into objects of its own anyway.
+ * the order of its columns, instead of objects: half the cost of a row of the claim's twelve
+ * columns, where the caller maps the rows into objects of its own anyway.
  * See {@link withRowsAsArrays}.
  */
 const ROWS_AS_ARRAYS: unique symbol = Symbol('identity-webhooks.rowsAsArrays');

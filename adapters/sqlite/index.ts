@@ -1,6 +1,6 @@
 import { loadDriver } from '../driver.js';
 import { Kysely } from 'kysely';
-import { KyselyStore, type SqlFlavor } from '../kysely/store.js';
+import { KyselyStore, type StoreDialect } from '../kysely/store.js';
 import type { EngineTables } from '../kysely/schema.js';
 import { startCheckpoints } from './checkpoint.js';
 import { claimDue } from './claim.js';
@@ -16,14 +16,14 @@ export interface SqliteStoreOptions {
   filename?: string;
   /** An open better-sqlite3 database the host owns; we never close it. */
   database?: SqliteDatabase;
-  /** How long a writer waits for another process's lock before failing. Default 5000 ms. */
+  /** How long a writer waits for another process's lock before failing, in milliseconds. Default 5 s. */
   busyTimeoutMs?: number;
   /**
-   * On a database the store opens itself, WAL checkpoints run this often on a thread of their
-   * own (a worker with its own connection to the file) instead of inside whichever commit
-   * crosses SQLite's 1000-page mark: a checkpoint copies pages and syncs the file, milliseconds
-   * that would otherwise stall the event loop or land in a random emit or claim. 0 keeps
-   * SQLite's automatic checkpoints. Default 1000 ms. A database the host passes in is left as it is.
+   * On a database the store opens itself, WAL checkpoints run this often on a thread of their own
+   * (a worker with its own connection to the file) instead of inside whichever commit crosses
+   * SQLite's 1000-page mark: a checkpoint copies pages and syncs the file, milliseconds that would
+   * otherwise stall the event loop or land in a random emit or claim. 0 keeps SQLite's automatic
+   * checkpoints. Default one second. A database the host passes in is left as it is.
    */
   checkpointIntervalMs?: number;
   /**
@@ -74,8 +74,8 @@ export function sqliteStore(options: SqliteStoreOptions): KyselyStore {
       : null;
 
   const kysely = new Kysely<EngineTables>({ dialect: new SqliteEngineDialect(db, database === undefined) });
-  const flavor: SqlFlavor = {
-    dialect: 'sqlite',
+  const dialect: StoreDialect = {
+    name: 'sqlite',
     rowLocks: false,
     claim: claimDue,
     isTransient,
@@ -105,7 +105,7 @@ export function sqliteStore(options: SqliteStoreOptions): KyselyStore {
       await kysely.destroy();
     },
   };
-  return new KyselyStore(kysely, flavor);
+  return new KyselyStore(kysely, dialect);
 }
 
 /**

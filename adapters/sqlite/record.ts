@@ -14,8 +14,8 @@ import { holdQueue, type SqliteDatabase, type SqliteStatement } from './driver.j
  *
  * The rules, per attempt, in the group's order:
  * - the attempt is inserted only if its delivery still exists (one deleted meanwhile, with its
- *   webhook, is dropped) and only once (idempotent by attempt id: a retry after a lost reply
- *   inserts nothing);
+ *   webhook, is dropped) and only once (idempotent by attempt id: a transient retry after a lost
+ *   reply inserts nothing);
  * - only for an attempt inserted now: the delivery is delivered if this worker still holds it
  *   (its lease; pending or held), and its webhook's health is cleared if it was failing.
  * A success never disables anything, so every answer is `{ disabled: null }`.
@@ -24,7 +24,7 @@ import { holdQueue, type SqliteDatabase, type SqliteStatement } from './driver.j
  * thread wait in) and, on a handle the host shares, waits for the host's own transaction to end
  * rather than run inside it, as the driver does. `BEGIN IMMEDIATE` queues on the file's write
  * lock like the driver's transactions; any error rolls the whole group back and is thrown, for
- * the recorder to retry or split.
+ * the recorder to try again or split.
  */
 export async function recordSuccesses(db: SqliteDatabase, batch: readonly RecordAttemptArgs[]): Promise<Array<{ disabled: null }>> {
   const release = await holdQueue(db);

@@ -68,10 +68,12 @@ export function engineVariants({ label, path }) {
     v('engine-fo1', 'SQLite, fan-out 1, one endpoint, defaults', 'sqlite', 1, null, 8, 'ref-sqlite-8'),
     v(
       'engine-pec64',
-      'SQLite, fan-out 1, one endpoint, perEndpointConcurrency 64',
+      'SQLite, fan-out 1, one endpoint, perWebhookConcurrency 64',
       'sqlite',
       1,
-      { perEndpointConcurrency: 64 },
+      // The old name too: `--engine=PATH` may load a build from before the rename, which would
+      // silently run this variant at the default of 8.
+      { perWebhookConcurrency: 64, perEndpointConcurrency: 64 },
       64,
       'ref-sqlite-64',
     ),
@@ -87,7 +89,7 @@ export function engineTargets(label) {
   const tag = at ? ` (${label})` : '';
   return [
     [`engine-fo1${at}`, null, 0.75, `fan-out 1, one endpoint, defaults${tag} × reference capped at 8`],
-    [`engine-pec64${at}`, null, 0.9, `perEndpointConcurrency 64${tag} × reference at 64`],
+    [`engine-pec64${at}`, null, 0.9, `perWebhookConcurrency 64${tag} × reference at 64`],
     [`engine-fo10${at}`, null, 0.85, `fan-out 10${tag} × reference fan-out 10`],
     [`engine-pg-fo1${at}`, null, 0.7, `PostgreSQL fan-out 1${tag} × PostgreSQL reference capped at 8`],
     [`engine-pg-fo10${at}`, null, 0.7, `PostgreSQL fan-out 10${tag} × PostgreSQL reference fan-out 10`],

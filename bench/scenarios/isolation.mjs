@@ -1,7 +1,7 @@
 // Isolation: a healthy endpoint served beside one that never answers (every attempt runs into
 // the `timeoutMs` deadline). Both webhooks take every event; we time the healthy one's
 // deliveries and compare with a solo run of the same workload without the dead endpoint.
-// The dead endpoint is on its own origin (another customer's server), as it would be.
+// The dead endpoint is on its own origin (another account holder's server), as it would be.
 import { httpTransport } from 'identity-webhooks';
 import { makeEngine, EVENT_DATA, EVENT_TYPE } from '../lib/engine.mjs';
 import { preload } from '../lib/preload.mjs';

@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
-import type { ClaimedDelivery } from '../model.js';
-import type { Backoff } from '../scheduler/backoff.js';
+import type { AttemptRecord, ClaimedDelivery } from '../model.js';
+import type { Backoff } from './backoff.js';
 import type { KeySet } from '../signing/keyset.js';
 import { buildClaims, signClaims } from '../signing/token.js';
 import type { Store } from '../store.js';
@@ -54,7 +54,8 @@ interface Signed {
 /** A claimed delivery with the token it will carry (shared by the deliveries of its event claimed within {@link CARRY_MS}). */
 export interface Dispatch {
   claimed: ClaimedDelivery;
-  token: Promise<string>;
+  /** Starts signing its token if no delivery of its event has (idempotent); the token, once signed. */
+  startSigning(): Promise<string>;
 }
 
 /** What the scheduler learns from an attempt: whether it succeeded, and whether it tells about the endpoint. */
@@ -62,6 +63,20 @@ export interface AttemptResult {
   success: boolean;
   /** False for a failure inside the engine (`internal`): not the endpoint's, so it changes nothing about it. */
   charged: boolean;
+}
+
+/** The attempt's result once its outcome is recorded (or given up). */
+export interface Outcome extends AttemptResult {
+  /** The record disabled the webhook and wrote its notice: the notice outbox has work. */
+  noticeWritten: boolean;
+}
+
+/** One delivery under way (see {@link Dispatcher.deliver}). */
+export interface Delivering {
+  /** Settles when the HTTP exchange ended: the attempt's slot is free from then on. */
+  attempted: Promise<AttemptResult>;
+  /** Settles when the outcome is recorded, or recording was given up. */
+  recorded: Promise<Outcome>;
 }
 
 /**
@@ -134,17 +149,26 @@ export class Dispatcher {
   }
 
   /**
-   * Attempts one delivery and records the outcome; resolves when it is recorded (or given up).
-   * `onAttempted` hears the attempt's result as soon as the HTTP exchange ended, before the
-   * record: the scheduler frees the slot then, so a slot is held for the exchange only.
+   * Attempts one delivery and records the outcome. Two moments, returned rather than called
+   * back, so nothing re-enters the scheduler in the middle of a delivery: `attempted` when the
+   * HTTP exchange ended (the scheduler frees the slot then: a slot covers the exchange only, not
+   * the signature or the commit), `recorded` when the outcome is written.
    */
-  async deliver({ claimed, token }: Dispatch, onAttempted?: (result: AttemptResult) => void): Promise<AttemptResult> {
+  deliver(dispatch: Dispatch): Delivering {
+    const { claimed } = dispatch;
+    const attempt = this.deps.telemetry.deliver(claimed, (traceparent) =>
+      runAttempt(claimed, dispatch.startSigning(), this.deps, traceparent),
+    );
+    const recorded = attempt.then((a) => this.#record(claimed, a));
+    return { attempted: attempt.then((a) => resultOf(a)), recorded };
+  }
+
+  /** The outcome: the next attempt from the back-off (none left: failed), written by group commit with the webhook's health. */
+  async #record(claimed: ClaimedDelivery, attempt: AttemptRecord): Promise<Outcome> {
     const { clock, backoff, workerId, disableAfterMs, telemetry } = this.deps;
-    const attempt = await telemetry.deliver(claimed, (traceparent) => runAttempt(claimed, token, this.deps, traceparent));
-    const result = { success: attempt.success, charged: attempt.errorKind !== 'internal' };
-    onAttempted?.(result);
+    const result = resultOf(attempt);
     if (!result.charged) {
-      // Ours, not the endpoint's: logged loudly, retried on the back-off, never charged to the webhook.
+      // Ours, not the endpoint's: logged loudly, attempted again on the back-off, never charged to the webhook.
       this.deps.logger.error('an attempt failed inside the engine; it will be tried again', {
         deliveryId: claimed.delivery.id,
         webhookId: claimed.webhook.id,
@@ -154,6 +178,7 @@ export class Dispatcher {
     }
     const now = clock.now();
     const nextAttemptAt = attempt.success ? null : backoff.nextAttemptAt(claimed.delivery.attemptCount + 1, now);
+    let noticeWritten = false;
     try {
       // Until our lease ends nobody else sends this delivery, so keep trying that long.
       const leaseLeft = claimed.lease.until - clock.now();
@@ -161,6 +186,7 @@ export class Dispatcher {
       if (disabled) {
         telemetry.disabled(disabled);
         this.deps.onNotice();
+        noticeWritten = true;
       }
     } catch (error) {
       // Not recorded: the lease runs out and the delivery is attempted again (same webhook-id).
@@ -169,7 +195,7 @@ export class Dispatcher {
         logFields(error, { webhookId: claimed.webhook.id, deliveryId: claimed.delivery.id }),
       );
     }
-    return result;
+    return { success: result.success, charged: result.charged, noticeWritten };
   }
 
   async #sign(c: ClaimedDelivery, now: number): Promise<string> {
@@ -179,9 +205,9 @@ export class Dispatcher {
 }
 
 /**
- * A claimed delivery whose token is signed when first read. A class, not an object literal with
- * `get token()`: on Node 20 such a literal is built in dictionary mode (~0.8 µs, and slow to read
- * everywhere it goes, the scheduler's queues included); a class's getter lives on its prototype.
+ * A claimed delivery whose token is signed when first asked for. A class, not an object
+ * literal: its method lives on the prototype, so every dispatch has the same shape wherever it
+ * goes (the scheduler's queues included).
  */
 class LazyDispatch implements Dispatch {
   constructor(
@@ -189,7 +215,11 @@ class LazyDispatch implements Dispatch {
     private readonly tokenFor: (c: ClaimedDelivery) => Promise<string>,
   ) {}
 
-  get token(): Promise<string> {
+  startSigning(): Promise<string> {
     return this.tokenFor(this.claimed);
   }
+}
+
+function resultOf(attempt: AttemptRecord): AttemptResult {
+  return { success: attempt.success, charged: attempt.errorKind !== 'internal' };
 }

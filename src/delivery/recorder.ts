@@ -4,7 +4,7 @@ import { transient } from '../transient.js';
 
 interface Pending {
   args: RecordAttemptArgs;
-  /** How long this outcome may keep retrying a lost database (the rest of its lease). */
+  /** How long this outcome's transient retry may wait out a lost database (the rest of its lease). */
   budgetMs: number;
   resolve(result: { disabled: WebhookRecord | null }): void;
   reject(error: unknown): void;
@@ -27,10 +27,8 @@ const GATHER_MS = 2;
  * {@link GATHER_MS}, for as long as outcomes keep arriving: a millisecond that brings none ends
  * the wait, so a lone outcome waits one millisecond and a busy engine writes fewer, larger
  * groups. A write's cost is mostly the pages it dirties (every index region its rows touch, per
- * webhook), nearly the same for 36 rows as for 64, so larger groups cost less per delivery (on
- * SQLite at fan-out 10: 26 -> 20 µs a delivery from groups of 21 to 42; from 36 to 64, 45 -> 54
- * pages a commit, 1.25 -> 0.84 a delivery, 19-20 -> 15-17 µs; bench/README.md). A slot covers
- * the HTTP exchange only, so the wait holds no slot.
+ * webhook), nearly the same for 36 rows as for 64, so larger groups cost less per delivery. A
+ * slot covers the HTTP exchange only, so the wait holds no slot.
  */
 export class OutcomeRecorder {
   #queue: Pending[] = [];

@@ -47,10 +47,10 @@ export interface HttpTransportOptions {
   maxResponseBytes?: number;
   /**
    * Connections kept per origin. Default 64: the engine's default `delivery.concurrency`, so that
-   * every slot can reach one origin at once and customers sharing a host never queue for a
-   * connection behind a path that hangs there (the engine builds its own transport with as many
-   * as its slots). Set it to your `delivery.concurrency` when you change that; fewer brings the
-   * shared-host stall back.
+   * every slot can reach one origin at once and environments whose endpoints share a server never
+   * queue for a connection behind a path that hangs there (the engine builds its own transport with
+   * as many as its slots). Set it to your `delivery.concurrency` when you change that; fewer brings
+   * the shared-host stall back.
    */
   connectionsPerOrigin?: number;
   /** The guard for requests that carry none. Default: public addresses only, system DNS. */
@@ -102,8 +102,8 @@ export function httpTransport(options: HttpTransportOptions = {}): Transport {
 /**
  * The deadline of one request: a plain timer. An AbortSignal is built only when something asks
  * for one (the guard's DNS lookup of a name); the HTTP exchange is aborted through its dispatch
- * controller. `AbortSignal.timeout` and undici's abort listeners cost ~50 µs of CPU per request
- * (bench/README.md), about a third of what the whole exchange costs over loopback.
+ * controller. `AbortSignal.timeout` and undici's abort listeners cost about a third of what the
+ * whole exchange costs over loopback.
  */
 class Deadline {
   expired = false;
@@ -217,8 +217,8 @@ function exchange(agent: Agent, url: URL, req: TransportRequest, deadline: Deadl
 
 /**
  * NUL has no place in a PostgreSQL text column: a receiver answering with one would make the
- * attempt unrecordable (and the delivery retried on every lease expiry). Invalid UTF-8 already
- * decodes to U+FFFD.
+ * attempt unrecordable (and the delivery attempted again on every lease expiry). Invalid UTF-8
+ * already decodes to U+FFFD.
  */
 const clean = (text: string) => text.replaceAll('\u0000', '\ufffd');
 

@@ -50,7 +50,7 @@ export function parseFrom(value: unknown): Mailbox & { readonly domain: string }
 
 /**
  * What `to` returned, checked: at least one valid address, at most {@link MAX_RECIPIENTS}.
- * Throws (so the notice is retried and the operator sees it) rather than sending to no one.
+ * Throws (so the notice is tried again and the operator sees it) rather than sending to no one.
  */
 export function parseRecipients(value: unknown): Mailbox[] {
   const list = typeof value === 'string' ? [value] : Array.isArray(value) ? (value as unknown[]) : null;

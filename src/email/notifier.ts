@@ -28,14 +28,14 @@ export interface SmtpNotifierOptions {
 
 /** A {@link Notifier} that emails the account holder; `close()` releases its SMTP connections. */
 export interface SmtpNotifier extends Notifier, AsyncDisposable {
-  /** Resolves once the server accepted the mail; rejects (for the notice outbox to retry) otherwise. */
+  /** Resolves once the server accepted the mail; rejects (for the notice outbox to try again) otherwise. */
   webhookDisabled(info: WebhookDisabledInfo): Promise<void>;
   /** Waits for sends in flight, then closes the pooled connections. Later sends reject. */
   close(): Promise<void>;
 }
 
 // A dead or silent server must fail a notice in seconds, not in nodemailer's minutes (2 min to
-// connect, 10 min of silence): the outbox retries later anyway, and a stuck send holds its lease.
+// connect, 10 min of silence): the outbox tries again later anyway, and a stuck send holds its lease.
 const DEFAULTS: SMTPPoolOptions = {
   pool: true,
   // Notices are rare (one per disabled webhook); two connections absorb a burst of disables.
@@ -52,7 +52,7 @@ const OTHER_TRANSPORTS = ['sendmail', 'streamTransport', 'jsonTransport', 'SES']
  * Emails the account holder when a webhook is disabled after 72 hours of failures, over SMTP
  * through a small pool of nodemailer connections. The content is {@link renderDisabledEmail}'s.
  * A refused connection, a failed login or a refused recipient rejects, so the notice outbox
- * retries it with back-off; a resend carries the same `Message-ID`.
+ * tries it again on its back-off; a resend carries the same `Message-ID`.
  *
  * @example
  * ```ts

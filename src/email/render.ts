@@ -138,7 +138,7 @@ export function renderDisabledEmail(info: WebhookDisabledInfo, options: RenderDi
 
 /**
  * The notice id, or one derived from the webhook and the time of its disable. The engine before
- * the notice outbox passes no `noticeId`; webhook id + `disabledAt` is stable across its retries
+ * the notice outbox passes no `noticeId`; webhook id + `disabledAt` is stable across its tries
  * of one disable and differs for the next disable of the same webhook, which is what a notice
  * id promises.
  */

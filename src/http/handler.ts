@@ -1,4 +1,4 @@
-import type { HttpApi } from '../types.js';
+import type { Management } from '../types.js';
 import { authorizeRequest, type Authorize } from './auth.js';
 import { toErrorResponse, type Resource, wireError } from './errors.js';
 import { JWKS_PATHS, jwksResponse } from './jwks.js';
@@ -8,8 +8,10 @@ import { matchRoute, splitApiPath } from './router.js';
 import { ROUTES } from './routes.js';
 
 export interface HandlerDeps {
-  /** What the routes run on: the management functions and the key set (never the engine itself). */
-  api: HttpApi;
+  /** What the routes run on: the management functions (never the engine itself). */
+  management: Management;
+  /** The public key set document, served at `/.well-known/jwks`. */
+  jwks(): { keys: unknown[] };
   /** The host's authorization hook (undefined = every management route answers 403). */
   authorize: Authorize | undefined;
   onError(message: string, error: unknown): void;
@@ -37,16 +39,16 @@ export function createHandler(deps: HandlerDeps): (request: Request) => Promise<
       const path = url.pathname.replace(/\/+$/, '');
       if (JWKS_PATHS.some((p) => path.endsWith(p))) {
         if (request.method !== 'GET' && request.method !== 'HEAD') return methodNotAllowed(request.method, ['GET', 'HEAD']);
-        return jwksResponse(deps.api.jwks(), request.method);
+        return jwksResponse(deps.jwks(), request.method);
       }
-      const api = splitApiPath(path);
-      if (!api) return notFound();
-      if (api.rest.length === 1 && api.rest[0] === 'openapi.json') {
+      const managementPath = splitApiPath(path);
+      if (!managementPath) return notFound();
+      if (managementPath.rest.length === 1 && managementPath.rest[0] === 'openapi.json') {
         if (request.method !== 'GET') return methodNotAllowed(request.method, ['GET']);
         // Public, like the JWKS: it describes the API, not anyone's data.
-        return jsonResponse(200, openApiDocument(api.prefix || '/'), { 'cache-control': 'public, max-age=300' });
+        return jsonResponse(200, openApiDocument(managementPath.prefix || '/'), { 'cache-control': 'public, max-age=300' });
       }
-      const match = matchRoute(ROUTES, request.method, api.rest);
+      const match = matchRoute(ROUTES, request.method, managementPath.rest);
       if (match.kind === 'none') return notFound();
       if (match.kind === 'method') return methodNotAllowed(request.method, match.allow);
       resource = match.route.resource;
@@ -59,7 +61,7 @@ export function createHandler(deps: HandlerDeps): (request: Request) => Promise<
         );
       }
       const environment = await authorizeRequest(deps.authorize, request, deps.onError);
-      return await match.route.run({ api: deps.api, request, environment, params: match.params });
+      return await match.route.run({ management: deps.management, request, environment, params: match.params });
     } catch (error) {
       return toErrorResponse(error, resource, deps.onError);
     }

@@ -1,6 +1,6 @@
 import { NotFoundError } from '../errors.js';
 import type { DeliveryRecord } from '../model.js';
-import type { HttpApi } from '../types.js';
+import type { Management } from '../types.js';
 import { readJsonObject } from './body.js';
 import { createInput, disableInput, enableInput, patchInput } from './input.js';
 import { logQuery, recoverInput, resendInput, testInput } from './log-input.js';
@@ -9,7 +9,7 @@ import { wireAttempt, wireDelivery, wireEvent, wireEventType, wireWebhook } from
 
 /** What a route operation runs with: the management functions, the caller's environment and the path ids. */
 export interface OperationContext {
-  api: HttpApi;
+  management: Management;
   request: Request;
   environment: string;
   params: Record<string, string>;
@@ -33,95 +33,99 @@ export const SUCCESS = {
 
 const ok = (code: keyof typeof SUCCESS, rest: Record<string, unknown> = {}) => jsonResponse(200, { code, message: SUCCESS[code], ...rest });
 
-export async function listWebhooks({ api, environment }: OperationContext): Promise<Response> {
-  const webhooks = await api.webhooks.list({ environment });
+export async function listWebhooks({ management, environment }: OperationContext): Promise<Response> {
+  const webhooks = await management.webhooks.list({ environment });
   return ok('OK', { webhooks: webhooks.map(wireWebhook) });
 }
 
-export async function createWebhook({ api, request, environment }: OperationContext): Promise<Response> {
+export async function createWebhook({ management, request, environment }: OperationContext): Promise<Response> {
   const body = await readJsonObject(request, { required: true });
-  const created = await api.webhooks.create(createInput(body, environment));
+  const created = await management.webhooks.create(createInput(body, environment));
   return ok('WEBHOOK_CREATED', { webhook: { id: created.id, endpoint: created.endpoint } });
 }
 
 /** Extension: one webhook, with its status. */
-export async function getWebhook({ api, environment, params }: OperationContext): Promise<Response> {
-  const webhook = await api.webhooks.get(params.webhook_id!, { environment });
+export async function getWebhook({ management, environment, params }: OperationContext): Promise<Response> {
+  const webhook = await management.webhooks.get(params.webhook_id!, { environment });
   return ok('OK', { webhook: wireWebhook(webhook) });
 }
 
-export async function updateWebhook({ api, request, environment, params }: OperationContext): Promise<Response> {
+export async function updateWebhook({ management, request, environment, params }: OperationContext): Promise<Response> {
   const body = await readJsonObject(request, { required: true });
   // The patch is checked by the engine (as from any JavaScript caller); its types are the wire's.
-  const updated = await api.webhooks.update(params.webhook_id!, patchInput(body) as Parameters<HttpApi['webhooks']['update']>[1], {
-    environment,
-  });
+  const updated = await management.webhooks.update(
+    params.webhook_id!,
+    patchInput(body) as Parameters<Management['webhooks']['update']>[1],
+    {
+      environment,
+    },
+  );
   return ok('WEBHOOK_UPDATED', { webhook: { id: updated.id } });
 }
 
-export async function deleteWebhook({ api, environment, params }: OperationContext): Promise<Response> {
-  await api.webhooks.delete(params.webhook_id!, { environment });
+export async function deleteWebhook({ management, environment, params }: OperationContext): Promise<Response> {
+  await management.webhooks.delete(params.webhook_id!, { environment });
   return ok('WEBHOOK_DELETED');
 }
 
 /** Extension: re-enable, resuming held deliveries unless `{ "resume_held": false }`. */
-export async function enableWebhook({ api, request, environment, params }: OperationContext): Promise<Response> {
+export async function enableWebhook({ management, request, environment, params }: OperationContext): Promise<Response> {
   const { resumeHeld } = enableInput(await readJsonObject(request, { required: false }));
-  const webhook = await api.webhooks.enable(params.webhook_id!, { environment, resumeHeld });
+  const webhook = await management.webhooks.enable(params.webhook_id!, { environment, resumeHeld });
   return ok('WEBHOOK_ENABLED', { webhook: wireWebhook(webhook) });
 }
 
 /** Extension: disable by hand (reason `manual`); pending deliveries are held until re-enabled. */
-export async function disableWebhook({ api, request, environment, params }: OperationContext): Promise<Response> {
+export async function disableWebhook({ management, request, environment, params }: OperationContext): Promise<Response> {
   disableInput(await readJsonObject(request, { required: false }));
-  const webhook = await api.webhooks.disable(params.webhook_id!, { environment });
+  const webhook = await management.webhooks.disable(params.webhook_id!, { environment });
   return ok('WEBHOOK_DISABLED', { webhook: wireWebhook(webhook) });
 }
 
-export async function getEvent({ api, environment, params }: OperationContext): Promise<Response> {
-  const event = await api.events.get(params.event_id!, { environment });
+export async function getEvent({ management, environment, params }: OperationContext): Promise<Response> {
+  const event = await management.events.get(params.event_id!, { environment });
   return ok('OK', { event: wireEvent(event) });
 }
 
-export async function listEventTypes({ api }: OperationContext): Promise<Response> {
-  return ok('OK', { event_types: api.eventTypes.list().map(wireEventType) });
+export async function listEventTypes({ management }: OperationContext): Promise<Response> {
+  return ok('OK', { event_types: management.eventTypes.list().map(wireEventType) });
 }
 
 /** Extension: the webhook's delivery log, newest first, in pages (`next_token` null on the last). */
-export async function listDeliveries({ api, request, environment, params }: OperationContext): Promise<Response> {
+export async function listDeliveries({ management, request, environment, params }: OperationContext): Promise<Response> {
   const query = logQuery(new URL(request.url));
   // The webhook first (a 404, not an empty page, when it is not there or is another
   // environment's): the page query then never walks another environment's log to find nothing.
-  const webhook = await api.webhooks.get(params.webhook_id!, { environment });
-  const page = await api.deliveries.list({ webhookId: webhook.id, environment, ...query });
+  const webhook = await management.webhooks.get(params.webhook_id!, { environment });
+  const page = await management.deliveries.list({ webhookId: webhook.id, environment, ...query });
   return ok('OK', { deliveries: page.deliveries.map(wireDelivery), next_token: page.nextCursor });
 }
 
 /** Extension: the attempts of one delivery of this webhook, oldest first. */
-export async function listAttempts({ api, environment, params }: OperationContext): Promise<Response> {
-  const delivery = await deliveryOf(api, environment, params);
-  const attempts = await api.deliveries.attempts(delivery.id, { environment });
+export async function listAttempts({ management, environment, params }: OperationContext): Promise<Response> {
+  const delivery = await deliveryOf(management, environment, params);
+  const attempts = await management.deliveries.attempts(delivery.id, { environment });
   return ok('OK', { attempts: attempts.map(wireAttempt) });
 }
 
 /** Extension: one new attempt now, same `webhook-id`; 409 WEBHOOK_DISABLED on a disabled webhook. */
-export async function resendDelivery({ api, request, environment, params }: OperationContext): Promise<Response> {
+export async function resendDelivery({ management, request, environment, params }: OperationContext): Promise<Response> {
   resendInput(await readJsonObject(request, { required: false }));
-  const delivery = await deliveryOf(api, environment, params);
-  return ok('DELIVERY_RESENT', { delivery: wireDelivery(await api.deliveries.resend(delivery.id, { environment })) });
+  const delivery = await deliveryOf(management, environment, params);
+  return ok('DELIVERY_RESENT', { delivery: wireDelivery(await management.deliveries.resend(delivery.id, { environment })) });
 }
 
 /** Extension: queue again the failed deliveries of events emitted in `[since, until)`. */
-export async function recoverDeliveries({ api, request, environment, params }: OperationContext): Promise<Response> {
+export async function recoverDeliveries({ management, request, environment, params }: OperationContext): Promise<Response> {
   const range = recoverInput(await readJsonObject(request, { required: true }));
-  const { recovered } = await api.webhooks.recover(params.webhook_id!, { environment, ...range });
+  const { recovered } = await management.webhooks.recover(params.webhook_id!, { environment, ...range });
   return ok('DELIVERIES_RECOVERED', { recovered });
 }
 
 /** Extension: send one event of a type (default: the first subscribed) with the type's example data. */
-export async function sendTestEvent({ api, request, environment, params }: OperationContext): Promise<Response> {
+export async function sendTestEvent({ management, request, environment, params }: OperationContext): Promise<Response> {
   const options = testInput(await readJsonObject(request, { required: false }));
-  const sent = await api.webhooks.test(params.webhook_id!, { environment, ...options });
+  const sent = await management.webhooks.test(params.webhook_id!, { environment, ...options });
   return ok('TEST_EVENT_SENT', { event_id: sent.eventId, delivery_id: sent.deliveryId });
 }
 
@@ -129,9 +133,9 @@ export async function sendTestEvent({ api, request, environment, params }: Opera
  * The delivery in the path, if it belongs to the webhook in the path. Another webhook's delivery
  * gets the very answer an unknown id gets, so a path cannot be used to learn what exists.
  */
-async function deliveryOf(api: HttpApi, environment: string, params: Record<string, string>): Promise<DeliveryRecord> {
+async function deliveryOf(management: Management, environment: string, params: Record<string, string>): Promise<DeliveryRecord> {
   const id = params.delivery_id!;
-  const delivery = await api.deliveries.get(id, { environment });
+  const delivery = await management.deliveries.get(id, { environment });
   if (delivery.webhookId !== params.webhook_id) throw new NotFoundError('delivery', id.slice(0, 128));
   return delivery;
 }

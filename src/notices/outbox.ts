@@ -28,17 +28,17 @@ export const NOTICE_BACKOFF: readonly number[] = [
 
 /**
  * The worst case of one notice must fit inside its lease, or a live process that is merely slow
- * would see its notice claimed and sent again by another: the notifier's watchdog (4 min) plus
- * the retries of recording the result (at most 45 s) plus a margin for the last try in flight
+ * would see its notice claimed and sent again by another: the notifier's watchdog (4 min) plus the
+ * transient retries of recording the result (at most 45 s) plus a margin for the last try in flight
  * (15 s) is the lease (5 min). The record's budget is also cut to what is left of the lease on the
- * engine's clock, so it never retries past `lease end - margin`.
+ * engine's clock, so it never tries past `lease end - margin`.
  */
 const NOTICE_LEASE_MS = 5 * 60_000;
 /** Longest wait for the host's notifier. */
 const NOTIFIER_TIMEOUT_MS = 4 * 60_000;
 /** Kept free at the end of the lease: the last record try may take this long (a busy SQLite file, a slow statement). */
 const LEASE_MARGIN_MS = 15_000;
-/** Longest retry of recording a notice's result: the lease less the watchdog and the margin (45 s). */
+/** Longest transient retry of recording a notice's result: the lease less the watchdog and the margin (45 s). */
 const RECORD_BUDGET_MS = NOTICE_LEASE_MS - NOTIFIER_TIMEOUT_MS - LEASE_MARGIN_MS;
 const BATCH = 16;
 
@@ -58,7 +58,7 @@ export interface NoticeOutboxDeps {
  * Delivers the notice outbox to the host's notifier. A notice is a row written in the
  * transaction that disabled the webhook; here it is claimed under a lease (so two processes on
  * one PostgreSQL never both send it, and a process that dies mid-notice leaves it to the next),
- * handed to `notifier.webhookDisabled(info)` with `info.noticeId`, and marked sent, or retried on
+ * handed to `notifier.webhookDisabled(info)` with `info.noticeId`, and marked sent, or tried again on
  * NOTICE_BACKOFF when the notifier throws.
  *
  * Exactly once is impossible across a crash after the notifier finished (say, the mail server
@@ -83,7 +83,7 @@ export class NoticeOutbox {
 
   /**
    * Sends every notice due now, in small batches; a no-op without a notifier or before it is time
-   * to look. True when it claimed any (and so wrote: sent, or a retry's time).
+   * to look. True when it claimed any (and so wrote: sent, or the next try's time).
    */
   async runIfDue(): Promise<boolean> {
     const { notifier, clock, store, workerId } = this.deps;
@@ -103,7 +103,7 @@ export class NoticeOutbox {
       await Promise.all(claimed.map((notice) => this.#send(notifier, notice, leaseEnd)));
       if (claimed.length < BATCH) break;
     }
-    // Retries come due later: look again then (the scheduler's timer is armed for it too), even
+    // Next tries come due later: look again then (the scheduler's timer is armed for it too), even
     // those of notices another run or process tried: a due notice nobody looks for would keep
     // the scheduler's timer at its time.
     const next = await transient(this.#isTransient, () => store.nextDueAt()).catch(() => null);
@@ -142,8 +142,8 @@ export class NoticeOutbox {
       else logger.warn(`the notifier failed; the notice is tried again at ${new Date(nextAttemptAt).toISOString()}`, meta);
       outcome = { now, sent: false, nextAttemptAt, error: describeError(error) };
     }
-    // Retried only while the lease has room; past that, one try: it still records the result if
-    // nobody has claimed the notice since, and changes nothing if someone has.
+    // A transient retry only while the lease has room; past that, one try: it still records the
+    // result if nobody has claimed the notice since, and changes nothing if someone has.
     const room = Math.min(RECORD_BUDGET_MS, leaseEnd - LEASE_MARGIN_MS - clock.now());
     const record = () => store.finishNotice(notice.id, workerId, outcome);
     try {

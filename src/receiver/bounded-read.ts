@@ -7,8 +7,8 @@
  * an unread fetch response would hold its connection).
  *
  * The engine has its own reader (src/bounded-read.ts), but the receiver cannot share it: a
- * customer installs the package only for `identity-webhooks/receiver`, which must import nothing
- * but jose (test/structure.test.ts enforces it), so it keeps this copy.
+ * receiving service installs the package only for `identity-webhooks/receiver`, which must import
+ * nothing but jose (test/structure.test.ts enforces it), so it keeps this copy.
  */
 export async function readBounded(message: Request | Response, maxBytes: number, tooLarge: () => Error): Promise<Uint8Array> {
   const declared = Number(message.headers.get('content-length') ?? 0);

@@ -4,7 +4,7 @@ const ISO_UTC = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/i;
 
 /**
  * Checks the envelope of a verified token: every claim a handler relies on is present with its
- * type, and `timestamp` (the time of this attempt, renewed on every retry) is inside
+ * type, and `timestamp` (the time of this attempt, renewed on every attempt) is inside
  * `[now - maxAge, now + skew]`. Without that window a captured delivery could be replayed forever.
  */
 export function checkClaims(payload: Record<string, unknown>, now: number, maxAgeMs: number, skewMs: number): void {

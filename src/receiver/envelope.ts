@@ -2,7 +2,7 @@ import type { EventSource } from '../model.js';
 
 /**
  * The claims of every webhook token, around the event's `data`. `timestamp` is the time of this
- * delivery attempt (it changes on every retry); `event_timestamp` is when the event happened.
+ * delivery attempt (it changes on every attempt); `event_timestamp` is when the event happened.
  *
  * @example
  * ```ts

@@ -10,7 +10,7 @@
  * - `ERR_TIMESTAMP_STALE` / `ERR_TIMESTAMP_FUTURE`: `timestamp` outside the accepted window.
  * - `ERR_INVALID_CLAIMS`: a required claim is missing or of the wrong type.
  * - `ERR_JWKS_UNAVAILABLE`: the key set could not be fetched, was over 64 KiB, or is not a key set
- *   (answered 503, so the sender retries).
+ *   (answered 503, so the sender tries again).
  * - `ERR_CONTENT_TYPE`, `ERR_EMPTY_BODY`, `ERR_BODY_TOO_LARGE`, `ERR_WEBHOOK_ID`: the HTTP request
  *   itself is not a webhook delivery.
  */

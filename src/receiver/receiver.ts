@@ -7,7 +7,7 @@ import type { Verifier } from './verifier.js';
 
 /** What a handler gets beside the event. */
 export interface ReceiverContext {
-  /** The delivery's id (`webhook-id`), the same on every retry: a key for your own idempotency. */
+  /** The delivery's id (`webhook-id`), the same on every attempt: a key for your own idempotency. */
   webhookId: string;
   /** The incoming request (its body is already read). */
   request: Request;
@@ -37,12 +37,13 @@ export interface ReceiverOptions<M extends EventMap = WebhookEventMap> {
  * web Requests. It reads the body as text, verifies it (400 when that fails), skips a
  * `webhook-id` already processed (200), calls the handler for the event's type, and answers 200,
  * for types without a handler too. A handler that throws is answered 400 `{ "message" }` and the
- * id is not marked seen, so the sender retries it.
+ * id is not marked seen, so the sender attempts it again.
  *
- * Concurrent duplicates (a retry arriving while the first attempt's handler is still running, as
- * when a slow handler outlives the sender's timeout) are answered 409 without running the handler:
- * the sender retries later and then finds the id processed, or runs it if the first attempt failed.
- * This holds within one process; across processes, make handlers idempotent on `ctx.webhookId`.
+ * Concurrent duplicates (a next attempt arriving while the first attempt's handler is still
+ * running, as when a slow handler outlives the sender's timeout) are answered 409 without running
+ * the handler: the sender tries again later and then finds the id processed, or runs it if the
+ * first attempt failed. This holds within one process; across processes, make handlers idempotent
+ * on `ctx.webhookId`.
  *
  * @example
  * ```ts
@@ -86,9 +87,9 @@ export function createReceiver<M extends EventMap = WebhookEventMap>(options: Re
       const info = { webhookId: request.headers.get('webhook-id') ?? '', type: '' };
       if (error instanceof WebhookVerificationError && error.code === 'ERR_JWKS_UNAVAILABLE') {
         // Our side failed: the message (the URL tried, why, what to check) is for our operator; the
-        // sender can only retry, which the 503 already tells it.
+        // sender can only try again, which the 503 already tells it.
         onError(error, info);
-        return reply(503, { message: "the issuer's key set is unavailable; retry later", code: error.code });
+        return reply(503, { message: "the issuer's key set is unavailable; try again later", code: error.code });
       }
       if (error instanceof WebhookVerificationError) return reply(error.status, { message: error.message, code: error.code });
       onError(error, info);
@@ -97,7 +98,7 @@ export function createReceiver<M extends EventMap = WebhookEventMap>(options: Re
 
     const handler = handlers.get(event.type);
     if (!handler) return reply(200, { message: 'no handler for this event type' });
-    if (inFlight.has(webhookId)) return reply(409, { message: 'this webhook-id is being processed; retry later' });
+    if (inFlight.has(webhookId)) return reply(409, { message: 'this webhook-id is being processed; try again later' });
     inFlight.add(webhookId);
     try {
       return await handle(handler, event, { webhookId, request }, seen, onError);

@@ -1,9 +1,9 @@
 /**
  * Remembers which deliveries (by `webhook-id`) were processed, so a resent delivery is answered
  * 200 without running its handler again. The receiver calls `add` only after the handler
- * succeeded, so a failed handler is retried by the sender.
+ * succeeded, so a failed handler is tried again by the sender.
  *
- * Delivery is at-least-once and the sender keeps retrying for days, so keep ids at least that long
+ * Delivery is at-least-once and the sender keeps attempting for days, so keep ids at least that long
  * (a week is comfortable). Implement it over the store your receiver already has:
  *
  * @example

@@ -22,7 +22,7 @@ export interface VerifierOptions {
   jwksCacheMaxAgeSeconds?: number;
   /** Least time between two fetches caused by an unknown kid. Default 30 s. */
   jwksCooldownSeconds?: number;
-  /** Deadline of a key set fetch. Default 5000 ms. */
+  /** Deadline of a key set fetch, in milliseconds. Default 5 s. */
   jwksTimeoutMs?: number;
   /** The fetch used for the key set. Default: the global fetch. */
   fetch?: typeof fetch;

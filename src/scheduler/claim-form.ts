@@ -2,14 +2,14 @@
  * Which form a claim that leaves something out takes (`ClaimArgs.byWebhook`; both give the same
  * answer). Along the due index it reads past the due rows of what it leaves out; per webhook it
  * costs a seek per webhook with pending work, due or not. Each form has its bad case (a busy
- * webhook's 128,000 due rows: 20 ms along the due index on SQLite; 10,000 webhooks holding
- * future retries: 14 ms per webhook on SQLite, 85 ms on PostgreSQL), and neither can be told
- * from here in advance. So:
+ * webhook's large due backlog along the due index; thousands of webhooks whose next attempts
+ * are all in the future, per webhook: docs/decisions/020), and neither can be told from here in
+ * advance. So:
  * - after such a claim came back full, others have due work near the head of the due index:
  *   along it (a busy engine's usual refill);
  * - after one came back short, the due index would read the whole backlog left out to find
  *   nothing: per webhook, unless that proved slow (over four times an ordinary claim, and over
- *   2 ms), then the due index once; with both measured, the cheaper. Every 32nd short claim
+ *   `SLOW_FLOOR_MS`), then the due index once; with both measured, the cheaper. Every 32nd short claim
  *   forgets the dearer one's cost, so it is tried again if the cheaper one grows slow.
  * Costs are wall-clock milliseconds of the store call: they pick a plan, never a behaviour.
  */
@@ -44,6 +44,9 @@ export class ClaimForm {
   }
 
   #slow(ms: number): boolean {
-    return ms > Math.max(2, 4 * this.#typical);
+    return ms > Math.max(SLOW_FLOOR_MS, 4 * this.#typical);
   }
 }
+
+/** Below this a claim is never called slow, however cheap an ordinary one is. */
+const SLOW_FLOOR_MS = 2;

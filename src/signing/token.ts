@@ -31,7 +31,7 @@ export function buildClaims(event: EventRecord, issuer: string, now: number): We
  * RS256 JWT with header `{ alg: 'RS256', kid, typ: 'JWT' }`: base64url(header).base64url(claims),
  * signed RSASSA-PKCS1-v1_5 with SHA-256 in libuv's thread pool. Written out rather than through
  * jose's `SignJWT`, which validates the claims it is given, encodes base64 in JavaScript and goes
- * through WebCrypto: ~100 µs more CPU per token, and at fan-out 1 every delivery signs one. The
+ * through WebCrypto: measurably more CPU per token, and at fan-out 1 every delivery signs one. The
  * tokens are verified with jose in the tests (and by receivers) like any other.
  */
 export function signClaims(claims: WebhookClaims, key: ImportedKey): Promise<string> {

@@ -2,7 +2,7 @@ import { createNoopMeter, type Attributes, type Counter, type Histogram, type Me
 import type { AttemptRecord, ClaimedDelivery } from '../model.js';
 
 /**
- * The engine's metrics: names, units and attributes are a contract (README "Observability").
+ * The engine's metrics: names, units and attributes are a contract (docs/operations.md, "Observability").
  * Attributes are bounded sets only (outcome, event type from the catalog, error kind, reason):
  * never ids, endpoints, environments or user data, which would explode cardinality and leak.
  */
@@ -16,8 +16,9 @@ export const METRICS = {
   notices: 'webhooks.notices',
 } as const;
 
-// Seconds. HTTP client durations: OpenTelemetry's semantic-convention buckets (5 ms to 10 s; the
-// attempt deadline is 15 s by default). Lag: from milliseconds (keeping up) to hours (a backlog).
+// Seconds. HTTP client durations: OpenTelemetry's semantic-convention buckets (5 milliseconds to
+// 10 s; the attempt deadline is 15 s by default). Lag: from milliseconds (keeping up) to hours (a
+// backlog).
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 15];
 const LAG_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 4 * 3600, 12 * 3600];
 
@@ -30,7 +31,7 @@ const NoopMeter = createNoopMeter().constructor;
 /**
  * The instruments, or null when `meter` is the API's no-op: then the engine builds no attribute
  * object and makes no call per delivery. (Meters are not proxies: an SDK registered after
- * `createWebhooks` is not seen, which is why the README registers it first.)
+ * `createWebhooks` is not seen, which is why docs/operations.md registers it first.)
  */
 export function createInstruments(meter: Meter): Instruments | null {
   return meter instanceof NoopMeter ? null : new Instruments(meter);

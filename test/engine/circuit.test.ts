@@ -51,7 +51,7 @@ test('a failing webhook says half_open and gets one attempt at a time while more
   expect(await wire()).toMatchObject({ failing_since: new Date(clock.now()).toISOString(), circuit: 'half_open' });
 
   // Six more due at once while it keeps failing: each is tried, never two at a time
-  // (perEndpointConcurrency is 8: closed, all six would be in flight together).
+  // (perWebhookConcurrency is 8: closed, all six would be in flight together).
   endpoint.state.maxInFlight = 0;
   for (let i = 0; i < 6; i++) await hooks.emit({ type: 'user.created', source: 'api', data: userData({ id: `kp_${i}` }) });
   await hooks.drain();

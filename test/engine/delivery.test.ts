@@ -178,7 +178,7 @@ describe('delivery', () => {
       cleanups.push(() => inner.close!());
       const env = await setup(undefined, {
         transport: stepping,
-        delivery: { timeoutMs: 2000, pollIntervalMs: 3600_000, concurrency: 1, perEndpointConcurrency: 1, batchSize: 1 },
+        delivery: { timeoutMs: 2000, pollIntervalMs: 3600_000, concurrency: 1, perWebhookConcurrency: 1, batchSize: 1 },
       });
       clock = env.clock;
       for (let i = 0; i < 10; i++)

@@ -8,11 +8,11 @@ import { testKey, userData } from '../helpers/fixtures.js';
 import { tempDir } from '../helpers/http.js';
 
 /**
- * Fair sharing of delivery slots: one customer's dead endpoints must never slow another's. The
+ * Fair sharing of delivery slots: one environment's dead endpoints must never slow another's. The
  * noisy neighbour as it was found: 50 webhooks of one environment on endpoints that accept and
- * never answer, and 5 webhooks of another customer on a hanging path of a host shared with the
- * healthy customer. Before the fair share, 8 such webhooks took all 64 slots for 15 s at a time
- * and the healthy customer waited a median of 13 s.
+ * never answer, and 5 webhooks of another environment on a hanging path of a server shared with
+ * the healthy environment. Before the fair share, 8 such webhooks took all 64 slots for 15 s at a
+ * time and the healthy environment waited a median of 13 s.
  */
 const cleanups = useCleanups();
 const TIMEOUT_MS = 6_000;
@@ -41,7 +41,7 @@ async function server() {
   return { url, arrivals, hanging };
 }
 
-test('50 hanging webhooks of one customer and 5 on a shared host leave a healthy customer on that host unaffected', async () => {
+test('50 hanging webhooks of one environment and 5 on a shared server leave a healthy environment on that server unaffected', async () => {
   const dead = await server();
   const shared = await server();
   const dir = tempDir();
@@ -63,7 +63,7 @@ test('50 hanging webhooks of one customer and 5 on a shared host leave a healthy
   for (let i = 0; i < 5; i++) await make('neighbour', `${shared.url}/hang/shared`);
   await make('healthy', `${shared.url}/ok`);
 
-  // The noisy customers go first: 10 events each, 550 attempts that will all hang.
+  // The noisy environments go first: 10 events each, 550 attempts that will all hang.
   for (let i = 0; i < 10; i++) {
     await hooks.emit({ type: 'user.created', source: 'api', data: userData(), environment: 'noisy' });
     await hooks.emit({ type: 'user.created', source: 'api', data: userData(), environment: 'neighbour' });
@@ -72,7 +72,7 @@ test('50 hanging webhooks of one customer and 5 on a shared host leave a healthy
   while (dead.hanging.size + shared.hanging.size < 40 && performance.now() - busy < 3_000) await new Promise((r) => setTimeout(r, 10));
   expect(dead.hanging.size + shared.hanging.size).toBeGreaterThanOrEqual(40); // the slots they may take are taken
 
-  // Then the healthy customer, on the same host as a hanging path: 30 events, 100 ms apart.
+  // Then the healthy environment, on the same server as a hanging path: 30 events, 100 ms apart.
   const sentAt = new Map<number, number>();
   for (let i = 0; i < 30; i++) {
     sentAt.set(i, performance.now());
@@ -89,6 +89,6 @@ test('50 hanging webhooks of one customer and 5 on a shared host leave a healthy
   console.log(
     `[fairness] healthy latency with ${dead.hanging.size + shared.hanging.size} attempts hanging: p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms, max ${Math.max(...latencies).toFixed(1)} ms`,
   );
-  // Neither noisy customer got past its share of the 64 slots while others had work.
+  // Neither noisy environment got past its share of the 64 slots while others had work.
   expect(dead.hanging.size).toBeLessThanOrEqual(64 - 8);
 });

@@ -89,7 +89,7 @@ describe('scheduler', () => {
     const gated = gatedTransport();
     const env = await makeEngine({
       transport: gated.transport,
-      delivery: { concurrency: 6, perEndpointConcurrency: 2, batchSize: 4, pollIntervalMs: 3600_000 },
+      delivery: { concurrency: 6, perWebhookConcurrency: 2, batchSize: 4, pollIntervalMs: 3600_000 },
     });
     cleanups.push(() => env.close());
     const { hooks } = env;
@@ -126,7 +126,7 @@ describe('scheduler', () => {
     const gated = gatedTransport();
     const env = await makeEngine({
       transport: gated.transport,
-      delivery: { concurrency: 12, perEndpointConcurrency: 2, perEnvironmentConcurrency: 3, batchSize: 12, pollIntervalMs: 3600_000 },
+      delivery: { concurrency: 12, perWebhookConcurrency: 2, perEnvironmentConcurrency: 3, batchSize: 12, pollIntervalMs: 3600_000 },
     });
     cleanups.push(() => env.close());
     cleanups.push(async () => gated.releaseAll()); // first, so close() does not wait on the gate
@@ -332,7 +332,7 @@ describe('scheduler', () => {
     };
     const env = await makeEngine({
       transport,
-      delivery: { concurrency: 12, perEndpointConcurrency: 2, perEnvironmentConcurrency: 3, batchSize: 12, pollIntervalMs: 3600_000 },
+      delivery: { concurrency: 12, perWebhookConcurrency: 2, perEnvironmentConcurrency: 3, batchSize: 12, pollIntervalMs: 3600_000 },
     });
     cleanups.push(() => env.close());
     cleanups.push(async () => {
@@ -437,7 +437,7 @@ describe('scheduler', () => {
     const sent: string[] = [];
     const env = await makeEngine({
       store,
-      delivery: { timeoutMs: 2000, pollIntervalMs: 3600_000, concurrency: 12, perEndpointConcurrency: 4, batchSize: 4 },
+      delivery: { timeoutMs: 2000, pollIntervalMs: 3600_000, concurrency: 12, perWebhookConcurrency: 4, batchSize: 4 },
       transport: {
         async send(req) {
           sent.push(req.headers['webhook-id']!);
@@ -501,7 +501,7 @@ describe('scheduler', () => {
   });
 
   test('with fewer slots than one webhook may use (no room beyond the reserve), what waits for a probing webhook is given back, not kept until its lease ends', async () => {
-    // concurrency 4 < perEndpointConcurrency 8: the hard bound (4 - 8) admits nothing from the
+    // concurrency 4 < perWebhookConcurrency 8: the hard bound (4 - 8) admits nothing from the
     // waiting queues, so a held delivery must go back to be claimed again in the same pass.
     let requests = 0;
     const env = await makeEngine({

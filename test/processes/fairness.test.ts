@@ -9,7 +9,7 @@ import { createSchema } from '../helpers/postgres.js';
 
 /**
  * Fair share across processes: every process of a PostgreSQL fleet applies the same bounds, so a
- * customer whose endpoints all hang holds at most its share in each, and another customer's
+ * environment whose endpoints all hang holds at most its share in each, and another environment's
  * deliveries still start at once, whichever process claims them. Two worker processes over the
  * compiled library; the endpoints live here. Latencies are printed, never asserted: the
  * assertion is an order of events (every healthy delivery arrived before the first hanging
@@ -19,7 +19,7 @@ const setup = useFleet('fairness');
 const cleanups = setup.cleanups;
 const TIMEOUT_MS = 4_000;
 const CONCURRENCY = 64;
-const PER_ENDPOINT = 8;
+const PER_WEBHOOK = 8;
 
 /** One host on 127.0.0.1: `/ok` answers 200 and is recorded; every other path accepts and never answers. */
 async function sharedHost() {
@@ -63,11 +63,11 @@ async function sharedHost() {
   };
 }
 
-test('two processes on one PostgreSQL: a customer whose 40 webhooks all hang never delays another customer on the same host', async () => {
+test('two processes on one PostgreSQL: an environment whose 40 webhooks all hang never delays another environment on the same server', async () => {
   const host = await sharedHost();
   const schema = await createSchema(setup.server.url, 'fair');
   cleanups.push(() => schema.drop());
-  const delivery = { concurrency: CONCURRENCY, perEndpointConcurrency: PER_ENDPOINT, timeoutMs: TIMEOUT_MS, pollIntervalMs: 500 };
+  const delivery = { concurrency: CONCURRENCY, perWebhookConcurrency: PER_WEBHOOK, timeoutMs: TIMEOUT_MS, pollIntervalMs: 500 };
   const workers = await Promise.all(['w0', 'w1'].map((id) => spawnWorker(setup.dist, schema.url, id, setup.key, { delivery })));
   cleanups.push(() => Promise.all(workers.map((w) => w.kill())));
   // Emits only: never started, so every attempt is made by the two workers.
@@ -83,7 +83,7 @@ test('two processes on one PostgreSQL: a customer whose 40 webhooks all hang nev
   for (let i = 0; i < 40; i++) await create('noisy', `/hang/${i}`);
   await create('healthy', '/ok');
 
-  // The noisy customer first: 8 events, 320 attempts that will all hang, more than both processes hold.
+  // The noisy environment first: 8 events, 320 attempts that will all hang, more than both processes hold.
   for (let i = 0; i < 8; i++) await emitter.emit({ type: 'user.created', source: 'api', data: userData(), environment: 'noisy' });
   await until(
     'both processes holding at least their fair share of hanging attempts',
@@ -92,7 +92,7 @@ test('two processes on one PostgreSQL: a customer whose 40 webhooks all hang nev
     5,
   );
 
-  // Then the healthy customer, on the same host: 20 events, 25 ms apart.
+  // Then the healthy environment, on the same server: 20 events, 25 ms apart.
   const sentAt = new Map<string, number>();
   for (let i = 0; i < 20; i++) {
     const at = performance.now();
@@ -107,10 +107,10 @@ test('two processes on one PostgreSQL: a customer whose 40 webhooks all hang nev
   expect(new Set(host.ok.map((a) => a.id))).toEqual(new Set(sentAt.keys()));
   expect(host.ok).toHaveLength(20);
   expect(Math.max(...host.ok.map((a) => a.at))).toBeLessThan(firstTimeout);
-  // Both processes were saturated by the noisy customer, and neither let it past its bound.
+  // Both processes were saturated by the noisy environment, and neither let it past its bound.
   for (const w of workers) {
     expect(host.maxHangingBy.get(w.id) ?? 0, w.id).toBeGreaterThanOrEqual(16);
-    expect(host.maxHangingBy.get(w.id) ?? 0, w.id).toBeLessThanOrEqual(CONCURRENCY - PER_ENDPOINT);
+    expect(host.maxHangingBy.get(w.id) ?? 0, w.id).toBeLessThanOrEqual(CONCURRENCY - PER_WEBHOOK);
   }
   const latencies = host.ok.map((a) => a.at - sentAt.get(a.id)!);
   console.info(

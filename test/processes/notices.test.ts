@@ -54,7 +54,7 @@ async function disableAndNotify(
   cleanups.push(() => schema.drop());
   // Failures every 150 ms, disabled once a failure lands 1.5 s after the first: within seconds.
   const options = {
-    delivery: { pollIntervalMs: 100, timeoutMs: 1000, leaseMs: 3000, concurrency: 8, perEndpointConcurrency: 2 },
+    delivery: { pollIntervalMs: 100, timeoutMs: 1000, leaseMs: 3000, concurrency: 8, perWebhookConcurrency: 2 },
     disableAfterMs: 1500,
     backoff: { schedule: Array.from({ length: 40 }, () => 150), jitter: 0 },
     smtp: { url: smtp.url },

@@ -116,7 +116,7 @@ describe('delivery operations on PostgreSQL, several processes', () => {
     const receiver = await startReceiver(() => (healthy ? 200 : 500));
     cleanups.push(() => receiver.close());
     // No back-off: the first failure fails the delivery.
-    const f = await fleet({ backoff: { schedule: [] }, delivery: { pollIntervalMs: 200, concurrency: 32, perEndpointConcurrency: 32 } });
+    const f = await fleet({ backoff: { schedule: [] }, delivery: { pollIntervalMs: 200, concurrency: 32, perWebhookConcurrency: 32 } });
     const webhook = await f.emitter.webhooks.create({ name: 'flaky', endpoint: `${receiver.url}/flaky`, eventTypes: ['user.created'] });
     const since = new Date(Date.now() - 1000).toISOString();
     await f.emitMany(N);

@@ -23,7 +23,7 @@ import { createSchema, useTestPostgres, type TestPostgres } from '../helpers/pos
 /**
  * The package as a user gets it: `npm pack` of a copy of this tree with no `dist/` (so `prepare`
  * must build it), installed into a scratch project with `--omit=optional` (no better-sqlite3, so
- * nothing is compiled), then a PostgreSQL host and a receiver-only customer run from it as plain
+ * nothing is compiled), then a PostgreSQL host and a receiver-only install run from it as plain
  * JavaScript, `identity-webhooks/sqlite` and `identity-webhooks/postgres` name the driver they
  * lack, and every entry point type-checks with `skipLibCheck: false` and only `@types/node`;
  * `npm install <path>` of a fresh clone installs what the build needs, builds, and the same host
@@ -149,14 +149,14 @@ describe('the packed tarball', () => {
 });
 
 describe('the installed package at run time', () => {
-  test('a PostgreSQL host delivers an event that a receiver-only customer verifies against its key set', async (context) => {
+  test('a PostgreSQL host delivers an event that a receiver-only install verifies against its key set', async (context) => {
     needsInstall(context);
     await deliverAndVerify(project, (await database()).url);
   }, 60_000);
 
   test('identity-webhooks/postgres without pg imports, and postgresStore names the package to install', async (context) => {
     needsInstall(context);
-    // pg is an optional peer dependency: a host on SQLite, or a receiver-only customer, has none.
+    // pg is an optional peer dependency: a host on SQLite, or a receiver-only install, has none.
     const created = async () => {
       const { stdout } = await run(process.execPath, ['postgres.mjs'], { cwd: project, timeout: 20_000 });
       return JSON.parse(stdout.trim().split('\n').at(-1)!);
@@ -349,7 +349,7 @@ async function database(): Promise<TestPostgres> {
 
 /**
  * Runs host.mjs and receiver.mjs from `cwd` (a scratch host that installed the package): the host
- * on PostgreSQL at `databaseUrl` delivers one event, the receiver-only customer verifies it.
+ * on PostgreSQL at `databaseUrl` delivers one event, the receiver-only install verifies it.
  */
 async function deliverAndVerify(cwd: string, databaseUrl: string): Promise<void> {
   const children: ChildProcess[] = [];

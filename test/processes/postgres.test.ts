@@ -95,7 +95,7 @@ describe('several host processes on one PostgreSQL', () => {
     // Two hot webhooks: the per-endpoint bound is raised to the process bound (TEST_SCALE_DEFAULTS=1 measures the defaults).
     const f = await fleet(
       4,
-      process.env.TEST_SCALE_DEFAULTS === '1' ? {} : { delivery: { concurrency: 32, perEndpointConcurrency: 32, batchSize: 32 } },
+      process.env.TEST_SCALE_DEFAULTS === '1' ? {} : { delivery: { concurrency: 32, perWebhookConcurrency: 32, batchSize: 32 } },
     );
     for (const name of ['a', 'b'])
       await f.emitter.webhooks.create({ name, endpoint: `${ledger.url}/${name}`, eventTypes: ['user.created'] });
@@ -129,7 +129,7 @@ describe('several host processes on one PostgreSQL', () => {
     const ledger = await startLedger(20); // slow enough that many attempts are in flight at the kill
     cleanups.push(() => ledger.close());
     const f = await fleet(4, {
-      delivery: { concurrency: 16, perEndpointConcurrency: 16, batchSize: 16, timeoutMs: 2000, leaseMs: LEASE, pollIntervalMs: 500 },
+      delivery: { concurrency: 16, perWebhookConcurrency: 16, batchSize: 16, timeoutMs: 2000, leaseMs: LEASE, pollIntervalMs: 500 },
     });
     for (const name of ['a', 'b'])
       await f.emitter.webhooks.create({ name, endpoint: `${ledger.url}/${name}`, eventTypes: ['user.created'] });
@@ -173,7 +173,7 @@ describe('several host processes on one PostgreSQL', () => {
     cleanups.push(() => ledger.close());
     // A lease well past the outage: what was in flight is re-sent only if its outcome could not be recorded.
     const f = await fleet(3, {
-      delivery: { concurrency: 16, perEndpointConcurrency: 16, batchSize: 16, timeoutMs: 2000, leaseMs: 8000, pollIntervalMs: 500 },
+      delivery: { concurrency: 16, perWebhookConcurrency: 16, batchSize: 16, timeoutMs: 2000, leaseMs: 8000, pollIntervalMs: 500 },
     });
     for (const name of ['a', 'b'])
       await f.emitter.webhooks.create({ name, endpoint: `${ledger.url}/${name}`, eventTypes: ['user.created'] });

@@ -118,7 +118,7 @@ describe('a key set that cannot be loaded: the sender gets a plain 503, the oper
     const res = await post(await token(issuer));
     expect(res).toEqual({
       status: 503,
-      body: { code: 'ERR_JWKS_UNAVAILABLE', message: "the issuer's key set is unavailable; retry later" },
+      body: { code: 'ERR_JWKS_UNAVAILABLE', message: "the issuer's key set is unavailable; try again later" },
     });
     expect(logged).toHaveLength(1);
     expect(logged[0]!.message).toBe(

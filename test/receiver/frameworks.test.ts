@@ -29,7 +29,7 @@ afterAll(async () => {
   for (const close of closers.reverse()) await close();
 });
 
-/** The receiver of the README examples; `contacts` stands in for the customer's CRM. */
+/** The receiver of the README examples; `contacts` stands in for the account holder's CRM. */
 function makeReceive(contacts: string[]) {
   return createReceiver({
     verifier: createVerifier({ issuer, clock }),

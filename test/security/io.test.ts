@@ -163,7 +163,7 @@ describe('per-endpoint concurrency', () => {
     cleanups.push(() => healthy.close());
     // Four slots in all, two per endpoint. Without the per-endpoint bound the hung endpoint's ten
     // deliveries would fill all four slots for the full 60 s timeout and the healthy one would wait.
-    const e = await makeEngine({ delivery: { timeoutMs: 60_000, concurrency: 4, perEndpointConcurrency: 2, pollIntervalMs: 3600_000 } });
+    const e = await makeEngine({ delivery: { timeoutMs: 60_000, concurrency: 4, perWebhookConcurrency: 2, pollIntervalMs: 3600_000 } });
     cleanups.push(() => e.close());
     await e.hooks.start();
     await e.hooks.webhooks.create({ name: 'hang', endpoint: `${hang.url}/x`, eventTypes: ['user.created'] });

@@ -12,7 +12,7 @@ const DAY = 24 * 3600_000;
 const MAX_TIME = 8.64e15;
 
 /**
- * Text a customer may store that a database could read as something else: astral characters
+ * Text an account holder may store that a database could read as something else: astral characters
  * (surrogate pairs in JavaScript, 4-byte UTF-8), quotes, backslashes, LIKE wildcards, SQL.
  */
 const NAME = `Acme 𝔸𝕔𝕞𝕖 😀 "q" 'q' \`q\` \\n\\ 100% a_b '; drop table iw_webhooks; --`;

@@ -41,7 +41,7 @@ describeStore('sqlite', async () => {
 });
 
 describe('sqlite: claims', () => {
-  test('the claim, built once per shape, reads the due index, or per webhook when it leaves webhooks or customers out', async () => {
+  test('the claim, built once per shape, reads the due index, or per webhook when it leaves webhooks or environments out', async () => {
     await onMigratedStore('iw-claim-plan-', async (store) => {
       for (const args of [
         { now: 1, limit: 64, workerId: 'w', leaseMs: 10 },

@@ -101,7 +101,7 @@ export function describeTelemetryContract(ready: () => Promise<Store & { kysely?
         [plain.id, null],
         [plain.id, null],
       ]);
-      // The event record itself is unchanged: the trace context is not part of what customers see.
+      // The event record itself is unchanged: the trace context is not part of what account holders see.
       expect(await s.getEvent('env_a', traced.id)).toEqual(traced);
     });
 

@@ -332,7 +332,7 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
         expect(await leaseOf(s, ids[1]!)).toEqual({ workerId: 'w4', until: now + 2 * LEASE });
       });
 
-      /** A claim by w1 that leaves `busyId` and the customer env_b out, in the given form. */
+      /** A claim by w1 that leaves `busyId` and the environment env_b out, in the given form. */
       const claimLeaving = (now: number, busyId: string, byWebhook: boolean) =>
         s.claimDue({
           now,
@@ -348,7 +348,7 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
         (await s.claimDue({ now, limit: 10, workerId: 'w2', leaseMs: LEASE })).map((c) => c.webhook.id).sort();
 
       test.each([true, false])(
-        'a claim leaving out webhooks and customers at once takes only the others, oldest first (byWebhook: %s)',
+        'a claim leaving out webhooks and environments at once takes only the others, oldest first (byWebhook: %s)',
         async (byWebhook) => {
           const busy = webhook('env_a');
           const sibling = webhook('env_a');

@@ -136,7 +136,7 @@ describe('postgres: claims', () => {
     const plain = claimQuery({ now: T0, limit: 5, workerId: 'w1', leaseMs: 1000 });
     expect(plain.sql).toBe(CLAIM_DUE_CALL);
     expect(plain.parameters).toEqual([T0, 5, 'w1', T0 + 1000]);
-    // Leaving webhooks or customers out: a text, per webhook, each one's rows locked as they are read.
+    // Leaving webhooks or environments out: a text, per webhook, each one's rows locked as they are read.
     const { sql, parameters } = claimQuery({
       now: T0,
       limit: 5,

@@ -72,8 +72,8 @@ export async function checkTarget(
     // A non-address answer cannot be connected to; refusing it beats guessing what it means.
     if (!parsed || !allowed(parsed, guard, host)) {
       const verdict = parsed ? describeCategory(classifyBytes(parsed)) : 'something that is not an IP address';
-      // The category, not the address: the message reaches the customer, and the address may
-      // be an internal one the customer's DNS (or a CNAME into ours) pointed at.
+      // The category, not the address: the message reaches the account holder, and the address
+      // may be an internal one the account holder's DNS (or a CNAME into ours) pointed at.
       throw refused(`endpoint host ${host.slice(0, 253)} resolves to ${verdict}${PUBLIC_ONLY}`);
     }
     addresses.push(pinOf(parsed));
@@ -99,9 +99,8 @@ interface Checked {
 
 /**
  * The transport's memory of endpoints that passed the guard, so the next delivery to one does
- * not parse and check it all again (2.3 µs an attempt for an address, 2.9 for a name through a
- * caching resolver; 0.16 and 0.54 with it: bench/README.md). Kept per endpoint text, for the
- * guard it was checked under:
+ * not parse and check it all again (remembering costs a fraction of checking again). Kept per
+ * endpoint text, for the guard it was checked under:
  * - an **address** endpoint's verdict depends on nothing else: it is reused as is;
  * - a **name** is still resolved at every attempt (the resolver decides how long an answer
  *   lives); only when the answer is the same list of addresses as last time is last time's

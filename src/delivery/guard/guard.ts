@@ -82,7 +82,7 @@ export const defaultResolver: Resolver = cachingResolver(systemResolver, { ttlMs
 export interface GuardOptions {
   /**
    * Deliver to loopback, private, link-local and other non-public addresses too. Development and
-   * tests only: with it, a customer can make your server POST to anything on your network.
+   * tests only: with it, an account holder can make your server POST to anything on your network.
    */
   allowPrivateNetworks?: boolean;
   /**
@@ -93,10 +93,10 @@ export interface GuardOptions {
   allowHosts?: readonly string[];
   /**
    * Name resolution; default {@link systemResolver} with its answers kept 10 s
-   * ({@link defaultResolver}). A resolver you pass is asked at every attempt, as is.
+   * (`defaultResolver`). A resolver you pass is asked at every attempt, as is.
    */
   resolver?: Resolver;
-  /** How long the creation-time check waits for DNS. Default 5000 ms. */
+  /** How long the creation-time check waits for DNS, in milliseconds. Default 5 s. */
   resolveTimeoutMs?: number;
 }
 

@@ -1,4 +1,4 @@
-// A customer's receiver that installs the package only for identity-webhooks/receiver: a plain
+// An account holder's receiver that installs the package only for identity-webhooks/receiver: a plain
 // node:http server on 127.0.0.1 that verifies each delivery against ISSUER's key set and prints
 // what it verified as one JSON line.
 import { createServer } from 'node:http';

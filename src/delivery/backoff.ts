@@ -57,8 +57,3 @@ export class Backoff {
     return now + Math.max(0, Math.round(base + spread));
   }
 }
-
-/** @deprecated Old name of {@link DEFAULT_BACKOFF_SCHEDULE}. */
-export const DEFAULT_RETRY_SCHEDULE = DEFAULT_BACKOFF_SCHEDULE;
-/** @deprecated Old name of {@link BackoffOptions}. */
-export type RetryOptions = BackoffOptions;

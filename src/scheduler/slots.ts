@@ -1,0 +1,176 @@
+import type { AttemptResult } from '../delivery/dispatch.js';
+
+export interface SlotOptions {
+  /** Attempts in flight at once in this process. */
+  concurrency: number;
+  /** Attempts in flight at once per webhook in this process (one while the webhook is failing). */
+  perWebhookConcurrency: number;
+  /** Attempts in flight at once per environment in this process: its fair share. */
+  perEnvironmentConcurrency: number;
+}
+
+/** What to do with a claimed delivery (see {@link Slots.admit}). */
+export type Admission = 'start' | 'park' | 'give-back';
+
+/**
+ * Slots and fair share: how many attempts run in this process, per webhook and per environment,
+ * and who may take the next slot. Bookkeeping only (no I/O, no time): the scheduler's loop asks
+ * and tells.
+ *
+ * - A **slot** covers one HTTP exchange: taken when an attempt starts, given back when the
+ *   exchange ends (before its outcome is recorded).
+ * - A webhook's **bound** is `perWebhookConcurrency` while it is healthy and one while it is
+ *   failing (its circuit is half open: one probe at a time), known from its record at claim and
+ *   from the outcomes seen here since.
+ * - An environment's **fair share** is `perEnvironmentConcurrency`. Beyond it an environment may
+ *   borrow idle slots up to its **hard bound** (every slot but the reserve) only while nobody
+ *   else has due work (`othersDrained`).
+ * - The **reserve** is the last `perWebhookConcurrency` slots: while some environment is over its
+ *   share they go only to environments with nothing in flight here, so however many of an
+ *   environment's endpoints hang, the next environment's delivery still starts at once.
+ */
+export class Slots {
+  #attempting = 0;
+  readonly #perWebhook = new Map<string, number>();
+  readonly #perEnvironment = new Map<string, number>();
+  /** Per webhook whose bound is not the default (a failing one: 1). */
+  readonly #bound = new Map<string, number>();
+  /** Per webhook with attempts in flight: its environment. */
+  readonly #environmentOf = new Map<string, string>();
+  /**
+   * Set when the last fair claim (environments at their share left out) came back short: every
+   * other environment's due work is claimed, so environments over their share may use idle
+   * slots. Cleared by a wake-up (new work, perhaps someone else's).
+   */
+  othersDrained = false;
+
+  constructor(private readonly options: SlotOptions) {}
+
+  /** Slots taken: attempts whose HTTP exchange has not ended. */
+  get attempting(): number {
+    return this.#attempting;
+  }
+
+  /**
+   * Slots free for new attempts, given how many started attempts have not had their outcome
+   * recorded yet: at most `concurrency` such outcomes may be pending, so a slow database slows
+   * the attempts down instead of piling outcomes up in memory.
+   */
+  free(unrecorded: number): number {
+    const { concurrency } = this.options;
+    return Math.min(concurrency - this.#attempting, 2 * concurrency - unrecorded);
+  }
+
+  /** How many attempts `webhookId` may have in flight here (see the class comment). */
+  boundOf(webhookId: string): number {
+    return this.#bound.get(webhookId) ?? this.options.perWebhookConcurrency;
+  }
+
+  /** Attempts of `webhookId` in flight here. */
+  inFlight(webhookId: string): number {
+    return this.#perWebhook.get(webhookId) ?? 0;
+  }
+
+  /** Attempts of `environment` in flight here. */
+  inEnvironment(environment: string): number {
+    return this.#perEnvironment.get(environment) ?? 0;
+  }
+
+  /** The environment of a webhook with attempts in flight here. */
+  environmentOf(webhookId: string): string | undefined {
+    return this.#environmentOf.get(webhookId);
+  }
+
+  /** Most slots one environment may hold here: all but the reserve. */
+  hardBound(): number {
+    return this.options.concurrency - this.options.perWebhookConcurrency;
+  }
+
+  /** The bound for starting parked deliveries: the hard bound while nobody else has due work, else the fair share. */
+  parkedBound(): number {
+    const hard = this.hardBound();
+    return this.othersDrained ? hard : Math.min(hard, this.options.perEnvironmentConcurrency);
+  }
+
+  /**
+   * Whether a delivery of `environment` may take a slot now: below `bound` (its fair share in a
+   * fair claim, the hard bound otherwise), and, while the reserve is guarded, only if nothing of
+   * its environment is in flight here.
+   */
+  canStartIn(environment: string, bound: number): boolean {
+    const n = this.inEnvironment(environment);
+    if (n >= bound) return false;
+    return n === 0 || !this.reserveGuarded();
+  }
+
+  /** Only the reserve is left and some environment is over its share: environments new here only. */
+  reserveGuarded(): boolean {
+    const { concurrency, perWebhookConcurrency, perEnvironmentConcurrency } = this.options;
+    if (concurrency - this.#attempting > perWebhookConcurrency) return false;
+    for (const n of this.#perEnvironment.values()) if (n > perEnvironmentConcurrency) return true;
+    return false;
+  }
+
+  /** The environments a fair claim leaves out: those at their share (every one with work here while the reserve is guarded). */
+  busyEnvironments(guarded: boolean): string[] {
+    const share = this.options.perEnvironmentConcurrency;
+    return [...this.#perEnvironment].filter(([, n]) => n >= share || guarded).map(([environment]) => environment);
+  }
+
+  /** The webhooks a claim leaves out: at their bound, or with deliveries parked here already. */
+  saturatedWebhooks(isParked: (webhookId: string) => boolean): string[] {
+    return [...this.#perWebhook].filter(([id, n]) => n >= this.boundOf(id) || isParked(id)).map(([id]) => id);
+  }
+
+  /** A claim brought a delivery of this webhook: its record says whether it is failing (bound 1) or healthy. */
+  observe(webhook: { id: string; failingSince: number | null }): void {
+    if (webhook.failingSince !== null) this.#bound.set(webhook.id, 1);
+    else if (!this.#perWebhook.has(webhook.id)) this.#bound.delete(webhook.id); // healthy: the default bound
+  }
+
+  /**
+   * A claimed delivery of `webhook`: start it now, park it (wait here for a slot of its webhook
+   * or environment; if parking is refused, give it back), or give it back at once.
+   * `environmentBound`: the fair share in a fair claim, the hard bound otherwise. `ahead`: the
+   * claim asked for more than could start (claiming ahead), so what its environment's bound
+   * stops is parked even at the hard bound.
+   */
+  admit(webhook: { id: string; environment: string }, environmentBound: number, ahead: boolean): Admission {
+    if (!this.canStartIn(webhook.environment, environmentBound)) {
+      // Below the hard bound it waits here for a slot (a release is a write, and the claim after
+      // it would read the same rows again).
+      return ahead || this.canStartIn(webhook.environment, this.hardBound()) ? 'park' : 'give-back';
+    }
+    return this.inFlight(webhook.id) >= this.boundOf(webhook.id) ? 'park' : 'start';
+  }
+
+  /** An attempt starts: it holds a slot of its webhook and environment until {@link end}. */
+  take(webhookId: string, environment: string): void {
+    this.#environmentOf.set(webhookId, environment);
+    bump(this.#perWebhook, webhookId, +1);
+    bump(this.#perEnvironment, environment, +1);
+    this.#attempting++;
+  }
+
+  /**
+   * An attempt's HTTP exchange ended (`result` null: it failed inside the engine before one).
+   * A failure of the endpoint makes the webhook a one-at-a-time probe; a success restores its
+   * full bound.
+   */
+  end(webhookId: string, environment: string, result: AttemptResult | null): void {
+    this.#attempting--;
+    bump(this.#perWebhook, webhookId, -1);
+    bump(this.#perEnvironment, environment, -1);
+    if (!this.#perWebhook.has(webhookId)) this.#environmentOf.delete(webhookId);
+    if (result?.charged) {
+      if (result.success) this.#bound.delete(webhookId);
+      else this.#bound.set(webhookId, 1);
+    }
+  }
+}
+
+function bump(counts: Map<string, number>, key: string, by: number): void {
+  const n = (counts.get(key) ?? 0) + by;
+  if (n <= 0) counts.delete(key);
+  else counts.set(key, n);
+}
