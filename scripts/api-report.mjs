@@ -5,7 +5,7 @@
 // It reads the built declarations (dist/**/*.d.ts). A new entry in "exports" needs its report
 // written once with api:update.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Extractor, ExtractorConfig } from '@microsoft/api-extractor';
 
@@ -22,9 +22,13 @@ const entries = Object.entries(pkg.exports)
     report: subpath === '.' ? pkg.name : `${pkg.name}-${subpath.slice(2).replaceAll('/', '-')}`,
   }));
 
+// API Extractor writes each report here; this script compares it with etc/ (or copies it there)
+// itself, after taking out the line numbers of the declarations that some notes carry: they move
+// with every edit above them and are no change to the surface.
 const TEMP = `${root}.tmp/api-report/`;
-mkdirSync(TEMP, { recursive: true });
+mkdirSync(`${TEMP}work/`, { recursive: true });
 mkdirSync(`${root}etc/`, { recursive: true });
+const withoutLineNumbers = (text) => text.replace(/^(\/\/ dist\/[^\s:]+):\d+:\d+ - /gm, '$1 - ');
 const changed = [];
 for (const entry of entries) {
   const entryPoint = `${root}${entry.types.replace(/^\.\//, '')}`;
@@ -53,8 +57,8 @@ for (const entry of entries) {
       apiReport: {
         enabled: true,
         reportFileName: entry.report,
-        reportFolder: `${root}etc/`,
-        reportTempFolder: TEMP,
+        reportFolder: TEMP,
+        reportTempFolder: `${TEMP}work/`,
       },
       docModel: { enabled: false },
       dtsRollup: { enabled: false },
@@ -80,17 +84,20 @@ for (const entry of entries) {
   });
   const problems = [];
   const result = Extractor.invoke(config, {
-    localBuild: update,
+    localBuild: true,
     messageCallback(message) {
       // API Extractor's own chatter; a report's change is told below, with its diff.
       if (message.category === 'console' && message.logLevel !== 'error') message.handled = true;
       else if (message.logLevel === 'error' || message.logLevel === 'warning') problems.push(message.formatMessageWithLocation(root));
     },
   });
-  if (problems.length > 0 || (!result.succeeded && !result.apiReportChanged)) {
-    throw new Error(`api-report: ${entry.subpath}:\n${problems.join('\n')}`);
-  }
-  if (result.apiReportChanged) changed.push(entry);
+  if (problems.length > 0 || !result.succeeded) throw new Error(`api-report: ${entry.subpath}:\n${problems.join('\n')}`);
+  const now = withoutLineNumbers(readFileSync(`${TEMP}${entry.report}.api.md`, 'utf8'));
+  writeFileSync(`${TEMP}${entry.report}.api.md`, now);
+  const committed = `${root}etc/${entry.report}.api.md`;
+  if (existsSync(committed) && readFileSync(committed, 'utf8') === now) continue;
+  changed.push(entry);
+  if (update) writeFileSync(committed, now);
 }
 
 if (update) {
