@@ -5,14 +5,13 @@
 // a reload in the same context (the hashed assets come from the cache, as for a returning user).
 // The time is read in the page: the element's 'webhooks-dashboard:render' performance mark.
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { loadavg } from 'node:os';
 import http from 'node:http';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
 import { createWebhooks, generateSigningKey } from 'identity-webhooks';
 import { toNodeHandler } from 'identity-webhooks/http';
 import { sqliteStore } from 'identity-webhooks/sqlite';
+import { chromium } from 'playwright-core';
 import { createDashboard } from '../dist/src/dashboard/index.js';
 
 const runs = Number(process.argv.find((a) => a.startsWith('--runs='))?.split('=')[1] ?? 15);

@@ -15,10 +15,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
-import pg from 'pg';
 import { postgresStore } from 'identity-webhooks/postgres';
 import { sqliteStore } from 'identity-webhooks/sqlite';
+import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import pg from 'pg';
 import { listPage } from '../dist/adapters/kysely/log.js';
 import { createDatabase, dropDatabase, postgresAvailable } from './lib/postgres.mjs';
 

@@ -2,7 +2,7 @@
 // profiling and debugging, e.g.
 //   node --cpu-prof --cpu-prof-dir=/tmp/prof bench/one.mjs fanout1 sqlite --quick
 // The PostgreSQL scenarios need a server at 127.0.0.1:5432 (BENCH_PG_URL).
-import { join, dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { buildPlan } from './lib/plan.mjs';
 import { dropDatabasesLike } from './lib/postgres.mjs';

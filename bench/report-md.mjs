@@ -1,9 +1,9 @@
 // Prints a results JSON (default: the newest full run in bench/results/) as the markdown the
 // README's Results section holds: node bench/report-md.mjs [file]
 import { readdirSync, readFileSync } from 'node:fs';
-import { join, dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { FIGURE_HEADER, TARGET_HEADER, figureRows, markdownTable, targetRows } from './lib/report.mjs';
+import { FIGURE_HEADER, figureRows, markdownTable, TARGET_HEADER, targetRows } from './lib/report.mjs';
 
 const dir = join(dirname(fileURLToPath(import.meta.url)), 'results');
 const file =

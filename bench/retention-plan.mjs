@@ -11,9 +11,10 @@
 // the statements of one purge round exactly as the store sends them (captured from Kysely's log
 // while `purgeStep` runs) under EXPLAIN (ANALYZE, BUFFERS), each inside a transaction that is
 // rolled back. Prints the plans and, per step, the rows changed, the buffers touched and the time.
+
+import { postgresStore } from 'identity-webhooks/postgres';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
-import { postgresStore } from 'identity-webhooks/postgres';
 import { PURGE_STEPS, purgeStep } from '../dist/adapters/kysely/retention.js';
 import { PURGE_BATCH } from '../dist/src/retention.js';
 import { createDatabase, dropDatabase, postgresAvailable } from './lib/postgres.mjs';

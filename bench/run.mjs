@@ -15,7 +15,7 @@ import { describeMachine } from './lib/machine.mjs';
 import { buildPlan } from './lib/plan.mjs';
 import { dropDatabasesLike, postgresAvailable } from './lib/postgres.mjs';
 import { startReceiver } from './lib/receiver-client.mjs';
-import { FIGURE_HEADER, TARGET_HEADER, figureRows, targetRows, textTable } from './lib/report.mjs';
+import { FIGURE_HEADER, figureRows, TARGET_HEADER, targetRows, textTable } from './lib/report.mjs';
 import { summarize } from './lib/stats.mjs';
 import { derive, judge } from './lib/targets.mjs';
 

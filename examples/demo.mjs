@@ -1,13 +1,14 @@
 // An example identity host on SQLite delivering to a local receiver.
 // Run: npm run demo               (builds, then runs this file; exits by itself)
 //      npm run demo -- --serve    (the same, then keeps serving the dashboard to click through; Ctrl-C stops)
-import http from 'node:http';
+
 import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { createWebhooks, generateSigningKey, ManualClock } from 'identity-webhooks';
 import { sqliteStore } from 'identity-webhooks/sqlite';
+import { createRemoteJWKSet, jwtVerify } from 'jose';
 
 const dir = mkdtempSync(join(tmpdir(), 'identity-webhooks-demo-'));
 const log = (...args) => console.log(...args);

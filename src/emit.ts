@@ -5,8 +5,8 @@ import { newId } from './ids.js';
 import type { EventRecord } from './model.js';
 import type { Store } from './store.js';
 import type { StoreAccess } from './store-access.js';
-import { transient } from './transient.js';
 import type { Telemetry } from './telemetry/telemetry.js';
+import { transient } from './transient.js';
 import type { EmitInput, EmittedEvent } from './types.js';
 import { environmentOf, SOURCES } from './validate.js';
 

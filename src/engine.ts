@@ -1,12 +1,12 @@
+import { createDashboard } from './dashboard/handler.js';
 import { Dispatcher } from './delivery/dispatch.js';
 import { httpTransport } from './delivery/transport.js';
 import { createEmit } from './emit.js';
-import { createDashboard } from './dashboard/handler.js';
 import { createHandler } from './http/handler.js';
 import { createManagement } from './management.js';
-import { snapshotOptions } from './options.js';
-import { NoticeOutbox } from './notices/outbox.js';
 import { listNotices } from './notices/list.js';
+import { NoticeOutbox } from './notices/outbox.js';
+import { snapshotOptions } from './options.js';
 import { Retention } from './retention.js';
 import { type Chore, Scheduler } from './scheduler/scheduler.js';
 import { StoreAccess } from './store-access.js';

@@ -1,14 +1,14 @@
 import type { Catalog } from './catalog/catalog.js';
 import type { Clock } from './clock.js';
+import { decodeCursor, encodeCursor } from './cursor.js';
 import { assertEndpointAllowed } from './delivery/guard/check.js';
 import type { Guard } from './delivery/guard/guard.js';
+import type { LooseEmitInput } from './emit.js';
 import { ValidationError } from './errors.js';
 import { newId } from './ids.js';
-import { decodeCursor, encodeCursor } from './cursor.js';
 import { type DeliveryStatus, type WebhookRecord, withCircuit } from './model.js';
 import type { DeliveryCursor } from './store.js';
 import type { StoreAccess } from './store-access.js';
-import type { LooseEmitInput } from './emit.js';
 import type { EmittedEvent, Management } from './types.js';
 import * as v from './validate.js';
 

@@ -1,11 +1,11 @@
-import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import { Catalog } from './catalog/catalog.js';
 import { systemClock } from './clock.js';
-import type { WebhooksOptions } from './types.js';
-import { KeySet } from './signing/keyset.js';
 import { Backoff } from './delivery/backoff.js';
 import { createGuard } from './delivery/guard/guard.js';
+import { KeySet } from './signing/keyset.js';
+import type { WebhooksOptions } from './types.js';
 
 /**
  * Checks every option of createWebhooks() at once and freezes what the engine keeps, so misuse is

@@ -117,6 +117,7 @@
 import type { MeterProvider, TracerProvider } from '@opentelemetry/api';
 import type { CatalogEntry, EventTypeDefinition } from './catalog/catalog.js';
 import type { Clock } from './clock.js';
+import type { BackoffOptions } from './delivery/backoff.js';
 import type { GuardOptions, Resolver } from './delivery/guard/guard.js';
 import type { Transport } from './delivery/transport.js';
 import type {
@@ -129,11 +130,10 @@ import type {
   NoticeStatus,
   WebhookRecord,
 } from './model.js';
-import type { BackoffOptions } from './delivery/backoff.js';
+import type { WebhookEventMap } from './receiver/event-types.generated.js';
 import type { SigningKey } from './signing/keys.js';
 import type { KeyInfo, RotateOptions } from './signing/keyset.js';
 import type { Store } from './store.js';
-import type { WebhookEventMap } from './receiver/event-types.generated.js';
 
 export interface WebhooksOptions<Tx = unknown> {
   store: Store<Tx>;

@@ -1,5 +1,5 @@
 import type { ClaimArgs } from '../../src/store.js';
-import { list, type Mark, text, type Texts } from './texts.js';
+import { list, type Mark, type Texts, text } from './texts.js';
 
 /**
  * The ids a claim may take: pending, due by `now`, oldest due first, not of a webhook this worker

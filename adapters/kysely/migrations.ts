@@ -1,4 +1,4 @@
-import { CompiledQuery, sql, type Kysely } from 'kysely';
+import { CompiledQuery, type Kysely, sql } from 'kysely';
 import type { EngineTables } from './schema.js';
 
 export interface Migration {

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import { newId } from '../../src/ids.js';
 import type { NoticeRecord, NoticeStatus, WebhookRecord } from '../../src/model.js';
 import type { NoticeClaimArgs, NoticeOutcome } from '../../src/store.js';

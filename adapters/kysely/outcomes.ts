@@ -4,7 +4,7 @@ import type { RecordAttemptArgs } from '../../src/store.js';
 import { writeNotice } from './notices.js';
 import { fromAttempt, toWebhook } from './rows.js';
 import type { EngineTables } from './schema.js';
-import { list, precompiled, text, type Texts } from './texts.js';
+import { list, precompiled, type Texts, text } from './texts.js';
 
 type Trx = Transaction<EngineTables>;
 type Result = { disabled: WebhookRecord | null };

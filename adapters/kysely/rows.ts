@@ -1,3 +1,4 @@
+import type { Selectable } from 'kysely';
 import type {
   AttemptErrorKind,
   AttemptRecord,
@@ -8,7 +9,6 @@ import type {
   WebhookRecord,
   WebhookStatus,
 } from '../../src/model.js';
-import type { Selectable } from 'kysely';
 import type { AttemptRow, DeliveryRow, EventRow, WebhookRow } from './schema.js';
 
 const ms = (v: number | string): number => (typeof v === 'number' ? v : Number(v));

@@ -1,5 +1,4 @@
-import { storable } from '../../src/validate.js';
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import { LimitReachedError, WebhookDisabledError } from '../../src/errors.js';
 import type { ClaimedDelivery, DeliveryRecord, EventRecord, NoticeRecord, WebhookRecord } from '../../src/model.js';
 import type {
@@ -15,15 +14,16 @@ import type {
   Store,
   WebhookPatch,
 } from '../../src/store.js';
-import { runMigrations } from './migrations.js';
-import { listPage, recoverBatch, resend } from './log.js';
+import { storable } from '../../src/validate.js';
 import { NEXT_DELIVERY, NEXT_NOTICE } from './due.js';
+import { listPage, recoverBatch, resend } from './log.js';
+import { runMigrations } from './migrations.js';
 import { claimNotices, finishNotice, listNotices } from './notices.js';
-import { emptyCounts, PURGE_STEPS, purgeStep } from './retention.js';
 import { holdPending, recordOutcomes } from './outcomes.js';
-import { countDueQuery } from './telemetry.js';
+import { emptyCounts, PURGE_STEPS, purgeStep } from './retention.js';
 import { fromDelivery, fromWebhook, toAttempt, toDelivery, toEvent, toLease, toWebhook } from './rows.js';
 import type { ClaimRow, DeliveryRow, EngineTables, EventRow, WebhookRow } from './schema.js';
+import { countDueQuery } from './telemetry.js';
 import { list, type Mark, precompiled, text } from './texts.js';
 
 type Db = Kysely<EngineTables>;

@@ -1,4 +1,4 @@
-import { CompiledQuery, PostgresAdapter, type Kysely, type Transaction } from 'kysely';
+import { CompiledQuery, type Kysely, PostgresAdapter, type Transaction } from 'kysely';
 import type { EngineTables } from './schema.js';
 
 /*

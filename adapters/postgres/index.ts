@@ -1,17 +1,17 @@
-import { loadDriver } from '../driver.js';
-import type { Pool, PoolClient } from './pool.js';
 import { Kysely, PostgresDialect } from 'kysely';
-import { KyselyStore, type StoreDialect } from '../kysely/store.js';
-import type { EngineTables } from '../kysely/schema.js';
-import { claimDue } from './claim.js';
-import { onlySuccesses } from '../kysely/outcomes.js';
-import { recordSuccesses } from './record.js';
-import { isTransient } from './transient.js';
 import { systemClock } from '../../src/clock.js';
+import { loadDriver } from '../driver.js';
+import { onlySuccesses } from '../kysely/outcomes.js';
+import type { EngineTables } from '../kysely/schema.js';
+import { KyselyStore, type StoreDialect } from '../kysely/store.js';
+import { claimDue } from './claim.js';
+import { oneStatementEmit } from './emit.js';
 import { lockEnvironment, tryLockRetention, withMigrationLock } from './locks.js';
 import { assertMigrated, migrateUnderLock } from './migrate.js';
 import { notifyWake, WakeListener } from './notify.js';
-import { oneStatementEmit } from './emit.js';
+import type { Pool, PoolClient } from './pool.js';
+import { recordSuccesses } from './record.js';
+import { isTransient } from './transient.js';
 
 export { WAKE_CHANNEL } from './notify.js';
 

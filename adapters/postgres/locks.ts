@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 
 /**
  * Advisory-lock keys. We use the two-integer form in classes of our own: PostgreSQL keeps those

@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { MIGRATIONS, runMigrations } from '../kysely/migrations.js';
 import type { EngineTables } from '../kysely/schema.js';
 import { withMigrationLock } from './locks.js';

@@ -1,13 +1,13 @@
 import {
   CompiledQuery,
-  SqliteAdapter,
-  SqliteIntrospector,
-  SqliteQueryCompiler,
   type DatabaseConnection,
   type Dialect,
   type Driver,
   type Kysely,
   type QueryResult,
+  SqliteAdapter,
+  SqliteIntrospector,
+  SqliteQueryCompiler,
 } from 'kysely';
 
 /** The subset of a better-sqlite3 `Database` we use (so the core never imports the driver). */

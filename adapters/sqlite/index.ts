@@ -1,13 +1,13 @@
-import { loadDriver } from '../driver.js';
 import { Kysely } from 'kysely';
-import { KyselyStore, type StoreDialect } from '../kysely/store.js';
+import { loadDriver } from '../driver.js';
+import { onlySuccesses } from '../kysely/outcomes.js';
 import type { EngineTables } from '../kysely/schema.js';
+import { KyselyStore, type StoreDialect } from '../kysely/store.js';
 import { startCheckpoints } from './checkpoint.js';
 import { claimDue } from './claim.js';
-import { onlySuccesses } from '../kysely/outcomes.js';
+import { type SqliteDatabase, SqliteEngineDialect } from './driver.js';
 import { recordSuccesses } from './record.js';
 import { isTransient } from './transient.js';
-import { SqliteEngineDialect, type SqliteDatabase } from './driver.js';
 
 export type { SqliteDatabase } from './driver.js';
 

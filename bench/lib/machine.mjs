@@ -1,5 +1,5 @@
-import os from 'node:os';
 import { readFileSync } from 'node:fs';
+import os from 'node:os';
 
 /** What the numbers came from: they mean little without it. */
 export function describeMachine() {

@@ -97,7 +97,7 @@ function groupCommit(write, stats, fail) {
       .then(() => write(group))
       .finally(() => {
         writing = null;
-        if (pending.length) flush();
+        if (pending.length) void flush();
       });
     writing.catch(fail);
   };

@@ -1,8 +1,8 @@
 // An engine process with nothing due: started with default options on the store at `location`,
 // left alone for `windowMs` after settling. Reports its CPU use over the window and its RSS.
 import { makeEngine } from '../lib/engine.mjs';
-import { openStore } from '../lib/stores.mjs';
 import { sleep } from '../lib/stats.mjs';
+import { openStore } from '../lib/stores.mjs';
 
 process.once('message', async ({ config: { location, windowMs, settleMs } }) => {
   try {

@@ -12,8 +12,9 @@
 // Measured as the throughput scenario is: one sustained run of `jobs` (20,000 in the full
 // profile) cut into `windows` windows of equal deliveries by the times the receiver answered
 // them; jobsPerSec and workerCpuPct are one value per window, wholeRunPerSec the whole run.
-import PgBoss from 'pg-boss';
+
 import { importJWK, SignJWT } from 'jose';
+import PgBoss from 'pg-boss';
 import { EVENT_DATA, EVENT_TYPE, ISSUER, signingKey } from '../lib/engine.mjs';
 import { createDatabase } from '../lib/postgres.mjs';
 import { receiverControl } from '../lib/receiver-client.mjs';

@@ -2,7 +2,7 @@
 // RSASSA-PKCS1-v1_5 / SHA-256, which Node runs on the libuv threadpool), over a signing input
 // of the same size as a delivery's token. Nothing else runs in this process: no engine can do
 // better than this with one signature per token.
-import { sign as signSync, createPrivateKey } from 'node:crypto';
+import { createPrivateKey, sign as signSync } from 'node:crypto';
 import { EVENT_DATA, EVENT_TYPE, ISSUER, signingKey } from '../lib/engine.mjs';
 
 const b64url = (s) => Buffer.from(s).toString('base64url');

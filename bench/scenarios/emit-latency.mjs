@@ -2,7 +2,7 @@
 // webhooks, alone (emit opens and commits its own transaction) and inside a host transaction
 // (the time of the emit() call only: the host's BEGIN/COMMIT are its own). The scheduler is not
 // started, so nothing but emit() runs: this is the write path on its own.
-import { addWebhooks, makeEngine, EVENT_DATA, EVENT_TYPE } from '../lib/engine.mjs';
+import { addWebhooks, EVENT_DATA, EVENT_TYPE, makeEngine } from '../lib/engine.mjs';
 import { latency } from '../lib/stats.mjs';
 import { withFreshStore } from '../lib/stores.mjs';
 

@@ -3,7 +3,7 @@
 // deliveries and compare with a solo run of the same workload without the dead endpoint.
 // The dead endpoint is on its own origin (another account holder's server), as it would be.
 import { httpTransport } from 'identity-webhooks';
-import { makeEngine, EVENT_DATA, EVENT_TYPE } from '../lib/engine.mjs';
+import { EVENT_DATA, EVENT_TYPE, makeEngine } from '../lib/engine.mjs';
 import { preload } from '../lib/preload.mjs';
 import { sleep } from '../lib/stats.mjs';
 import { withFreshStore } from '../lib/stores.mjs';

@@ -3,9 +3,10 @@
 // share). Emits are paced `intervalMs` apart: this is the latency of a quiet system, not of a
 // backlog. mode 'in-process': the emitting engine delivers. mode 'cross-process': a second
 // process runs the scheduler and hears of the emit through the store (PostgreSQL LISTEN/NOTIFY).
-import { fileURLToPath } from 'node:url';
+
 import { fork } from 'node:child_process';
-import { makeEngine, EVENT_DATA, EVENT_TYPE } from '../lib/engine.mjs';
+import { fileURLToPath } from 'node:url';
+import { EVENT_DATA, EVENT_TYPE, makeEngine } from '../lib/engine.mjs';
 import { receiverControl } from '../lib/receiver-client.mjs';
 import { latency, monoMs, sleep } from '../lib/stats.mjs';
 import { withFreshStore } from '../lib/stores.mjs';
@@ -63,7 +64,7 @@ function startWorker(location) {
   const kill = setTimeout(() => child.kill('SIGKILL'), 120_000); // bounded whatever happens
   const ready = new Promise((resolve, reject) => {
     child.once('message', (m) => (m?.ready ? resolve() : reject(new Error(m?.error ?? 'worker failed'))));
-    exited.then(() => reject(new Error('pickup worker exited before it was ready')));
+    void exited.then(() => reject(new Error('pickup worker exited before it was ready')));
   });
   child.send({ location });
   return {

@@ -1,8 +1,8 @@
 // The delivering process of the cross-process pickup scenario: opens the same store, starts the
 // scheduler (which listens for wake-ups), says ready, and runs until told to stop.
 import { makeEngine } from '../lib/engine.mjs';
-import { openStore } from '../lib/stores.mjs';
 import { sleep } from '../lib/stats.mjs';
+import { openStore } from '../lib/stores.mjs';
 
 process.once('message', async ({ location }) => {
   try {

@@ -10,7 +10,7 @@
 // value per window, so their median and min/max are over the windows of the run. The first window
 // starts at the wake-up (it carries the start-up); wholeRunPerSec is the whole run, from the
 // wake-up until the last delivery is recorded.
-import { addWebhooks, makeEngine, EVENT_DATA, EVENT_TYPE } from '../lib/engine.mjs';
+import { addWebhooks, EVENT_DATA, EVENT_TYPE, makeEngine } from '../lib/engine.mjs';
 import { preload } from '../lib/preload.mjs';
 import { receiverControl } from '../lib/receiver-client.mjs';
 import { cpuSampler, cutWindows, monoMs } from '../lib/stats.mjs';

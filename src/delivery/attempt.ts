@@ -1,10 +1,9 @@
 import type { Clock } from '../clock.js';
-import type { AttemptRecord, ClaimedDelivery } from '../model.js';
 import { newId } from '../ids.js';
-import type { Guard } from './guard/guard.js';
-import { TransportError, type Transport, type TransportRequest } from './transport.js';
-
+import type { AttemptRecord, ClaimedDelivery } from '../model.js';
 import { VERSION } from '../version.js';
+import type { Guard } from './guard/guard.js';
+import { type Transport, TransportError, type TransportRequest } from './transport.js';
 
 /** Names us to receivers; the version comes from package.json at build time (scripts/version.mjs). */
 export const USER_AGENT = `identity-webhooks/${VERSION}`;

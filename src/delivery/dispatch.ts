@@ -1,6 +1,5 @@
 import type { Clock } from '../clock.js';
 import type { AttemptRecord, ClaimedDelivery } from '../model.js';
-import type { Backoff } from './backoff.js';
 import type { KeySet } from '../signing/keyset.js';
 import { buildClaims, signClaims } from '../signing/token.js';
 import type { Store } from '../store.js';
@@ -8,6 +7,7 @@ import { logFields } from '../telemetry/log-fields.js';
 import type { Telemetry } from '../telemetry/telemetry.js';
 import type { Logger } from '../types.js';
 import { runAttempt } from './attempt.js';
+import type { Backoff } from './backoff.js';
 import type { Guard } from './guard/guard.js';
 import { OutcomeRecorder } from './recorder.js';
 import type { Transport } from './transport.js';

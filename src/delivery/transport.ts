@@ -1,7 +1,7 @@
 import { Agent, type Dispatcher, errors as undiciErrors } from 'undici';
 import { WebhooksError } from '../errors.js';
 import { CheckMemo, checkTarget } from './guard/check.js';
-import { DEFAULT_GUARD, createGuard, type Guard, type GuardOptions } from './guard/guard.js';
+import { createGuard, DEFAULT_GUARD, type Guard, type GuardOptions } from './guard/guard.js';
 import { AddressPins } from './guard/pins.js';
 import { TransportError } from './transport-error.js';
 

@@ -7,8 +7,9 @@
  * createWebhooks({ store, keys, issuer, notifier: smtpNotifier({ url, from, to: (info) => ownerOf(info.environment) }) });
  * ```
  */
-export { smtpNotifier } from './notifier.js';
-export type { SmtpNotifier, SmtpNotifierOptions, SmtpTransportOptions } from './notifier.js';
-export { renderDisabledEmail } from './render.js';
-export type { DisabledEmail, RenderDisabledEmailOptions } from './render.js';
+
 export type { Recipients } from './addresses.js';
+export type { SmtpNotifier, SmtpNotifierOptions, SmtpTransportOptions } from './notifier.js';
+export { smtpNotifier } from './notifier.js';
+export type { DisabledEmail, RenderDisabledEmailOptions } from './render.js';
+export { renderDisabledEmail } from './render.js';

@@ -1,6 +1,6 @@
 import type { Management } from '../types.js';
-import { authorizeRequest, type Authorize } from './auth.js';
-import { toErrorResponse, type Resource, wireError } from './errors.js';
+import { type Authorize, authorizeRequest } from './auth.js';
+import { type Resource, toErrorResponse, wireError } from './errors.js';
 import { JWKS_PATHS, jwksResponse } from './jwks.js';
 import { openApiDocument } from './openapi.js';
 import { jsonResponse } from './responses.js';

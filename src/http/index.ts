@@ -7,9 +7,10 @@
  * app.use('/auth', toNodeHandler(hooks.handler));
  * ```
  */
-export { toNodeHandler } from './node.js';
-export { errorResponse } from './responses.js';
-export { HTTP_ERROR_CODES } from './errors.js';
-export type { HttpErrorCode } from './errors.js';
-export { openApiDocument, OPENAPI_PATH } from './openapi.js';
+
 export { MAX_BODY_BYTES } from './body.js';
+export type { HttpErrorCode } from './errors.js';
+export { HTTP_ERROR_CODES } from './errors.js';
+export { toNodeHandler } from './node.js';
+export { OPENAPI_PATH, openApiDocument } from './openapi.js';
+export { errorResponse } from './responses.js';

@@ -1,5 +1,5 @@
-import * as m from './operations.js';
 import type { Resource } from './errors.js';
+import * as m from './operations.js';
 
 /** The management API lives under this path (after whatever prefix the host mounts it at). */
 export const API_BASE = '/api/v1';

@@ -12,14 +12,15 @@
  * });
  * ```
  */
-export { createVerifier } from './verifier.js';
-export type { Verifier, VerifierOptions } from './verifier.js';
-export { createReceiver } from './receiver.js';
-export type { ReceiverOptions, ReceiverContext, EventHandlers } from './receiver.js';
-export { memorySeen } from './seen.js';
-export type { SeenStore } from './seen.js';
-export { WebhookVerificationError } from './errors.js';
+
+export type { EventMap, WebhookEnvelope } from './envelope.js';
 export type { VerificationErrorCode } from './errors.js';
-export type { NowSource } from './remote-keyset.js';
-export type { WebhookEnvelope, EventMap } from './envelope.js';
+export { WebhookVerificationError } from './errors.js';
 export type * from './event-types.generated.js';
+export type { EventHandlers, ReceiverContext, ReceiverOptions } from './receiver.js';
+export { createReceiver } from './receiver.js';
+export type { NowSource } from './remote-keyset.js';
+export type { SeenStore } from './seen.js';
+export { memorySeen } from './seen.js';
+export type { Verifier, VerifierOptions } from './verifier.js';
+export { createVerifier } from './verifier.js';

@@ -1,9 +1,9 @@
-import { errors, jwtVerify, type JWTVerifyGetKey } from 'jose';
+import { errors, type JWTVerifyGetKey, jwtVerify } from 'jose';
+import { checkClaims } from './claims.js';
 import type { EventMap } from './envelope.js';
 import { WebhookVerificationError } from './errors.js';
 import type { WebhookEventMap } from './event-types.generated.js';
-import { remoteKeySet, staticKeySet, type NowSource } from './remote-keyset.js';
-import { checkClaims } from './claims.js';
+import { type NowSource, remoteKeySet, staticKeySet } from './remote-keyset.js';
 
 export interface VerifierOptions {
   /** The sender's issuer, exactly as it appears in `iss` (the environment's base address). */

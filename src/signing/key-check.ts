@@ -1,5 +1,5 @@
 import { webcrypto } from 'node:crypto';
-import { importJWK, type CryptoKey } from 'jose';
+import { type CryptoKey, importJWK } from 'jose';
 import type { ImportedKey, PublicJwk } from './keys.js';
 
 const PROBE = new TextEncoder().encode('identity-webhooks: key pair check');

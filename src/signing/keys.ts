@@ -1,5 +1,5 @@
 import { KeyObject } from 'node:crypto';
-import { exportJWK, generateKeyPair, importJWK, calculateJwkThumbprint, type JWK, type CryptoKey } from 'jose';
+import { type CryptoKey, calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
 
 /** A private RSA key as a JWK with its `kid` (what `generateSigningKey` returns). */
 export interface SigningKey extends JWK {

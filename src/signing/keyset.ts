@@ -1,6 +1,6 @@
 import { systemClock } from '../clock.js';
-import { assertSigningKey, importSigningKey, toPublicJwk, type ImportedKey, type PublicJwk, type SigningKey } from './keys.js';
 import { checkKeyPair } from './key-check.js';
+import { assertSigningKey, type ImportedKey, importSigningKey, type PublicJwk, type SigningKey, toPublicJwk } from './keys.js';
 
 /** How a rotation is timed. */
 export interface RotateOptions {

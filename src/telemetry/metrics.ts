@@ -1,4 +1,4 @@
-import { createNoopMeter, type Attributes, type Counter, type Histogram, type Meter, type ObservableCallback } from '@opentelemetry/api';
+import { type Attributes, type Counter, createNoopMeter, type Histogram, type Meter, type ObservableCallback } from '@opentelemetry/api';
 import type { AttemptRecord, ClaimedDelivery } from '../model.js';
 
 /**

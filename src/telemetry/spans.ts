@@ -1,4 +1,4 @@
-import { SpanStatusCode, type Span } from '@opentelemetry/api';
+import { type Span, SpanStatusCode } from '@opentelemetry/api';
 import type { AttemptRecord, ClaimedDelivery } from '../model.js';
 import { errorType } from './log-fields.js';
 

@@ -1,4 +1,4 @@
-import { context, metrics, ROOT_CONTEXT, SpanKind, trace, type Tracer } from '@opentelemetry/api';
+import { context, metrics, ROOT_CONTEXT, SpanKind, type Tracer, trace } from '@opentelemetry/api';
 import type { Clock } from '../clock.js';
 import type { AttemptRecord, ClaimedDelivery, WebhookRecord } from '../model.js';
 import type { Store } from '../store.js';

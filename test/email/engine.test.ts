@@ -1,9 +1,9 @@
 import { expect, test } from 'vitest';
 import { smtpNotifier } from '../../src/email/index.js';
+import { useCleanups } from '../helpers/cleanup.js';
 import { makeEngine } from '../helpers/engine.js';
 import { userData } from '../helpers/fixtures.js';
 import { closedPort, startSmtpServer } from '../helpers/smtp.js';
-import { useCleanups } from '../helpers/cleanup.js';
 
 const HOUR = 3600_000;
 const cleanups = useCleanups();

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from 'vitest';
-import { smtpNotifier, type SmtpNotifierOptions } from '../../src/email/index.js';
+import { type SmtpNotifierOptions, smtpNotifier } from '../../src/email/index.js';
 import { testKey } from '../helpers/fixtures.js';
-import { closedPort, startSmtpServer, type SmtpTestServer } from '../helpers/smtp.js';
+import { closedPort, type SmtpTestServer, startSmtpServer } from '../helpers/smtp.js';
 import { disabledInfo } from './info.js';
 
 const cleanups: Array<() => Promise<unknown>> = [];

@@ -1,12 +1,12 @@
 import Database from 'better-sqlite3';
 import { expect, test } from 'vitest';
-import { sqliteStore } from '../../adapters/sqlite/index.js';
 import { writeNotice } from '../../adapters/kysely/notices.js';
+import { sqliteStore } from '../../adapters/sqlite/index.js';
 import { ManualClock, type WebhookDisabledInfo } from '../../src/index.js';
 import { NoticeOutbox } from '../../src/notices/outbox.js';
 import { Telemetry } from '../../src/telemetry/telemetry.js';
-import { tempDir } from '../helpers/http.js';
 import { until, useCleanups } from '../helpers/cleanup.js';
+import { tempDir } from '../helpers/http.js';
 import { disabledInfo } from './info.js';
 
 /**

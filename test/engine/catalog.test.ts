@@ -1,12 +1,12 @@
-import type { EmitInput, EventTypeDefinition } from '../../src/index.js';
 import { describe, expect, test } from 'vitest';
 import { sqliteStore } from '../../adapters/sqlite/index.js';
+import { Catalog } from '../../src/catalog/catalog.js';
+import type { EmitInput, EventTypeDefinition } from '../../src/index.js';
+import { BUILTIN_EVENT_TYPES, createWebhooks, WebhooksError } from '../../src/index.js';
+import { useCleanups } from '../helpers/cleanup.js';
 import { makeEngine } from '../helpers/engine.js';
 import { testKey, userData } from '../helpers/fixtures.js';
 import { tempDir } from '../helpers/http.js';
-import { BUILTIN_EVENT_TYPES, createWebhooks, WebhooksError } from '../../src/index.js';
-import { Catalog } from '../../src/catalog/catalog.js';
-import { useCleanups } from '../helpers/cleanup.js';
 
 const cleanups = useCleanups();
 

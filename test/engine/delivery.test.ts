@@ -1,10 +1,10 @@
-import { describe, expect, test } from 'vitest';
 import { decodeProtectedHeader } from 'jose';
-import { startReceiver } from '../helpers/http.js';
-import { makeEngine } from '../helpers/engine.js';
-import { userData } from '../helpers/fixtures.js';
+import { describe, expect, test } from 'vitest';
 import { httpTransport, type Transport } from '../../src/index.js';
 import { useCleanups } from '../helpers/cleanup.js';
+import { makeEngine } from '../helpers/engine.js';
+import { userData } from '../helpers/fixtures.js';
+import { startReceiver } from '../helpers/http.js';
 
 const cleanups = useCleanups();
 

@@ -1,9 +1,9 @@
 import { describe, expect, test } from 'vitest';
-import { startReceiver } from '../helpers/http.js';
-import { makeEngine } from '../helpers/engine.js';
-import { userData } from '../helpers/fixtures.js';
 import { DEFAULT_BACKOFF_SCHEDULE } from '../../src/index.js';
 import { useCleanups } from '../helpers/cleanup.js';
+import { makeEngine } from '../helpers/engine.js';
+import { userData } from '../helpers/fixtures.js';
+import { startReceiver } from '../helpers/http.js';
 
 const HOUR = 3600_000;
 const cleanups = useCleanups();

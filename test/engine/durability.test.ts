@@ -1,13 +1,13 @@
-import { describe, expect, test } from 'vitest';
 import Database from 'better-sqlite3';
 import { Kysely, sql } from 'kysely';
-import { startReceiver, tempDir } from '../helpers/http.js';
-import { makeEngine } from '../helpers/engine.js';
-import { userData } from '../helpers/fixtures.js';
-import { sqliteStore } from '../../adapters/sqlite/index.js';
+import { describe, expect, test } from 'vitest';
 import { SqliteEngineDialect } from '../../adapters/sqlite/driver.js';
+import { sqliteStore } from '../../adapters/sqlite/index.js';
 import type { Transport } from '../../src/index.js';
 import { useCleanups } from '../helpers/cleanup.js';
+import { makeEngine } from '../helpers/engine.js';
+import { userData } from '../helpers/fixtures.js';
+import { startReceiver, tempDir } from '../helpers/http.js';
 import { webhook } from '../store/conformance.js';
 
 const cleanups = useCleanups();

@@ -3,8 +3,8 @@ import { expect, test } from 'vitest';
 import { sqliteStore } from '../../adapters/sqlite/index.js';
 import { createWebhooks, systemClock } from '../../src/index.js';
 import { useCleanups } from '../helpers/cleanup.js';
-import { percentile } from '../helpers/fleet.js';
 import { testKey, userData } from '../helpers/fixtures.js';
+import { percentile } from '../helpers/fleet.js';
 import { tempDir } from '../helpers/http.js';
 
 /**

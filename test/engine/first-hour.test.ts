@@ -1,12 +1,12 @@
-import { closedPort } from '../helpers/http.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { migratePostgres, postgresStore } from '../../adapters/postgres/index.js';
 import { MIGRATIONS } from '../../adapters/kysely/migrations.js';
-import { createWebhooks, ManualClock, WebhooksError, type LogMeta, type Webhooks } from '../../src/index.js';
+import { migratePostgres, postgresStore } from '../../adapters/postgres/index.js';
+import { createWebhooks, type LogMeta, ManualClock, type Webhooks, WebhooksError } from '../../src/index.js';
 import { useCleanups } from '../helpers/cleanup.js';
 import { makeEngine } from '../helpers/engine.js';
 import { testKey } from '../helpers/fixtures.js';
-import { useTestPostgres, type TestPostgres } from '../helpers/postgres.js';
+import { closedPort } from '../helpers/http.js';
+import { type TestPostgres, useTestPostgres } from '../helpers/postgres.js';
 
 /**
  * What a host meets in its first hour, said where it looks: a warning at start() when nothing

@@ -1,14 +1,14 @@
-import type { EmitInput } from '../../src/index.js';
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import fc from 'fast-check';
 import { sql } from 'kysely';
-import { BUILTIN_EVENT_TYPES, createWebhooks, WebhooksError, type Webhooks, type WebhookRecord } from '../../src/index.js';
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
+import { sqliteStore } from '../../adapters/sqlite/index.js';
+import { Catalog } from '../../src/catalog/catalog.js';
 import { checkEndpoint } from '../../src/delivery/guard/check.js';
 import { createGuard, type Resolver } from '../../src/delivery/guard/guard.js';
 import { TransportError } from '../../src/delivery/transport-error.js';
-import { Catalog } from '../../src/catalog/catalog.js';
+import type { EmitInput } from '../../src/index.js';
+import { BUILTIN_EVENT_TYPES, createWebhooks, type WebhookRecord, type Webhooks, WebhooksError } from '../../src/index.js';
 import * as v from '../../src/validate.js';
-import { sqliteStore } from '../../adapters/sqlite/index.js';
 import { testKey, userData } from '../helpers/fixtures.js';
 import { tempDir } from '../helpers/http.js';
 

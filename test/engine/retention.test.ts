@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { sqliteStore } from '../../adapters/sqlite/index.js';
-import { postgresStore } from '../../adapters/postgres/index.js';
 import type { KyselyStore } from '../../adapters/kysely/store.js';
-import type { PurgeArgs, PurgeCounts } from '../../src/store.js';
+import { postgresStore } from '../../adapters/postgres/index.js';
+import { sqliteStore } from '../../adapters/sqlite/index.js';
 import { createWebhooks, type WebhooksOptions } from '../../src/index.js';
-import { makeEngine } from '../helpers/engine.js';
-import { startReceiver, tempDir } from '../helpers/http.js';
-import { testKey, userData } from '../helpers/fixtures.js';
+import type { PurgeArgs, PurgeCounts } from '../../src/store.js';
 import { useCleanups } from '../helpers/cleanup.js';
-import { createSchema, useTestPostgres, type TestPostgres } from '../helpers/postgres.js';
+import { makeEngine } from '../helpers/engine.js';
+import { testKey, userData } from '../helpers/fixtures.js';
+import { startReceiver, tempDir } from '../helpers/http.js';
+import { createSchema, type TestPostgres, useTestPostgres } from '../helpers/postgres.js';
 
 /**
  * Retention on the engine's ManualClock, on SQLite and on PostgreSQL: what goes after the period

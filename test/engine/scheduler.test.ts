@@ -1,10 +1,10 @@
 import { describe, expect, test } from 'vitest';
-import { makeEngine } from '../helpers/engine.js';
-import { userData } from '../helpers/fixtures.js';
+import { sqliteStore } from '../../adapters/sqlite/index.js';
 import type { Transport, Webhooks } from '../../src/index.js';
 import { until, useCleanups } from '../helpers/cleanup.js';
+import { makeEngine } from '../helpers/engine.js';
+import { userData } from '../helpers/fixtures.js';
 import { tempDir } from '../helpers/http.js';
-import { sqliteStore } from '../../adapters/sqlite/index.js';
 
 const cleanups = useCleanups();
 

@@ -1,6 +1,6 @@
 import { decodeJwt } from 'jose';
 import { expect, test } from 'vitest';
-import { Dispatcher, type DispatchDeps } from '../../src/delivery/dispatch.js';
+import { type DispatchDeps, Dispatcher } from '../../src/delivery/dispatch.js';
 import type { ClaimedDelivery } from '../../src/model.js';
 import { KeySet } from '../../src/signing/keyset.js';
 import type { Store } from '../../src/store.js';

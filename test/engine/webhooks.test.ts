@@ -1,8 +1,8 @@
-import type { WebhookInput } from '../../src/index.js';
 import { describe, expect, test } from 'vitest';
-import { makeEngine } from '../helpers/engine.js';
+import type { WebhookInput } from '../../src/index.js';
 import { WebhooksError } from '../../src/index.js';
 import { useCleanups } from '../helpers/cleanup.js';
+import { makeEngine } from '../helpers/engine.js';
 
 const cleanups = useCleanups();
 

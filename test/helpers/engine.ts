@@ -1,8 +1,8 @@
-import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
-import { createWebhooks, ManualClock, type Webhooks, type WebhookDisabledInfo, type WebhooksOptions } from '../../src/index.js';
+import { createRemoteJWKSet, type JWTPayload, jwtVerify } from 'jose';
 import { sqliteStore } from '../../adapters/sqlite/index.js';
-import { serveHandler, tempDir } from './http.js';
+import { createWebhooks, ManualClock, type WebhookDisabledInfo, type Webhooks, type WebhooksOptions } from '../../src/index.js';
 import { testKey } from './fixtures.js';
+import { serveHandler, tempDir } from './http.js';
 
 /**
  * The one test engine: a real SQLite file, a ManualClock (unless the test passes a clock), its

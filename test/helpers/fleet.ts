@@ -1,4 +1,4 @@
-import { execFile, fork, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, execFile, fork } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';

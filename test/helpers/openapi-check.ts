@@ -1,4 +1,4 @@
-import { assertSupportedSchema, validate, type JsonSchema } from '../../src/catalog/schema.js';
+import { assertSupportedSchema, type JsonSchema, validate } from '../../src/catalog/schema.js';
 import { WebhooksError } from '../../src/errors.js';
 import { JWKS_PATHS } from '../../src/http/jwks.js';
 import type { openApiDocument } from '../../src/http/openapi.js';

@@ -1,10 +1,10 @@
-import { closedPort } from './http.js';
-import net from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
+import net from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { closedPort } from './http.js';
 
 /**
  * Where the PostgreSQL tests run, in this order:

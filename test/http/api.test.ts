@@ -1,9 +1,9 @@
 import { afterAll, describe, expect, test } from 'vitest';
 import { ROUTES } from '../../src/http/routes.js';
 import { ManualClock } from '../../src/index.js';
+import { useCleanups } from '../helpers/cleanup.js';
 import { startReceiver } from '../helpers/http.js';
 import { checked, createBody, engineAndClient, makeHttpEngine, type TestEngine } from './setup.js';
-import { useCleanups } from '../helpers/cleanup.js';
 
 // This file alone answers every documented operation successfully at least once.
 afterAll(() => {

@@ -1,8 +1,8 @@
 import { describe, expect, test } from 'vitest';
 import { ROUTES } from '../../src/http/routes.js';
+import { useCleanups } from '../helpers/cleanup.js';
 import { serveHandler } from '../helpers/http.js';
 import { client, createBody, engineAndClient, makeHttpEngine } from './setup.js';
-import { useCleanups } from '../helpers/cleanup.js';
 
 /** Authorization fails closed, and one environment never sees or touches another's records. */
 

@@ -1,7 +1,6 @@
-import type { EmitInput } from '../../src/index.js';
 import { decodeJwt } from 'jose';
 import { describe, expect, test } from 'vitest';
-import type { EventTypeDefinition, WebhooksOptions } from '../../src/index.js';
+import type { EmitInput, EventTypeDefinition, WebhooksOptions } from '../../src/index.js';
 import { useCleanups } from '../helpers/cleanup.js';
 import { makeEngine as baseEngine } from '../helpers/engine.js';
 import { userData } from '../helpers/fixtures.js';

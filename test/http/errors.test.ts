@@ -1,12 +1,12 @@
-import { describe, expect, test } from 'vitest';
 import Database from 'better-sqlite3';
-import { WebhooksError, type WebhooksErrorCode } from '../../src/index.js';
+import { describe, expect, test } from 'vitest';
 import { HttpError, toErrorResponse } from '../../src/http/errors.js';
-import { checkResponse } from '../helpers/openapi-check.js';
 import { openApiDocument } from '../../src/http/openapi.js';
-import { serveHandler } from '../helpers/http.js';
-import { client, createBody, makeHttpEngine } from './setup.js';
+import { WebhooksError, type WebhooksErrorCode } from '../../src/index.js';
 import { useCleanups } from '../helpers/cleanup.js';
+import { serveHandler } from '../helpers/http.js';
+import { checkResponse } from '../helpers/openapi-check.js';
+import { client, createBody, makeHttpEngine } from './setup.js';
 
 /** Failures: the one error mapping, store failures, shutdown, the SSRF guard, and the checker itself. */
 

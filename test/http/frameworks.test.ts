@@ -1,15 +1,15 @@
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
-import express from 'express';
 import { serve } from '@hono/node-server';
-import { createNodeServer } from '../../examples/frameworks/node-http.js';
+import express from 'express';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createExpressApp } from '../../examples/frameworks/express.js';
 import { createFastifyApp } from '../../examples/frameworks/fastify.js';
 import { createHonoApp } from '../../examples/frameworks/hono.js';
+import { createNodeServer } from '../../examples/frameworks/node-http.js';
 import { toNodeHandler } from '../../src/http/index.js';
-import { client, createBody, makeHttpEngine, type Handler, type TestEngine } from './setup.js';
+import { client, createBody, type Handler, makeHttpEngine, type TestEngine } from './setup.js';
 
 /**
  * The documented mounting examples, each run on its real framework on 127.0.0.1 under `/auth`,

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, expect, test } from 'vitest';
 import fc from 'fast-check';
+import { afterAll, beforeAll, expect, test } from 'vitest';
 import { serveHandler } from '../helpers/http.js';
 import { client, createBody, makeHttpEngine, type TestEngine } from './setup.js';
 

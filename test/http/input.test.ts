@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { Readable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { serveHandler } from '../helpers/http.js';
 import { client, createBody, makeHttpEngine, type TestEngine } from './setup.js';
 

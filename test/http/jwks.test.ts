@@ -1,11 +1,11 @@
-import { describe, expect, test } from 'vitest';
 import { generateKeyPairSync } from 'node:crypto';
-import { generateKeyPair, exportJWK } from 'jose';
+import { exportJWK, generateKeyPair } from 'jose';
+import { describe, expect, test } from 'vitest';
+import { sqliteStore } from '../../adapters/sqlite/index.js';
+import { createWebhooks, generateSigningKey, ManualClock } from '../../src/index.js';
+import { useCleanups } from '../helpers/cleanup.js';
 import { makeEngine } from '../helpers/engine.js';
 import { testKey } from '../helpers/fixtures.js';
-import { createWebhooks, generateSigningKey, ManualClock } from '../../src/index.js';
-import { sqliteStore } from '../../adapters/sqlite/index.js';
-import { useCleanups } from '../helpers/cleanup.js';
 
 const cleanups = useCleanups();
 

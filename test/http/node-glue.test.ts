@@ -1,10 +1,10 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
-import { toNodeHandler, type NodeHandlerOptions } from '../../src/http/node.js';
+import { type NodeHandlerOptions, toNodeHandler } from '../../src/http/node.js';
 import { createReceiver, createVerifier } from '../../src/receiver/index.js';
-import { makeHttpEngine, type TestEngine } from './setup.js';
 import { rawRequest } from './raw-http.js';
+import { makeHttpEngine, type TestEngine } from './setup.js';
 
 // toNodeHandler over real node:http, driven by raw sockets so the tests can
 // send what clients refuse to (a Host of `a b`, TRACE). Node itself passes all of these on.

@@ -2,8 +2,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { toNodeHandler } from '../../src/http/node.js';
-import { makeHttpEngine, type TestEngine } from './setup.js';
 import { rawRequest } from './raw-http.js';
+import { makeHttpEngine, type TestEngine } from './setup.js';
 
 // The OpenAPI document is the same whatever the request's Host header says: it is served
 // `cache-control: public`, so a forged Host would otherwise poison a shared cache.

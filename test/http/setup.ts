@@ -1,10 +1,10 @@
-import type { Cleanup } from '../helpers/cleanup.js';
 import { afterAll, expect } from 'vitest';
-import { systemClock, type Webhooks, type WebhooksOptions } from '../../src/index.js';
-import { makeEngine } from '../helpers/engine.js';
-import { checkResponse, type CheckResult } from '../helpers/openapi-check.js';
 import { openApiDocument } from '../../src/http/openapi.js';
+import { systemClock, type Webhooks, type WebhooksOptions } from '../../src/index.js';
+import type { Cleanup } from '../helpers/cleanup.js';
+import { makeEngine } from '../helpers/engine.js';
 import { serveHandler } from '../helpers/http.js';
+import { type CheckResult, checkResponse } from '../helpers/openapi-check.js';
 
 /**
  * Shared setup of the HTTP tests: an engine on a real SQLite file whose `authorize` reads

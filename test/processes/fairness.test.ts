@@ -3,8 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { expect, test } from 'vitest';
 import { postgresStore } from '../../adapters/postgres/index.js';
 import { createWebhooks } from '../../src/index.js';
-import { percentile, spawnWorker, until, useFleet } from '../helpers/fleet.js';
 import { userData } from '../helpers/fixtures.js';
+import { percentile, spawnWorker, until, useFleet } from '../helpers/fleet.js';
 import { createSchema } from '../helpers/postgres.js';
 
 /**

@@ -1,10 +1,9 @@
-import { useFleet } from '../helpers/fleet.js';
-import { expect, test } from 'vitest';
 import pg from 'pg';
-import { createWebhooks } from '../../src/index.js';
+import { expect, test } from 'vitest';
 import { postgresStore } from '../../adapters/postgres/index.js';
-import { spawnWorker, until, type Worker } from '../helpers/fleet.js';
+import { createWebhooks } from '../../src/index.js';
 import { userData } from '../helpers/fixtures.js';
+import { spawnWorker, until, useFleet, type Worker } from '../helpers/fleet.js';
 import { createSchema } from '../helpers/postgres.js';
 import { closedPort, startSmtpServer } from '../helpers/smtp.js';
 

@@ -1,12 +1,11 @@
-import { useFleet } from '../helpers/fleet.js';
-import { fork, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, fork } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import pg from 'pg';
 import { describe, expect, test } from 'vitest';
 import { postgresStore } from '../../adapters/postgres/index.js';
 import { createWebhooks, type Webhooks } from '../../src/index.js';
 import { userData } from '../helpers/fixtures.js';
-import { until } from '../helpers/fleet.js';
+import { until, useFleet } from '../helpers/fleet.js';
 import { startReceiver } from '../helpers/http.js';
 import { createSchema } from '../helpers/postgres.js';
 

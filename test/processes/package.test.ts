@@ -1,12 +1,11 @@
-import { closedPort } from '../helpers/http.js';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import {
   cpSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
-  readFileSync,
   readdirSync,
+  readFileSync,
   realpathSync,
   renameSync,
   rmSync,
@@ -17,8 +16,9 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, test, type TestContext } from 'vitest';
-import { createSchema, useTestPostgres, type TestPostgres } from '../helpers/postgres.js';
+import { afterAll, beforeAll, describe, expect, type TestContext, test } from 'vitest';
+import { closedPort } from '../helpers/http.js';
+import { createSchema, type TestPostgres, useTestPostgres } from '../helpers/postgres.js';
 
 /**
  * The package as a user gets it: `npm pack` of a copy of this tree with no `dist/` (so `prepare`

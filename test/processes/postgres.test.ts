@@ -1,11 +1,10 @@
-import { useFleet } from '../helpers/fleet.js';
-import { describe, expect, test } from 'vitest';
-import pg from 'pg';
 import type { Kysely } from 'kysely';
-import { createWebhooks, type Webhooks } from '../../src/index.js';
+import pg from 'pg';
+import { describe, expect, test } from 'vitest';
 import { postgresStore } from '../../adapters/postgres/index.js';
-import { percentile, spawnWorker, startLedger, until, type Worker, type WorkerOptions } from '../helpers/fleet.js';
+import { createWebhooks, type Webhooks } from '../../src/index.js';
 import { userData } from '../helpers/fixtures.js';
+import { percentile, spawnWorker, startLedger, until, useFleet, type Worker, type WorkerOptions } from '../helpers/fleet.js';
 import { createSchema, disruptDatabase } from '../helpers/postgres.js';
 
 /**

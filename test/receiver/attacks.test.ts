@@ -1,14 +1,14 @@
+import { base64url, exportSPKI, importJWK, SignJWT } from 'jose';
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'vitest';
-import { SignJWT, exportSPKI, importJWK, base64url } from 'jose';
-import { ManualClock, generateSigningKey, type SigningKey } from '../../src/index.js';
-import { KeySet } from '../../src/signing/keyset.js';
-import { importSigningKey } from '../../src/signing/keys.js';
-import { buildClaims, signClaims } from '../../src/signing/token.js';
 import { jwksResponse } from '../../src/http/jwks.js';
+import { generateSigningKey, ManualClock, type SigningKey } from '../../src/index.js';
 import type { EventRecord } from '../../src/model.js';
 import { createReceiver, createVerifier, type UserCreatedEvent } from '../../src/receiver/index.js';
-import { serveHandler } from '../helpers/http.js';
+import { importSigningKey } from '../../src/signing/keys.js';
+import { KeySet } from '../../src/signing/keyset.js';
+import { buildClaims, signClaims } from '../../src/signing/token.js';
 import { testKey, userData } from '../helpers/fixtures.js';
+import { serveHandler } from '../helpers/http.js';
 
 // The issuer's key set is served over real HTTP by the engine's own JWKS code; the receiver is
 // served over real HTTP too. Tokens are minted by the engine's signing code (valid ones) or by

@@ -1,9 +1,9 @@
 import { expect, test } from 'vitest';
 import { createReceiver, createVerifier, type UserCreatedEvent } from '../../src/receiver/index.js';
-import { makeEngine } from '../helpers/engine.js';
-import { serveHandler } from '../helpers/http.js';
-import { userData } from '../helpers/fixtures.js';
 import { useCleanups } from '../helpers/cleanup.js';
+import { makeEngine } from '../helpers/engine.js';
+import { userData } from '../helpers/fixtures.js';
+import { serveHandler } from '../helpers/http.js';
 
 // The engine (SQLite file, ManualClock, its JWKS served over HTTP at the issuer) delivers to a
 // createReceiver endpoint served over real HTTP; the receiver fetches the key set from the issuer.

@@ -1,13 +1,13 @@
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { SignJWT } from 'jose';
-import { ManualClock, type SigningKey } from '../../src/index.js';
-import { KeySet } from '../../src/signing/keyset.js';
-import { importSigningKey } from '../../src/signing/keys.js';
-import { buildClaims } from '../../src/signing/token.js';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { jwksResponse } from '../../src/http/jwks.js';
+import { ManualClock, type SigningKey } from '../../src/index.js';
 import { createReceiver, createVerifier, type WebhookVerificationError } from '../../src/receiver/index.js';
-import { serveHandler } from '../helpers/http.js';
+import { importSigningKey } from '../../src/signing/keys.js';
+import { KeySet } from '../../src/signing/keyset.js';
+import { buildClaims } from '../../src/signing/token.js';
 import { testKey, userEvent } from '../helpers/fixtures.js';
+import { serveHandler } from '../helpers/http.js';
 
 // Receiver errors that point at the fix. The sender gets what it can act on;
 // the receiver's operator (onError, error.message) gets the URL tried and what to check.

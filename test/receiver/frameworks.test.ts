@@ -2,14 +2,14 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { ManualClock } from '../../src/index.js';
-import { KeySet } from '../../src/signing/keyset.js';
-import { importSigningKey } from '../../src/signing/keys.js';
-import { buildClaims, signClaims } from '../../src/signing/token.js';
 import { jwksResponse } from '../../src/http/jwks.js';
+import { ManualClock } from '../../src/index.js';
 import { createReceiver, createVerifier } from '../../src/receiver/index.js';
-import { serveHandler } from '../helpers/http.js';
+import { importSigningKey } from '../../src/signing/keys.js';
+import { KeySet } from '../../src/signing/keyset.js';
+import { buildClaims, signClaims } from '../../src/signing/token.js';
 import { testKey, userEvent } from '../helpers/fixtures.js';
+import { serveHandler } from '../helpers/http.js';
 
 // The README's three examples, as written there, each served over real HTTP.
 const clock = new ManualClock(Date.parse('2026-03-01T12:00:00.000Z'));

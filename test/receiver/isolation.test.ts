@@ -5,11 +5,11 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import ts from 'typescript';
 import { afterAll, expect, test } from 'vitest';
-import { KeySet } from '../../src/signing/keyset.js';
 import { importSigningKey } from '../../src/signing/keys.js';
+import { KeySet } from '../../src/signing/keyset.js';
 import { buildClaims, signClaims } from '../../src/signing/token.js';
-import { tempDir } from '../helpers/http.js';
 import { testKey, userEvent } from '../helpers/fixtures.js';
+import { tempDir } from '../helpers/http.js';
 
 // `identity-webhooks/receiver` must load where only jose is installed: no kysely, better-sqlite3,
 // pg or undici, and no node: built-ins (edge runtimes have none). Each source file is compiled

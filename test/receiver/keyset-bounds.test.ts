@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { ManualClock, type SigningKey } from '../../src/index.js';
-import { KeySet } from '../../src/signing/keyset.js';
-import { importSigningKey } from '../../src/signing/keys.js';
-import { buildClaims, signClaims } from '../../src/signing/token.js';
 import { createReceiver, createVerifier, type WebhookVerificationError } from '../../src/receiver/index.js';
 import { MAX_KEY_SET_BYTES } from '../../src/receiver/remote-keyset.js';
+import { importSigningKey } from '../../src/signing/keys.js';
+import { KeySet } from '../../src/signing/keyset.js';
+import { buildClaims, signClaims } from '../../src/signing/token.js';
 import { testKey, userEvent } from '../helpers/fixtures.js';
 import { rawKeySetServer } from './keyset-server.js';
 

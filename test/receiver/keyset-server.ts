@@ -1,5 +1,5 @@
-import net from 'node:net';
 import type { AddressInfo } from 'node:net';
+import net from 'node:net';
 
 /**
  * A key set server on 127.0.0.1 speaking raw HTTP/1.1 over node:net, so a test controls exactly

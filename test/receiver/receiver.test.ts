@@ -1,22 +1,22 @@
 import { afterAll, beforeAll, describe, expect, expectTypeOf, test } from 'vitest';
-import { ManualClock, type SigningKey } from '../../src/index.js';
-import { KeySet } from '../../src/signing/keyset.js';
-import { importSigningKey } from '../../src/signing/keys.js';
-import { buildClaims, signClaims } from '../../src/signing/token.js';
 import { jwksResponse } from '../../src/http/jwks.js';
+import { ManualClock, type SigningKey } from '../../src/index.js';
 import type { EventRecord } from '../../src/model.js';
 import {
   createReceiver,
   createVerifier,
   memorySeen,
-  WebhookVerificationError,
   type SeenStore,
   type WebhookEnvelope,
   type WebhookEvent,
   type WebhookEventMap,
+  WebhookVerificationError,
 } from '../../src/receiver/index.js';
-import { serveHandler } from '../helpers/http.js';
+import { importSigningKey } from '../../src/signing/keys.js';
+import { KeySet } from '../../src/signing/keyset.js';
+import { buildClaims, signClaims } from '../../src/signing/token.js';
 import { testKey, userData } from '../helpers/fixtures.js';
+import { serveHandler } from '../helpers/http.js';
 
 const clock = new ManualClock(Date.parse('2026-03-01T12:00:00.000Z'));
 let key: SigningKey;
@@ -242,12 +242,12 @@ describe('createReceiver', () => {
     expect(runs).toBe(0);
   });
 
-  test('memorySeen forgets the oldest id past its bound', () => {
+  test('memorySeen forgets the oldest id past its bound', async () => {
     const seen = memorySeen({ max: 2 });
-    seen.add('a');
-    seen.add('b');
-    seen.add('a');
-    seen.add('c');
+    await seen.add('a');
+    await seen.add('b');
+    await seen.add('a');
+    await seen.add('c');
     expect([seen.has('a'), seen.has('b'), seen.has('c')]).toEqual([false, true, true]);
     expect(() => memorySeen({ max: 0 })).toThrow(TypeError);
   });

@@ -2,10 +2,10 @@ import { decodeProtectedHeader } from 'jose';
 import { beforeAll, expect, test } from 'vitest';
 import { generateSigningKey, type SigningKey, type Webhooks } from '../../src/index.js';
 import { createReceiver, createVerifier } from '../../src/receiver/index.js';
-import { makeEngine } from '../helpers/engine.js';
-import { serveHandler } from '../helpers/http.js';
-import { testKey, userData } from '../helpers/fixtures.js';
 import { useCleanups } from '../helpers/cleanup.js';
+import { makeEngine } from '../helpers/engine.js';
+import { testKey, userData } from '../helpers/fixtures.js';
+import { serveHandler } from '../helpers/http.js';
 
 // The engine's signing key changes while one receiver keeps running, never restarted. Either
 // through hooks.keys.rotate, or by restarting the engine on the same SQLite file and issuer with

@@ -1,16 +1,16 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, expectTypeOf, test } from 'vitest';
+import { renderEventTypes } from '../../scripts/event-types.js';
 import { BUILTIN_EVENT_TYPES } from '../../src/catalog/builtins.js';
 import { Catalog } from '../../src/catalog/catalog.js';
-import { renderEventTypes } from '../../scripts/event-types.js';
 import type {
   EventMap,
+  RoleCreatedData,
+  UserAuthenticationFailedData,
   UserCreatedData,
   UserCreatedEvent,
-  UserAuthenticationFailedData,
   WebhookEvent,
   WebhookEventMap,
-  RoleCreatedData,
 } from '../../src/receiver/index.js';
 
 const generated = new URL('../../src/receiver/event-types.generated.ts', import.meta.url);

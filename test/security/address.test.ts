@@ -1,9 +1,9 @@
 import { BlockList } from 'node:net';
-import { describe, expect, test } from 'vitest';
 import fc from 'fast-check';
+import { describe, expect, test } from 'vitest';
 import { classifyAddress } from '../../src/delivery/guard/address.js';
-import { formatIp, inCidr, parseCidr, parseIp } from '../../src/delivery/guard/ip.js';
 import { createGuard } from '../../src/delivery/guard/guard.js';
+import { formatIp, inCidr, parseCidr, parseIp } from '../../src/delivery/guard/ip.js';
 
 // Which addresses the network guard refuses. Pure functions; the socket-level proofs are in
 // ssrf.test.ts.

@@ -1,5 +1,5 @@
-import { createServer } from 'node:http';
 import { once } from 'node:events';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect, test } from 'vitest';
 import { checkEndpoint } from '../../src/delivery/guard/check.js';

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, expect, test } from 'vitest';
 import fc from 'fast-check';
+import { afterAll, beforeAll, expect, test } from 'vitest';
 import { classifyAddress } from '../../src/delivery/guard/address.js';
 import type { Resolver } from '../../src/delivery/guard/guard.js';
 import { client, createBody, makeHttpEngine, type TestEngine } from '../http/setup.js';

@@ -1,12 +1,12 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, test } from 'vitest';
 import { sql } from 'kysely';
-import { WebhooksError, type Webhooks, type WebhooksOptions } from '../../src/index.js';
-import { LIMITS } from '../../src/validate.js';
+import { describe, expect, test } from 'vitest';
 import { sqliteStore } from '../../adapters/sqlite/index.js';
-import { makeEngine } from '../helpers/engine.js';
+import { type Webhooks, WebhooksError, type WebhooksOptions } from '../../src/index.js';
+import { LIMITS } from '../../src/validate.js';
 import { useCleanups } from '../helpers/cleanup.js';
+import { makeEngine } from '../helpers/engine.js';
 
 // Input bounds on what the engine stores, and SQL that treats hostile strings as data.
 

@@ -1,12 +1,12 @@
 import http from 'node:http';
-import net from 'node:net';
 import type { AddressInfo } from 'node:net';
+import net from 'node:net';
 import { describe, expect, test } from 'vitest';
 import { httpTransport, TransportError } from '../../src/index.js';
+import { until, useCleanups } from '../helpers/cleanup.js';
 import { makeEngine } from '../helpers/engine.js';
 import { userData } from '../helpers/fixtures.js';
 import { startReceiver } from '../helpers/http.js';
-import { until, useCleanups } from '../helpers/cleanup.js';
 
 // Bounded I/O, proven against real misbehaving servers on 127.0.0.1. No test
 // asserts a duration: each misbehaviour is endless, so the only way a test can finish is the

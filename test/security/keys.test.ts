@@ -1,15 +1,15 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { readFileSync, readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { inspect } from 'node:util';
-import { describe, expect, test } from 'vitest';
 import { createLocalJWKSet, decodeProtectedHeader, exportJWK, generateKeyPair, jwtVerify } from 'jose';
+import { describe, expect, test } from 'vitest';
+import { sqliteStore } from '../../adapters/sqlite/index.js';
 import { createWebhooks, generateSigningKey, type ManualClock, type SigningKey, type Webhooks } from '../../src/index.js';
 import { KeySet } from '../../src/signing/keyset.js';
-import { sqliteStore } from '../../adapters/sqlite/index.js';
+import { useCleanups } from '../helpers/cleanup.js';
 import { makeEngine } from '../helpers/engine.js';
 import { testKey, userData } from '../helpers/fixtures.js';
 import { startReceiver } from '../helpers/http.js';
-import { useCleanups } from '../helpers/cleanup.js';
 
 // Signing key handling: private key material never leaves the KeySet; weak keys are refused;
 // rotation publishes before signing and unpublishes only once the old key's tokens are stale.

@@ -1,18 +1,18 @@
 import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import type { AddressInfo, LookupFunction } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AddressInfo, LookupFunction } from 'node:net';
-import { describe, expect, test } from 'vitest';
 import { Agent, request } from 'undici';
-import { httpTransport, TransportError, WebhooksError, type Webhooks } from '../../src/index.js';
+import { describe, expect, test } from 'vitest';
 import { checkEndpoint } from '../../src/delivery/guard/check.js';
 import { createGuard, type ResolvedAddress, type Resolver } from '../../src/delivery/guard/guard.js';
+import { httpTransport, TransportError, type Webhooks, WebhooksError } from '../../src/index.js';
+import { useCleanups } from '../helpers/cleanup.js';
 import { makeEngine } from '../helpers/engine.js';
 import { userData } from '../helpers/fixtures.js';
-import { useCleanups } from '../helpers/cleanup.js';
 
 // The SSRF guard against real sockets on 127.0.0.1 / 127.0.0.2.
 // 127.0.0.2 is a second loopback address: it plays "the internal service" the attacker wants to

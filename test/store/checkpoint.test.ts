@@ -1,9 +1,9 @@
 import { readFileSync, statSync, unlinkSync } from 'node:fs';
 import { describe, expect, test, vi } from 'vitest';
-import { sqliteStore } from '../../adapters/sqlite/index.js';
 import { runningCheckpointThreads } from '../../adapters/sqlite/checkpoint.js';
-import { tempDir } from '../helpers/http.js';
+import { sqliteStore } from '../../adapters/sqlite/index.js';
 import { until, useCleanups } from '../helpers/cleanup.js';
+import { tempDir } from '../helpers/http.js';
 import { webhook } from './conformance.js';
 
 const cleanups = useCleanups();

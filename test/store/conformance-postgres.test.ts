@@ -1,6 +1,6 @@
 import { afterAll, beforeAll } from 'vitest';
 import { postgresStore } from '../../adapters/postgres/index.js';
-import { createSchema, useTestPostgres, type TestPostgres } from '../helpers/postgres.js';
+import { createSchema, type TestPostgres, useTestPostgres } from '../helpers/postgres.js';
 import { describeStore, type TestableStore } from './conformance.js';
 
 let server: TestPostgres;

@@ -1,9 +1,9 @@
 import Database from 'better-sqlite3';
 import { CompiledQuery } from 'kysely';
 import { describe, expect, test } from 'vitest';
+import { wholeLogPage } from '../../adapters/kysely/log.js';
 import { claimDue, claimQuery } from '../../adapters/sqlite/claim.js';
 import { withRowsAsArrays } from '../../adapters/sqlite/driver.js';
-import { wholeLogPage } from '../../adapters/kysely/log.js';
 import { sqliteStore } from '../../adapters/sqlite/index.js';
 import { tempDir } from '../helpers/http.js';
 import { attempt, describeStore, event, id, LEASE, T0, webhook } from './conformance.js';

@@ -1,5 +1,5 @@
-import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import type { Kysely } from 'kysely';
+import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { LimitReachedError } from '../../src/errors.js';
 import type { AttemptRecord, DeliveryRecord, EventRecord, WebhookRecord } from '../../src/model.js';
 import type { RecordAttemptArgs, Store } from '../../src/store.js';

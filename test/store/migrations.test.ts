@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { CompiledQuery, Kysely, sql } from 'kysely';
 import { expect, test } from 'vitest';
 import { MIGRATIONS } from '../../adapters/kysely/migrations.js';
-import { SqliteEngineDialect, type SqliteDatabase } from '../../adapters/sqlite/driver.js';
+import { type SqliteDatabase, SqliteEngineDialect } from '../../adapters/sqlite/driver.js';
 import { sqliteStore } from '../../adapters/sqlite/index.js';
 import { tempDir } from '../helpers/http.js';
 

@@ -1,12 +1,12 @@
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import pg from 'pg';
-import { postgresStore } from '../../adapters/postgres/index.js';
-import { until } from '../helpers/fleet.js';
-import { createSchema, useTestPostgres, type TestPostgres } from '../helpers/postgres.js';
-import { useCleanups } from '../helpers/cleanup.js';
-import { event, webhook } from './conformance.js';
-import { newId } from '../../src/ids.js';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { EMIT_CALL } from '../../adapters/postgres/emit.js';
+import { postgresStore } from '../../adapters/postgres/index.js';
+import { newId } from '../../src/ids.js';
+import { useCleanups } from '../helpers/cleanup.js';
+import { until } from '../helpers/fleet.js';
+import { createSchema, type TestPostgres, useTestPostgres } from '../helpers/postgres.js';
+import { event, webhook } from './conformance.js';
 
 /** PostgreSQL emit in one round trip: what the database sees for one insertEvent. */
 let server: TestPostgres;

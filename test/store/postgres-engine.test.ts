@@ -1,12 +1,12 @@
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
-import { createWebhooks, ManualClock, type WebhookDisabledInfo } from '../../src/index.js';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { postgresStore } from '../../adapters/postgres/index.js';
-import { startReceiver } from '../helpers/http.js';
-import { testKey, userData } from '../helpers/fixtures.js';
-import { createSchema, useTestPostgres, type TestPostgres } from '../helpers/postgres.js';
+import { createWebhooks, ManualClock, type WebhookDisabledInfo } from '../../src/index.js';
 import { useCleanups } from '../helpers/cleanup.js';
+import { testKey, userData } from '../helpers/fixtures.js';
+import { startReceiver } from '../helpers/http.js';
+import { createSchema, type TestPostgres, useTestPostgres } from '../helpers/postgres.js';
 
 /** The engine on PostgreSQL: the host's own transaction, and the Clock as the database's only time. */
 let server: TestPostgres;

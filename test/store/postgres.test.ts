@@ -1,18 +1,18 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { CompiledQuery } from 'kysely';
 import pg from 'pg';
-import { migratePostgres, postgresStore } from '../../adapters/postgres/index.js';
-import { MIGRATIONS } from '../../adapters/kysely/migrations.js';
-import { CLAIM_DUE_CALL, claimQuery } from '../../adapters/postgres/claim.js';
-import { type KyselyStore, NEXT_DUE_SQL } from '../../adapters/kysely/store.js';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { wholeLogPage } from '../../adapters/kysely/log.js';
-import { percentile, until } from '../helpers/fleet.js';
-import { adminQuery, createSchema, terminateBackends, useTestPostgres, type TestPostgres } from '../helpers/postgres.js';
-import { event, webhook } from './conformance.js';
+import { MIGRATIONS } from '../../adapters/kysely/migrations.js';
+import { type KyselyStore, NEXT_DUE_SQL } from '../../adapters/kysely/store.js';
+import { CLAIM_DUE_CALL, claimQuery } from '../../adapters/postgres/claim.js';
+import { migratePostgres, postgresStore } from '../../adapters/postgres/index.js';
 import type { ClaimArgs } from '../../src/store.js';
 import { useCleanups } from '../helpers/cleanup.js';
+import { percentile, until } from '../helpers/fleet.js';
+import { adminQuery, createSchema, type TestPostgres, terminateBackends, useTestPostgres } from '../helpers/postgres.js';
+import { event, webhook } from './conformance.js';
 
 /** What only PostgreSQL has: SKIP LOCKED claims, the partial index, advisory-locked migrations, LISTEN/NOTIFY, pools. */
 let server: TestPostgres;

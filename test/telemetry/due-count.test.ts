@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { CompiledQuery } from 'kysely';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { countDueQuery } from '../../adapters/kysely/telemetry.js';
 import { postgresStore } from '../../adapters/postgres/index.js';
 import { sqliteStore } from '../../adapters/sqlite/index.js';
-import { countDueQuery } from '../../adapters/kysely/telemetry.js';
 import { useCleanups } from '../helpers/cleanup.js';
 import { tempDir } from '../helpers/http.js';
 import { createSchema, type TestPostgres, useTestPostgres } from '../helpers/postgres.js';

@@ -1,13 +1,13 @@
-import { describe, expect, test } from 'vitest';
 import { metrics, trace } from '@opentelemetry/api';
+import { describe, expect, test } from 'vitest';
 import { sqliteStore } from '../../adapters/sqlite/index.js';
 import { createWebhooks } from '../../src/index.js';
 import { DUE_COUNT_MAX_AGE_MS } from '../../src/telemetry/due-count.js';
 import { createInstruments } from '../../src/telemetry/metrics.js';
-import { useTelemetryEngines } from './engine.js';
 import { makeEngine } from '../helpers/engine.js';
 import { testKey, userData } from '../helpers/fixtures.js';
 import { startReceiver, tempDir } from '../helpers/http.js';
+import { useTelemetryEngines } from './engine.js';
 import { testSdk, total } from './sdk.js';
 
 const { cleanups, setup } = useTelemetryEngines();

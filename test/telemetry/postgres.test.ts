@@ -1,12 +1,12 @@
 import { fork } from 'node:child_process';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, test } from 'vitest';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import { afterAll, beforeAll, expect, test } from 'vitest';
 import { postgresStore } from '../../adapters/postgres/index.js';
 import { createWebhooks, type SigningKey } from '../../src/index.js';
 import { useCleanups } from '../helpers/cleanup.js';
-import { buildForChildren, until } from '../helpers/fleet.js';
 import { testKey, userData } from '../helpers/fixtures.js';
+import { buildForChildren, until } from '../helpers/fleet.js';
 import { startReceiver } from '../helpers/http.js';
 import { createSchema, type TestPostgres, useTestPostgres } from '../helpers/postgres.js';
 import { testSdk, useContextManager } from './sdk.js';

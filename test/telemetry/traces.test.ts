@@ -1,11 +1,11 @@
-import { describe, expect, test } from 'vitest';
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { describe, expect, test } from 'vitest';
 import { sqliteStore } from '../../adapters/sqlite/index.js';
-import { useTelemetryEngines } from './engine.js';
 import { makeEngine } from '../helpers/engine.js';
 import { userData } from '../helpers/fixtures.js';
 import { startReceiver, tempDir } from '../helpers/http.js';
+import { useTelemetryEngines } from './engine.js';
 import { testSdk, total } from './sdk.js';
 
 const { cleanups, setup } = useTelemetryEngines();

@@ -1,6 +1,6 @@
 import { describe, expect, expectTypeOf, test } from 'vitest';
 import type { sqliteStore } from '../../adapters/sqlite/index.js';
-import { createWebhooks, type EmitInput, type EventType, type Webhooks, type WebhookInput } from '../../src/index.js';
+import { createWebhooks, type EmitInput, type EventType, type WebhookInput, type Webhooks } from '../../src/index.js';
 
 /**
  * The sending side is typed from the catalog (the receiving side already was). These checks run

@@ -1,4 +1,4 @@
-import { formatIp, inCidr, ipv4At, parseCidr, parseIp, type Cidr, type IpBytes } from './ip.js';
+import { type Cidr, formatIp, type IpBytes, inCidr, ipv4At, parseCidr, parseIp } from './ip.js';
 
 /**
  * What kind of address an endpoint reaches. Only `public` is delivered to by default; every other

@@ -1,9 +1,9 @@
 import { WebhooksError } from '../../errors.js';
 import { endpoint } from '../../validate.js';
-import { classifyBytes, describeCategory } from './address.js';
-import { formatIp, inCidr, ipv4At, parseCidr, parseIp, type IpBytes } from './ip.js';
-import { hostKey, type Guard, type ResolvedAddress } from './guard.js';
 import { TransportError } from '../transport-error.js';
+import { classifyBytes, describeCategory } from './address.js';
+import { type Guard, hostKey, type ResolvedAddress } from './guard.js';
+import { formatIp, type IpBytes, inCidr, ipv4At, parseCidr, parseIp } from './ip.js';
 
 /** An endpoint that passed the guard, and the addresses a connection to it may use. */
 export interface CheckedEndpoint {

@@ -1,5 +1,5 @@
 import { lookup } from 'node:dns/promises';
-import { parseCidr, type Cidr } from './ip.js';
+import { type Cidr, parseCidr } from './ip.js';
 
 /** One answer of a {@link Resolver}. */
 export interface ResolvedAddress {

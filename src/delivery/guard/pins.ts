@@ -1,6 +1,6 @@
 import type { LookupFunction } from 'node:net';
 import { checkEndpoint } from './check.js';
-import { hostKey, type Guard, type ResolvedAddress } from './guard.js';
+import { type Guard, hostKey, type ResolvedAddress } from './guard.js';
 
 /**
  * The addresses each host name was last checked to, handed to the socket layer as its `lookup`.

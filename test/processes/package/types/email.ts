@@ -1,5 +1,5 @@
 // identity-webhooks/email: needs @types/node only (nodemailer ships its own types; no @types/nodemailer).
-import { renderDisabledEmail, smtpNotifier, type SmtpTransportOptions } from 'identity-webhooks/email';
+import { renderDisabledEmail, type SmtpTransportOptions, smtpNotifier } from 'identity-webhooks/email';
 
 const smtp: SmtpTransportOptions = { host: 'smtp.example.com', port: 587, auth: { user: 'hooks', pass: 'secret' } };
 export const notifier = smtpNotifier({ url: smtp, from: 'Acme <hooks@acme.example>', to: () => 'owner@acme.example' });

@@ -1,5 +1,5 @@
 // identity-webhooks/sqlite: needs @types/node only; no @types/better-sqlite3 (the database type is
 // structural), better-sqlite3 itself only at run time.
-import { sqliteStore, type SqliteDatabase } from 'identity-webhooks/sqlite';
+import { type SqliteDatabase, sqliteStore } from 'identity-webhooks/sqlite';
 
 export const open = (database?: SqliteDatabase) => (database ? sqliteStore({ database }) : sqliteStore({ filename: 'webhooks.db' }));
