@@ -167,8 +167,8 @@ export class Scheduler {
     const refillAt = Math.max(1, Math.min(options.batchSize, Math.ceil(options.concurrency / 2)));
     let eager = true;
     try {
-      // Once per pass (a chore started again on every turn of the loop would keep the pass alive).
-      this.#startChores();
+      // Chores once per pass (started again on every turn of the loop, they would keep the pass alive).
+      if (!this.#closed) this.#chores.start(() => this.#notify?.());
       while (!this.#closed) {
         if (this.#dirty) {
           eager = true;
@@ -355,20 +355,16 @@ export class Scheduler {
     this.#unpark(webhookId);
     // A slot of this environment freed: its other webhooks' parked deliveries may start now.
     if (this.#parked.hasEnvironment(environment)) this.#unparkIn(environment);
-    // Claiming again is worth it only if something became claimable: this webhook (nothing of
-    // it parked and below its bound) or its environment (back under its share). Otherwise the
-    // freed slot went to the webhook's own parked delivery and nothing changed.
-    const webhookOpen = !this.#parked.has(webhookId) && slots.inFlight(webhookId) < slots.boundOf(webhookId);
-    if (webhookOpen || slots.inEnvironment(environment) === this.deps.options.perEnvironmentConcurrency - 1) this.#starved = false;
+    if (slots.reopened(webhookId, environment, this.#parked.has(webhookId))) this.#starved = false;
     this.#notify?.();
   }
 
-  /** A slot of `webhookId` freed: start its parked deliveries as far as the bounds allow. */
+  /** A slot of this webhook freed: start its parked deliveries as far as the bounds allow. */
   #unpark(webhookId: string): void {
     if (!this.#closed) this.#act(this.#parked.unpark(webhookId, this.#slots, this.deps.clock.now()));
   }
 
-  /** A slot of `environment` freed: start its webhooks' parked deliveries as far as its bounds allow. */
+  /** A slot of this environment freed (or nobody else has due work): start its webhooks' parked deliveries. */
   #unparkIn(environment: string): void {
     if (!this.#closed) this.#act(this.#parked.unparkIn(environment, this.#slots, this.deps.clock.now()));
   }
@@ -390,11 +386,6 @@ export class Scheduler {
   #nextAttemptRecorded(): void {
     this.#void();
     this.#starved = false;
-  }
-
-  /** Background work on the same clock and passes: each chore runs when it says it is due. */
-  #startChores(): void {
-    if (!this.#closed) this.#chores.start(() => this.#notify?.());
   }
 
   #release(deliveryIds: string[]): Promise<void> {

@@ -144,6 +144,16 @@ export class Slots {
     return this.inFlight(webhook.id) >= this.boundOf(webhook.id) ? 'park' : 'start';
   }
 
+  /**
+   * After an attempt ended: whether a claim could now find something it could not before, i.e.
+   * the webhook opened (nothing of it parked, below its bound) or its environment just came back
+   * under its share. Otherwise the freed slot went to the webhook's own parked delivery.
+   */
+  reopened(webhookId: string, environment: string, parked: boolean): boolean {
+    const webhookOpen = !parked && this.inFlight(webhookId) < this.boundOf(webhookId);
+    return webhookOpen || this.inEnvironment(environment) === this.options.perEnvironmentConcurrency - 1;
+  }
+
   /** An attempt starts: it holds a slot of its webhook and environment until {@link end}. */
   take(webhookId: string, environment: string): void {
     this.#environmentOf.set(webhookId, environment);

@@ -96,3 +96,15 @@ describe('Slots', () => {
     expect(slots.parkedBound()).toBe(6);
   });
 });
+
+test('after an attempt ends, a claim is worth it only if its webhook opened or its environment came back under its share', () => {
+  const slots = new Slots(options);
+  for (const id of ['w1', 'w1', 'w2', 'w3', 'w3']) slots.take(id, 'a'); // a: 5, over its share of 4
+  slots.end('w1', 'a', { success: true, charged: true }); // a: 4, w1: 1 of 2
+  // w1 has parked work (its freed slot went to it) and a is still at its share: nothing new to claim.
+  expect(slots.reopened('w1', 'a', true)).toBe(false);
+  // Nothing of w1 parked and below its bound: a claim may find more of it.
+  expect(slots.reopened('w1', 'a', false)).toBe(true);
+  slots.end('w3', 'a', { success: true, charged: true }); // a: 3, just back under its share
+  expect(slots.reopened('w3', 'a', true)).toBe(true);
+});
