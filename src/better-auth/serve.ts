@@ -1,0 +1,67 @@
+import { getSessionFromCtx } from 'better-auth/api';
+import type { AuthorizeResult, Webhooks } from '../types.js';
+import type { AuthUser } from './mapping.js';
+
+/** Who may manage webhooks: their environment, or null for no one (403). */
+export type Manage = (who: { user: AuthUser; session: Record<string, unknown> }) => string | null | Promise<string | null>;
+
+/** The slice of better-auth's AuthContext the serving side reads. */
+export interface ServedContext {
+  baseURL: string;
+  [field: string]: unknown;
+}
+
+/**
+ * Everything under `{basePath}{path}` goes to the engine, inside better-auth's handler (its
+ * `onRequest`, before better-auth's own routing): `/dashboard…` to the dashboard, the rest
+ * (`/.well-known/jwks`, `/api/v1/…`) to the management handler, which answers 404 for the rest.
+ */
+export function createServing(path: string, manage: Manage) {
+  // The better-auth context a request came in with, for `authorize` (the engine hands it only the request).
+  const contexts = new WeakMap<Request, ServedContext>();
+  let fallback: ServedContext | undefined;
+
+  return {
+    remember(context: ServedContext) {
+      fallback = context;
+    },
+
+    async onRequest(request: Request, context: ServedContext, hooks: Webhooks | undefined): Promise<{ response: Response } | undefined> {
+      const url = new URL(request.url);
+      const mount = `${new URL(context.baseURL || url.origin, url.origin).pathname.replace(/\/+$/, '')}${path}`;
+      if (url.pathname !== mount && !url.pathname.startsWith(`${mount}/`)) return undefined;
+      if (!hooks) return { response: new Response('webhooks are starting', { status: 503 }) };
+      contexts.set(request, context);
+      const tail = url.pathname.slice(mount.length);
+      const served = tail === '/dashboard' || tail.startsWith('/dashboard/') ? hooks.dashboard : hooks.handler;
+      return { response: await served(request) };
+    },
+
+    /** The engine's `authorize`: the better-auth session of the request, then `manage`. */
+    async authorize(request: Request): Promise<AuthorizeResult> {
+      const context = contexts.get(request) ?? fallback;
+      if (!context) return null;
+      const session = await sessionOf(context, request);
+      if (!session) return null;
+      const environment = await manage(session);
+      return typeof environment === 'string' ? { environment } : null;
+    },
+  };
+}
+
+/**
+ * better-auth's own session lookup (signed cookie, cookie cache, the session row and its
+ * expiry), on a context of this request only: the lookup caches what it finds on the context.
+ */
+async function sessionOf(context: ServedContext, request: Request): Promise<{ user: AuthUser; session: Record<string, unknown> } | null> {
+  const own = Object.create(context, { session: { value: null, writable: true } });
+  const found = await getSessionFromCtx({
+    context: own,
+    headers: request.headers,
+    request,
+    query: {},
+    responseHeaders: new Headers(),
+  } as unknown as Parameters<typeof getSessionFromCtx>[0]).catch(() => null);
+  if (!found?.user || !found.session) return null;
+  return { user: found.user as unknown as AuthUser, session: found.session as unknown as Record<string, unknown> };
+}
