@@ -1,4 +1,5 @@
-import { getSessionFromCtx } from 'better-auth/api';
+import { runWithRequestState } from '@better-auth/core/context';
+import { type DispatchContext, dispatchAuthEndpoint, getSession } from 'better-auth/api';
 import type { AuthorizeResult, Webhooks } from '../types.js';
 import type { AuthUser } from './mapping.js';
 
@@ -51,17 +52,22 @@ export function createServing(path: string, manage: Manage) {
 
 /**
  * better-auth's own session lookup (signed cookie, cookie cache, the session row and its
- * expiry), on a context of this request only: the lookup caches what it finds on the context.
+ * expiry), as `auth.api.getSession({ headers })` runs it: through its hook pipeline, in a
+ * request state of its own (the lookup keeps what it finds there).
  */
 async function sessionOf(context: ServedContext, request: Request): Promise<{ user: AuthUser; session: Record<string, unknown> } | null> {
-  const own = Object.create(context, { session: { value: null, writable: true } });
-  const found = await getSessionFromCtx({
-    context: own,
-    headers: request.headers,
-    request,
-    query: {},
-    responseHeaders: new Headers(),
-  } as unknown as Parameters<typeof getSessionFromCtx>[0]).catch(() => null);
+  const lookup = () =>
+    dispatchAuthEndpoint(getSession(), {
+      context: context as unknown as DispatchContext['context'],
+      headers: request.headers,
+      method: 'GET',
+      query: {},
+      asResponse: false,
+    });
+  const found = (await runWithRequestState(new WeakMap(), lookup).catch(() => null)) as {
+    user?: AuthUser;
+    session?: Record<string, unknown>;
+  } | null;
   if (!found?.user || !found.session) return null;
-  return { user: found.user as unknown as AuthUser, session: found.session as unknown as Record<string, unknown> };
+  return { user: found.user, session: found.session };
 }

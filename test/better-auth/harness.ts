@@ -107,6 +107,7 @@ export async function startAuth(dialect: Dialect, plugin: Partial<BetterAuthWebh
     baseURL: site.url,
     secret: 'a-test-secret-that-is-at-least-32-characters-long',
     emailAndPassword: { enabled: true },
+    user: { deleteUser: { enabled: true } },
     logger: { disabled: true },
     plugins: [
       admin(),
