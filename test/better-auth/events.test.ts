@@ -42,7 +42,9 @@ describe.each<Dialect>(['sqlite', 'postgres'])('better-auth on %s: each write de
   test('sign-up: user.created, source user, the Kinde user shape', async () => {
     ada.browser = s.client();
     const event = await oneEvent(async () => {
-      const res = await ada.browser.call('/sign-up/email', { body: { email: 'Ada@Example.com', password: PASSWORD, name: 'Ada King Lovelace' } });
+      const res = await ada.browser.call('/sign-up/email', {
+        body: { email: 'Ada@Example.com', password: PASSWORD, name: 'Ada King Lovelace' },
+      });
       expect(res.status).toBe(200);
       ada.id = res.json.user.id;
     });
@@ -155,7 +157,9 @@ describe.each<Dialect>(['sqlite', 'postgres'])('better-auth on %s: each write de
 
   test('a server call (auth.api) is source api; a 300-character name and odd fields never fail a sign-up', async () => {
     const name = `${'N'.repeat(300)} ${'L'.repeat(300)}`;
-    const event = await oneEvent(() => s.auth.api.signUpEmail({ body: { email: 'long@example.com', password: PASSWORD, name, image: 'x'.repeat(2000) } }));
+    const event = await oneEvent(() =>
+      s.auth.api.signUpEmail({ body: { email: 'long@example.com', password: PASSWORD, name, image: 'x'.repeat(2000) } }),
+    );
     expect(event).toMatchObject({ type: 'user.created', source: 'api' });
     expect(event.data.user.first_name).toBe('N'.repeat(255));
     expect(event.data.user.last_name).toBe('L'.repeat(255));
