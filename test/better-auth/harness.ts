@@ -41,6 +41,7 @@ async function listen() {
 /** The real receiver: identity-webhooks/receiver's verifier against the auth server's JWKS over HTTP. */
 export async function startVerifyingReceiver(issuer: string) {
   const received: Received[] = [];
+  let requests = 0;
   const waiters: Array<{ n: number; resolve: () => void }> = [];
   const receive = createReceiver({
     verifier: createVerifier({ issuer }),
@@ -50,6 +51,7 @@ export async function startVerifyingReceiver(issuer: string) {
   const site = await listen();
   const verifier = createVerifier({ issuer });
   site.set(async (req, res) => {
+    requests++;
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const body = Buffer.concat(chunks).toString('utf8');
@@ -69,6 +71,10 @@ export async function startVerifyingReceiver(issuer: string) {
   return {
     url: `${site.url}/hooks`,
     received,
+    /** Every request that arrived, verified or not (a second delivery of one event counts too). */
+    get requests() {
+      return requests;
+    },
     waitFor(n: number, timeoutMs = 20_000): Promise<void> {
       if (received.length >= n) return Promise.resolve();
       return new Promise<void>((resolve, reject) => {
@@ -97,6 +103,9 @@ export async function startAuth(dialect: Dialect, plugin: Partial<BetterAuthWebh
     const server = await useTestPostgres(label);
     cleanups.push(() => server.close());
     const pool = new pg.Pool({ connectionString: server.url, max: 20 });
+    // Dropping the test database ends the connections pool.end() has not closed yet.
+    pool.on('error', () => {});
+    pool.on('connect', (client) => client.on('error', () => {}));
     cleanups.push(() => pool.end());
     database = pool;
     sql = async (text) => (await pool.query(text)).rows;
