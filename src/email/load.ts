@@ -14,7 +14,9 @@ function load<T>(specifier: string): T {
     return require(specifier) as T;
   } catch (error) {
     if ((error as { code?: unknown })?.code === 'MODULE_NOT_FOUND' && String((error as Error).message).includes("'nodemailer")) {
-      throw new Error('smtpNotifier needs the "nodemailer" package, which is not installed: run `npm install nodemailer`', { cause: error });
+      throw new Error('smtpNotifier needs the "nodemailer" package, which is not installed: run `npm install nodemailer`', {
+        cause: error,
+      });
     }
     throw error;
   }
