@@ -97,10 +97,11 @@ export function createEmitter(deps: EmitterDeps) {
     const override = deps.overrides[type];
     if (override === false) return;
     let data: Record<string, unknown> | null | undefined = input.data;
-    if (override) data = override({ type, ...input });
-    if (!data) return;
     let environment: string;
     try {
+      // The host's code runs inside the write's transaction: a throw must not fail the write.
+      if (override) data = override({ type, ...input });
+      if (!data) return;
       environment = deps.environment({ user: input.user, ...(input.organization ? { organization: input.organization } : {}) });
     } catch (error) {
       refused(type, error);
@@ -117,7 +118,7 @@ export function createEmitter(deps: EmitterDeps) {
 
   function refused(type: string, error: unknown) {
     failures.add(1, { 'webhooks.event_type': type, 'webhooks.reason': 'refused' });
-    deps.logger.error('better-auth: an event was left out because its data was refused; the write itself went ahead', {
+    deps.logger.error('better-auth: an event was left out (its data was refused, or the mapping threw); the write itself went ahead', {
       eventType: type,
       error: error instanceof Error ? error.message : String(error),
     });
