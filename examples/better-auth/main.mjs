@@ -53,7 +53,7 @@ log(`  JWKS       ${site.url}/api/auth/webhooks/.well-known/jwks`);
 log(`  API        ${site.url}/api/auth/webhooks/api/v1/webhooks (a session manage() accepts)`);
 log(`  dashboard  ${site.url}/api/auth/webhooks/dashboard (the same)`);
 
-// --- 2. A receiver, as a customer runs it: verifies each token against the server's JWKS. ------
+// --- 2. A receiver, as an account holder runs it: verifies each token against the JWKS. ------
 const issuer = `${site.url}/api/auth/webhooks`;
 let done;
 const delivered = new Promise((resolve) => (done = resolve));

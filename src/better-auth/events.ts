@@ -76,7 +76,7 @@ export interface EmitterDeps {
 const NOT_SIGN_IN = [/^\/sign-up\//, /^\/admin\/impersonate-user$/, /^\/change-password$/, /^\/reset-password/];
 
 /** After-commit emits (a refused sign-in writes nothing to join) are tried again this long after a failure. */
-const RETRY_DELAYS_MS = [1_000, 5_000, 30_000, 120_000];
+const AGAIN_AFTER_MS = [1_000, 5_000, 30_000, 120_000];
 
 /**
  * Turns better-auth's writes into events. Inside a write's transaction (`onWrite`) a failure of
@@ -169,7 +169,7 @@ export function createEmitter(deps: EmitterDeps) {
       const attempt = (n: number): Promise<void> =>
         emit('user.authentication_failed', input, undefined).catch((error) => {
           failures.add(1, { 'webhooks.event_type': 'user.authentication_failed', 'webhooks.reason': 'store' });
-          const last = n >= RETRY_DELAYS_MS.length || closed;
+          const last = n >= AGAIN_AFTER_MS.length || closed;
           deps.logger.error(
             last
               ? 'better-auth: user.authentication_failed could not be emitted and is given up'
@@ -177,7 +177,7 @@ export function createEmitter(deps: EmitterDeps) {
             { eventType: 'user.authentication_failed', error: error instanceof Error ? error.message : String(error) },
           );
           if (last) return;
-          const again = new Promise<void>((resolve) => setTimeout(resolve, RETRY_DELAYS_MS[n]).unref()).then(() =>
+          const again = new Promise<void>((resolve) => setTimeout(resolve, AGAIN_AFTER_MS[n]).unref()).then(() =>
             closed ? undefined : attempt(n + 1),
           );
           pending.add(again);
