@@ -17,7 +17,7 @@
  * ```
  */
 import { tryGetCurrentAuthEndpointContext } from '@better-auth/core/context';
-import type { BetterAuthPlugin } from 'better-auth';
+import type { AuthContext, BetterAuthPlugin } from 'better-auth';
 import { createAuthMiddleware, isAPIError } from 'better-auth/api';
 import { getAdapter } from 'better-auth/db/adapter';
 import { createWebhooks, type Logger, type Webhooks, type WebhooksOptions } from '../index.js';
@@ -120,7 +120,7 @@ export function webhooks(options: BetterAuthWebhooksOptions) {
         await close();
       };
       serving.remember(ctx as unknown as ServedContext);
-      return { context: { adapter: adapter as never, webhooks: hooks } };
+      return { context: { adapter: adapter as unknown as AuthContext['adapter'], webhooks: hooks } };
     },
     onRequest: (request, ctx) => serving.onRequest(request, ctx as unknown as ServedContext, engine),
     hooks: {
