@@ -44,12 +44,22 @@ interface TransactionBuilderLike {
  * Kysely that records its transactions is the one way to join them.
  */
 export function transactionTracker<K extends object>(kysely: K): { kysely: K; current(): unknown } {
-  const storage = new AsyncLocalStorage<unknown>();
+  // `open` turns false when the transaction ends: a promise started inside it and still running
+  // after the commit must not be handed a finished transaction.
+  const storage = new AsyncLocalStorage<{ trx: unknown; open: boolean }>();
   const wrapBuilder = (builder: TransactionBuilderLike): TransactionBuilderLike =>
     new Proxy(builder, {
       get(target, property) {
         if (property === 'execute') {
-          return <T>(fn: (trx: unknown) => Promise<T>) => target.execute((trx) => storage.run(trx, () => fn(trx)));
+          return <T>(fn: (trx: unknown) => Promise<T>) =>
+            target.execute((trx) => {
+              const scope = { trx, open: true };
+              return storage
+                .run(scope, () => fn(trx))
+                .finally(() => {
+                  scope.open = false;
+                });
+            });
         }
         const value = Reflect.get(target, property, target);
         if (typeof value !== 'function') return value;
@@ -68,5 +78,11 @@ export function transactionTracker<K extends object>(kysely: K): { kysely: K; cu
       return typeof value === 'function' ? value.bind(target) : value;
     },
   });
-  return { kysely: tracked, current: () => storage.getStore() };
+  return {
+    kysely: tracked,
+    current: () => {
+      const scope = storage.getStore();
+      return scope?.open ? scope.trx : undefined;
+    },
+  };
 }

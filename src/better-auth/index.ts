@@ -114,6 +114,14 @@ export function webhooks(options: BetterAuthWebhooksOptions) {
         onWrite: (write) => emitting.onWrite(write),
       });
       const hooks = engine;
+      // The host's own emits from inside a better-auth write (its databaseHooks, say) join that
+      // write's transaction when they name none: on a shared SQLite handle an emit of its own
+      // would wait for the connection the transaction holds, which waits for the emit.
+      const emit = hooks.emit.bind(hooks);
+      hooks.emit = (event, emitOptions = {}) => {
+        const joined = emitOptions.transaction === undefined ? tracker.current() : undefined;
+        return emit(event, joined === undefined ? emitOptions : { transaction: joined });
+      };
       const close = hooks.close.bind(hooks);
       hooks.close = async () => {
         emitting.close();

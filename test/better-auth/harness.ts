@@ -87,7 +87,12 @@ export async function startVerifyingReceiver(issuer: string) {
 }
 
 /** One better-auth server (email + password, admin, organization) with the plugin, on a real database, over HTTP. */
-export async function startAuth(dialect: Dialect, plugin: Partial<BetterAuthWebhooksOptions> = {}, label = 'bauth') {
+export async function startAuth(
+  dialect: Dialect,
+  plugin: Partial<BetterAuthWebhooksOptions> = {},
+  label = 'bauth',
+  extra: Partial<BetterAuthOptions> = {},
+) {
   const site = await listen();
   const cleanups: Array<() => Promise<void> | void> = [site.close];
   let database: BetterAuthOptions['database'];
@@ -130,6 +135,7 @@ export async function startAuth(dialect: Dialect, plugin: Partial<BetterAuthWebh
         ...plugin,
       }),
     ],
+    ...extra,
   } satisfies BetterAuthOptions;
   // better-auth's own tables first, before the engine starts working on the same database.
   const { runMigrations } = await getMigrations(options);
