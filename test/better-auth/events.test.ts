@@ -166,6 +166,21 @@ describe.each<Dialect>(['sqlite', 'postgres'])('better-auth on %s: each write de
     expect(s.errors).toEqual([]);
   });
 
+  test("a social sign-up (better-auth's createOAuthUser: user and account in one transaction): user.created", async () => {
+    const context = await s.auth.$context;
+    const event = await oneEvent(() =>
+      context.internalAdapter.createOAuthUser(
+        { email: 'oauth@example.com', name: 'Octo Cat', emailVerified: true } as never,
+        {
+          providerId: 'github',
+          accountId: 'gh-1',
+        } as never,
+      ),
+    );
+    expect(event).toMatchObject({ type: 'user.created', source: 'api' });
+    expect(event.data.user).toMatchObject({ email: 'oauth@example.com', first_name: 'Octo', last_name: 'Cat' });
+  });
+
   test('every delivery was verified once (no duplicates)', () => {
     expect(new Set(r.received.map((e) => e.webhookId)).size).toBe(r.received.length);
   });
