@@ -30,8 +30,12 @@ const app = new Hono();
 app.on(['GET', 'POST', 'PATCH', 'DELETE'], '/api/auth/*', (c) => auth.handler(c.req.raw));
 const site = await listen(app);
 
+const database = new Database(join(dir, 'auth.db')); // better-auth's database: the plugin keeps its iw_* tables in it
+// WAL: readers never wait for the writer, and a commit is one append. The plugin leaves your
+// handle's settings as they are, so this is yours to choose.
+database.pragma('journal_mode = WAL');
 const options = {
-  database: new Database(join(dir, 'auth.db')), // better-auth's database: the plugin keeps its iw_* tables in it
+  database,
   baseURL: site.url,
   secret: 'example-secret-at-least-32-characters-long!',
   emailAndPassword: { enabled: true },
@@ -92,6 +96,6 @@ clearTimeout(timeout);
 await hooks.close();
 await receiver.close();
 await site.close();
-options.database.close();
+database.close();
 rmSync(dir, { recursive: true, force: true });
 log('done');

@@ -101,6 +101,7 @@ export async function startAuth(
     const dir = tempDir('iw-bauth-');
     cleanups.push(() => dir.cleanup());
     const db = new Database(dir.file('auth.db'));
+    db.pragma('journal_mode = WAL'); // the host's choice, as docs/better-auth.md advises
     cleanups.push(() => void db.close());
     database = db;
     sql = async (text) => (/^\s*select/i.test(text) ? db.prepare(text).all() : (db.exec(text), []));
