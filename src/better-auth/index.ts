@@ -96,7 +96,16 @@ export function webhooks(options: BetterAuthWebhooksOptions) {
         database: { db: tracker.kysely, type: dialect, transaction: true },
       } as Parameters<typeof getAdapter>[0])) as unknown as WatchedAdapter;
 
-      engine = createWebhooks({ ...engineOptions, logger, store, issuer: issuer ?? `${baseURL}${path}`, authorize: serving.authorize });
+      // Behind a proxy that terminates TLS the request says http://, the browser's Origin https://.
+      const dashboard = engineOptions.dashboard ?? (baseURL ? { allowedOrigins: [new URL(baseURL).origin] } : undefined);
+      engine = createWebhooks({
+        ...engineOptions,
+        logger,
+        store,
+        issuer: issuer ?? `${baseURL}${path}`,
+        authorize: serving.authorize,
+        ...(dashboard ? { dashboard } : {}),
+      });
       await engine.start();
       const emitting = createEmitter({
         hooks: engine,
@@ -127,6 +136,7 @@ export function webhooks(options: BetterAuthWebhooksOptions) {
         emitting.close();
         await close();
       };
+      hooks[Symbol.asyncDispose] = () => hooks.close();
       serving.remember(ctx as unknown as ServedContext);
       return { context: { adapter: adapter as unknown as AuthContext['adapter'], webhooks: hooks } };
     },

@@ -14,8 +14,9 @@ export interface ServedContext {
 
 /**
  * Everything under `{basePath}{path}` goes to the engine, inside better-auth's handler (its
- * `onRequest`, before better-auth's own routing): `/dashboard…` to the dashboard, the rest
- * (`/.well-known/jwks`, `/api/v1/…`) to the management handler, which answers 404 for the rest.
+ * `onRequest`, before better-auth's own routing): `/dashboard…` and `/api/v1/…` through the
+ * dashboard's handler (its cross-site refusal), `/.well-known/jwks` to the management handler,
+ * which answers 404 for anything else.
  */
 export function createServing(path: string, manage: Manage) {
   // The better-auth context a request came in with, for `authorize` (the engine hands it only the request).
@@ -34,8 +35,10 @@ export function createServing(path: string, manage: Manage) {
       if (!hooks) return { response: new Response('webhooks are starting', { status: 503 }) };
       contexts.set(request, context);
       const tail = url.pathname.slice(mount.length);
-      const served = tail === '/dashboard' || tail.startsWith('/dashboard/') ? hooks.dashboard : hooks.handler;
-      return { response: await served(request) };
+      // The management API goes through the dashboard's handler too: the session is a cookie
+      // here, so writes from another site are refused (403) and must be JSON, as on the page.
+      const dashboard = tail === '/dashboard' || tail.startsWith('/dashboard/') || tail === '/api/v1' || tail.startsWith('/api/v1/');
+      return { response: await (dashboard ? hooks.dashboard : hooks.handler)(request) };
     },
 
     /** The engine's `authorize`: the better-auth session of the request, then `manage`. */

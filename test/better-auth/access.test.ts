@@ -49,6 +49,14 @@ describe.each<Dialect>(['sqlite', 'postgres'])('better-auth on %s: the dashboard
     expect(page.headers.get('content-type')).toContain('text/html');
     // Through the dashboard's own mount too.
     expect((await root.call('/webhooks/dashboard/api/v1/webhooks')).status).toBe(200);
+    // The session is a cookie: a write from another site is refused, whatever the session.
+    const forged = await root.call('/webhooks/api/v1/webhooks', {
+      body: { name: 'evil', endpoint: 'https://evil.example/hooks', event_types: ['user.created'] },
+      origin: 'https://evil.example',
+    });
+    expect(forged.status).toBe(403);
+    expect(forged.json.errors[0].code).toBe('CROSS_SITE_REQUEST');
+    expect((await s.hooks.webhooks.list({ environment: 'default' })).map((w) => w.name)).toEqual(['mine']);
   });
 
   test('better-auth keeps its own routes; unknown paths under the mount are 404', async () => {

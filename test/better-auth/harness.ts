@@ -150,8 +150,8 @@ export async function startAuth(
   /** A browser: one cookie jar, same-origin requests to the auth server. */
   const client = () => {
     const jar = new Map<string, string>();
-    const call = async (path: string, init: { method?: string; body?: unknown } = {}) => {
-      const headers: Record<string, string> = { origin: site.url };
+    const call = async (path: string, init: { method?: string; body?: unknown; origin?: string } = {}) => {
+      const headers: Record<string, string> = { origin: init.origin ?? site.url };
       if (init.body !== undefined) headers['content-type'] = 'application/json';
       if (jar.size) headers.cookie = [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
       const response = await fetch(`${base}${path}`, {
