@@ -137,6 +137,7 @@ const dead = createWebhooks({
   allowPrivateNetworks: true,
   transport: { send: async () => ({ status: 500, excerpt: 'down' }) },
   delivery: { pollIntervalMs: 3_600_000 },
+  authorize, // the same host: without it the engine warns that its management API refuses everyone
   notifier: {
     webhookDisabled: (info) =>
       log(

@@ -37,14 +37,18 @@ export interface EmitDeps {
  */
 export function createEmit(deps: EmitDeps) {
   const { access, clock, catalog } = deps;
-  const write = <Tx>(input: LooseEmitInput, options: { transaction?: Tx; webhookIds?: string[] }) =>
+  const write = <Tx>(input: LooseEmitInput, options: { transaction?: Tx; webhookIds?: string[]; test?: true }) =>
     deps.telemetry.emit((traceparent) => writeTraced(input, options, traceparent));
   const writeTraced = async <Tx>(
     input: LooseEmitInput,
-    options: { transaction?: Tx; webhookIds?: string[] },
+    options: { transaction?: Tx; webhookIds?: string[]; test?: true },
     traceparent: string | null,
   ): Promise<EmittedEvent> => {
     const { environment, type, source, data, eventTimestamp } = eventInput(input, catalog, deps.maxPayloadBytes);
+    // A test event says so in `data.test`, added after validation: the strict schemas (user.*
+    // allow no other members) describe real events, and Kinde-compatible receivers ignore a
+    // member they do not know, so the envelope and `data.user` keep their shape.
+    if (options.test) data.test = true;
     const now = clock.now();
     const event: EventRecord = {
       id: newId('event', now),
@@ -94,7 +98,7 @@ export function createEmit(deps: EmitDeps) {
   };
   return {
     emit: <Tx>(input: EmitInput, options: { transaction?: Tx } = {}) => write(input, { transaction: options.transaction }),
-    emitTo: (webhookId: string, input: LooseEmitInput) => write(input, { webhookIds: [webhookId] }),
+    emitTo: (webhookId: string, input: LooseEmitInput) => write(input, { webhookIds: [webhookId], test: true }),
   };
 }
 

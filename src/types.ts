@@ -236,8 +236,8 @@ export interface Management {
     recover(id: string, options: EnvironmentOption & { since: number | Date; until?: number | Date }): Promise<{ recovered: number }>;
     /**
      * Sends one event of `eventType` (default: the webhook's first subscribed type; any type of
-     * the catalog) to this webhook only, with the type's example data and `source: 'admin'`.
-     * It is stored and delivered like any event. Refused with `ERR_WEBHOOK_DISABLED` when disabled.
+     * the catalog) to this webhook only, with the type's example data plus `test: true` (so a
+     * receiver can tell it from a real one) and `source: 'admin'`. It is stored and delivered like any event. Refused with `ERR_WEBHOOK_DISABLED` when disabled.
      */
     test(id: string, options?: EnvironmentOption & { eventType?: string }): Promise<{ eventId: string; deliveryId: string }>;
   };

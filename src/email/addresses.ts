@@ -1,4 +1,4 @@
-import addressparser from 'nodemailer/lib/addressparser';
+import { loadAddressparser } from './load.js';
 
 /** A parsed mailbox, handed to nodemailer as an object so it formats (and encodes) the header itself. */
 export interface Mailbox {
@@ -29,7 +29,7 @@ export function parseMailboxes(value: unknown): Mailbox[] | string {
   if (value.length > 998) return 'is too long for a mail header';
   // Checked on the raw string: addressparser would quietly fold a newline into the name.
   if (CONTROL.test(value)) return 'must not contain line breaks or control characters';
-  const parsed = addressparser(value, { flatten: true });
+  const parsed = loadAddressparser()(value, { flatten: true });
   if (parsed.length === 0) return 'holds no address';
   const out: Mailbox[] = [];
   for (const { name, address } of parsed) {

@@ -1,6 +1,7 @@
-import nodemailer, { type SMTPPoolOptions } from 'nodemailer';
+import type { SMTPPoolOptions } from 'nodemailer';
 import type { Logger, Notifier, WebhookDisabledInfo } from '../types.js';
 import { parseFrom, parseRecipients, type Recipients } from './addresses.js';
+import { loadNodemailer } from './load.js';
 import { renderDisabledEmail } from './render.js';
 
 /** SMTP connection settings in nodemailer's own shape (host, port, secure, auth, tls, pool, timeouts…). */
@@ -173,7 +174,7 @@ function createTransport(url: unknown) {
   settings.disableFileAccess = true;
   settings.disableUrlAccess = true;
   try {
-    return nodemailer.createTransport(settings as SMTPPoolOptions & { pool: true });
+    return loadNodemailer().createTransport(settings as SMTPPoolOptions & { pool: true });
   } catch (error) {
     throw new TypeError(`smtpNotifier: url is not usable (${error instanceof Error ? error.message : String(error)})`, { cause: error });
   }

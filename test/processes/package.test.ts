@@ -81,6 +81,8 @@ beforeAll(async () => {
   const wanted = [
     join(work, report.filename),
     `pg@${manifest.devDependencies.pg}`,
+    // An optional peer, needed by smtpNotifier (the email entry's types name it).
+    `nodemailer@${manifest.devDependencies.nodemailer}`,
     `@types/node@${manifest.devDependencies['@types/node']}`,
     // Our own TypeScript: a newer major ships its compiler as an optional platform package,
     // which --omit=optional would leave out.
@@ -135,16 +137,22 @@ describe('the packed tarball', () => {
     expect(packed.size).toBeLessThan(400 * 1024);
   });
 
-  test('installs with --omit=optional without better-sqlite3, and its manifest keeps SQLite the default', (context) => {
+  test("installs with --omit=optional without better-sqlite3; drivers, kysely and nodemailer are peers (the host's copies)", (context) => {
     needsInstall(context);
     expect(existsSync(join(project, 'node_modules/identity-webhooks/dist/src/index.js'))).toBe(true);
     expect(existsSync(join(project, 'node_modules/better-sqlite3'))).toBe(false);
     const installed = JSON.parse(readFileSync(join(project, 'node_modules/identity-webhooks/package.json'), 'utf8'));
-    // A plain `npm install identity-webhooks` installs optional dependencies: SQLite works out of the box.
-    expect(Object.keys(installed.optionalDependencies)).toEqual(['better-sqlite3']);
-    expect(installed.dependencies).not.toHaveProperty('pg');
-    expect(installed.dependencies).not.toHaveProperty('better-sqlite3');
-    expect(installed.peerDependenciesMeta.pg).toEqual({ optional: true });
+    // Nothing compiled or duplicated behind the host's back: a SQLite host installs better-sqlite3
+    // itself, and the one kysely in the tree is the host's (its Kysely types are ours).
+    expect(installed.optionalDependencies).toBeUndefined();
+    for (const name of ['pg', 'better-sqlite3', 'kysely', 'nodemailer', 'better-auth']) {
+      expect(installed.dependencies, name).not.toHaveProperty(name);
+      expect(installed.peerDependencies, name).toHaveProperty(name);
+    }
+    for (const name of ['pg', 'better-sqlite3', 'nodemailer', 'better-auth'])
+      expect(installed.peerDependenciesMeta[name], name).toEqual({ optional: true });
+    expect(installed.peerDependenciesMeta.kysely).toBeUndefined();
+    expect(existsSync(join(project, 'node_modules/identity-webhooks/node_modules/kysely'))).toBe(false);
   });
 });
 

@@ -1,0 +1,202 @@
+import { metrics, type MeterProvider } from '@opentelemetry/api';
+import { WebhooksError } from '../errors.js';
+import type { EventSource } from '../model.js';
+import type { EmitInput, Logger, Webhooks } from '../types.js';
+import { VERSION } from '../version.js';
+import type { Write } from './adapter.js';
+import {
+  type AuthMember,
+  type AuthOrganization,
+  type AuthUser,
+  authenticated,
+  authenticationFailed,
+  kindeOrganization,
+  kindeUser,
+} from './mapping.js';
+
+/** The event types the plugin emits. */
+export type AuthEventType =
+  | 'user.created'
+  | 'user.updated'
+  | 'user.deleted'
+  | 'user.authenticated'
+  | 'user.authentication_failed'
+  | 'organization.created'
+  | 'organization.updated'
+  | 'organization.deleted';
+
+/** What a mapping override is given: the default `data`, and the rows it was built from. */
+export interface MappingInput {
+  type: AuthEventType;
+  /** The plugin's own `data` for this event (Kinde's shape). */
+  data: Record<string, unknown>;
+  source: EventSource;
+  /** The user the event is about (user.*), or the signed-in user who acted (organization.*), when known. */
+  user: AuthUser | null;
+  organization?: AuthOrganization;
+}
+
+/**
+ * Per event type: `false` to emit nothing of that type, or a function returning the `data` to
+ * send instead (null: nothing this time). What it returns is validated like any emit; when it
+ * fails validation the event is left out and logged, and the write still succeeds.
+ */
+export type EventOverrides = {
+  [K in AuthEventType]?: false | ((input: MappingInput) => Record<string, unknown> | null | undefined);
+};
+
+/** Who an event belongs to. */
+export type EnvironmentOf = (subject: { user: AuthUser | null; organization?: AuthOrganization }) => string;
+
+/** The request that caused a write, as better-auth's endpoint context tells it (none for a bare server call). */
+export interface Cause {
+  path: string | undefined;
+  fromRequest: boolean;
+  /** The signed-in user of the request, when better-auth resolved one. */
+  sessionUser: AuthUser | null;
+}
+
+export interface EmitterDeps {
+  hooks: Webhooks;
+  environment: EnvironmentOf;
+  overrides: EventOverrides;
+  /** Whether the organization plugin is on (memberships are read into `organizations`). */
+  organizations: boolean;
+  logger: Logger;
+  meterProvider?: MeterProvider;
+  /** The Kysely transaction the current code runs in (see database.ts). */
+  currentTransaction(): unknown;
+  cause(): Cause;
+}
+
+/**
+ * Sessions created on these paths are not sign-ins: a sign-up's own session (its event is
+ * user.created), an admin impersonating, a password change that replaces the other sessions.
+ */
+const NOT_SIGN_IN = [/^\/sign-up\//, /^\/admin\/impersonate-user$/, /^\/change-password$/, /^\/reset-password/];
+
+/** After-commit emits (a refused sign-in writes nothing to join) are tried again this long after a failure. */
+const AGAIN_AFTER_MS = [1_000, 5_000, 30_000, 120_000];
+
+/**
+ * Turns better-auth's writes into events. Inside a write's transaction (`onWrite`) a failure of
+ * the database fails the write too (that is what atomic means); a refusal by our validation (an
+ * override's data) never does: it is logged and counted, and the write goes on.
+ */
+export function createEmitter(deps: EmitterDeps) {
+  const meter = (deps.meterProvider ?? metrics.getMeterProvider()).getMeter('identity-webhooks/better-auth', VERSION);
+  const failures = meter.createCounter('webhooks.better_auth.emit_failures', {
+    description: 'Events of better-auth writes that could not be emitted (refused data, or a database failure after the write committed)',
+  });
+  const pending = new Set<Promise<void>>();
+  let closed = false;
+
+  const source = (cause: Cause): EventSource => (cause.path?.startsWith('/admin/') ? 'admin' : cause.fromRequest ? 'user' : 'api');
+
+  async function emit(type: AuthEventType, input: Omit<MappingInput, 'type'>, transaction: unknown): Promise<void> {
+    const override = deps.overrides[type];
+    if (override === false) return;
+    let data: Record<string, unknown> | null | undefined = input.data;
+    let environment: string;
+    try {
+      // The host's code runs inside the write's transaction: a throw must not fail the write.
+      if (override) data = override({ type, ...input });
+      if (!data) return;
+      environment = deps.environment({ user: input.user, ...(input.organization ? { organization: input.organization } : {}) });
+    } catch (error) {
+      refused(type, error);
+      return;
+    }
+    const event = { type, source: input.source, environment, data } as EmitInput;
+    try {
+      await deps.hooks.emit(event, transaction === undefined ? {} : { transaction });
+    } catch (error) {
+      if (isRefusal(error)) refused(type, error);
+      else throw error;
+    }
+  }
+
+  function refused(type: string, error: unknown) {
+    failures.add(1, { 'webhooks.event_type': type, 'webhooks.reason': 'refused' });
+    deps.logger.error('better-auth: an event was left out (its data was refused, or the mapping threw); the write itself went ahead', {
+      eventType: type,
+      error: error instanceof Error ? error.message : String(error),
+    });
+  }
+
+  return {
+    /** A watched write, inside its transaction. */
+    async onWrite(write: Write): Promise<void> {
+      const cause = deps.cause();
+      const transaction = deps.currentTransaction();
+      const src = source(cause);
+      const row = write.row;
+      if (write.model === 'user') {
+        const user = row as AuthUser;
+        if (write.kind === 'delete') {
+          return emit('user.deleted', { data: { user: { id: String(user.id).slice(0, 255) } }, source: src, user }, transaction);
+        }
+        const memberships =
+          write.kind === 'update' && deps.organizations
+            ? ((await write.adapter.findMany({ model: 'member', where: [{ field: 'userId', value: user.id }] })) as unknown as AuthMember[])
+            : [];
+        const type = write.kind === 'create' ? 'user.created' : 'user.updated';
+        return emit(type, { data: { user: kindeUser(user, memberships) }, source: src, user }, transaction);
+      }
+      if (write.model === 'session') {
+        if (cause.path !== undefined && NOT_SIGN_IN.some((p) => p.test(cause.path!))) return;
+        const userId = String(row.userId);
+        const user = (await write.adapter.findOne({ model: 'user', where: [{ field: 'id', value: userId }] })) as AuthUser | null;
+        return emit('user.authenticated', { data: authenticated(user, userId, row), source: src, user }, transaction);
+      }
+      if (write.model === 'organization') {
+        const organization = row as AuthOrganization;
+        const type =
+          write.kind === 'create' ? 'organization.created' : write.kind === 'update' ? 'organization.updated' : 'organization.deleted';
+        const data = { organization: kindeOrganization(organization) };
+        return emit(type, { data, source: src, user: cause.sessionUser, organization }, transaction);
+      }
+    },
+
+    /**
+     * A refused sign-in: nothing was written, so there is no transaction to join. The first try
+     * is awaited (so the event exists when the response leaves); a failure never reaches the
+     * caller: it is logged, counted, and tried again in the background.
+     */
+    async signInRefused(cause: Cause, user: AuthUser | null, email: unknown, reason: string): Promise<void> {
+      const data = authenticationFailed(user, email, reason);
+      const input = { data, source: source(cause), user };
+      const attempt = (n: number): Promise<void> =>
+        emit('user.authentication_failed', input, undefined).catch((error) => {
+          failures.add(1, { 'webhooks.event_type': 'user.authentication_failed', 'webhooks.reason': 'store' });
+          const last = n >= AGAIN_AFTER_MS.length || closed;
+          deps.logger.error(
+            last
+              ? 'better-auth: user.authentication_failed could not be emitted and is given up'
+              : 'better-auth: user.authentication_failed could not be emitted; trying again',
+            { eventType: 'user.authentication_failed', error: error instanceof Error ? error.message : String(error) },
+          );
+          if (last) return;
+          const again = new Promise<void>((resolve) => setTimeout(resolve, AGAIN_AFTER_MS[n]).unref()).then(() =>
+            closed ? undefined : attempt(n + 1),
+          );
+          pending.add(again);
+          void again.finally(() => pending.delete(again));
+        });
+      await attempt(0);
+    },
+
+    /** Stops the background tries (the engine is closing). */
+    close() {
+      closed = true;
+    },
+  };
+}
+
+/** Our validation's refusals: the data, not the database. */
+function isRefusal(error: unknown): boolean {
+  return (
+    error instanceof TypeError ||
+    (error instanceof WebhooksError && ['ERR_VALIDATION', 'ERR_UNKNOWN_EVENT_TYPE', 'ERR_PAYLOAD_TOO_LARGE'].includes(error.code))
+  );
+}

@@ -1,0 +1,66 @@
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { type Dialect, startAuth } from './harness.js';
+
+const PASSWORD = 'correct horse battery staple';
+
+describe.each<Dialect>(['sqlite', 'postgres'])('better-auth on %s: the dashboard and the management API behind manage()', (dialect) => {
+  let s: Awaited<ReturnType<typeof startAuth>>;
+  beforeAll(async () => {
+    s = await startAuth(dialect, {}, `bauth_access_${dialect}`);
+  });
+  afterAll(async () => {
+    await s?.close();
+  });
+
+  test('no session: 403 for the API and the dashboard; the JWKS is public', async () => {
+    const anonymous = s.client();
+    expect((await anonymous.call('/webhooks/api/v1/webhooks')).status).toBe(403);
+    const page = await anonymous.call('/webhooks/dashboard');
+    expect(page.status).toBe(403);
+    expect(page.text).not.toContain('<webhooks-');
+    for (const path of ['/webhooks/.well-known/jwks', '/webhooks/.well-known/jwks.json']) {
+      const jwks = await anonymous.call(path);
+      expect(jwks.status, path).toBe(200);
+      expect(jwks.json.keys).toHaveLength(1);
+    }
+  });
+
+  test('a session that manage() refuses (null): 403', async () => {
+    const user = s.client();
+    expect((await user.call('/sign-up/email', { body: { email: 'user@example.com', password: PASSWORD, name: 'User' } })).status).toBe(200);
+    expect((await user.call('/webhooks/api/v1/webhooks')).status).toBe(403);
+    expect((await user.call('/webhooks/dashboard')).status).toBe(403);
+  });
+
+  test("a session manage() accepts: the API and the dashboard work, in manage()'s environment", async () => {
+    const root = s.client();
+    expect((await root.call('/sign-up/email', { body: { email: 'root@example.com', password: PASSWORD, name: 'Root' } })).status).toBe(200);
+    await s.sql(`update "user" set role = 'admin' where email = 'root@example.com'`);
+    const created = await root.call('/webhooks/api/v1/webhooks', {
+      body: { name: 'mine', endpoint: 'https://example.com/hooks', event_types: ['user.created'] },
+    });
+    expect(created.status, created.text).toBe(200);
+    const listed = await root.call('/webhooks/api/v1/webhooks');
+    expect(listed.status).toBe(200);
+    expect(JSON.stringify(listed.json)).toContain('mine');
+    expect((await s.hooks.webhooks.list({ environment: 'default' })).map((w) => w.name)).toEqual(['mine']);
+    const page = await root.call('/webhooks/dashboard');
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toContain('text/html');
+    // Through the dashboard's own mount too.
+    expect((await root.call('/webhooks/dashboard/api/v1/webhooks')).status).toBe(200);
+    // The session is a cookie: a write from another site is refused, whatever the session.
+    const forged = await root.call('/webhooks/api/v1/webhooks', {
+      body: { name: 'evil', endpoint: 'https://evil.example/hooks', event_types: ['user.created'] },
+      origin: 'https://evil.example',
+    });
+    expect(forged.status).toBe(403);
+    expect(forged.json.errors[0].code).toBe('CROSS_SITE_REQUEST');
+    expect((await s.hooks.webhooks.list({ environment: 'default' })).map((w) => w.name)).toEqual(['mine']);
+  });
+
+  test('better-auth keeps its own routes; unknown paths under the mount are 404', async () => {
+    expect((await s.client().call('/ok')).status).toBe(200);
+    expect((await s.client().call('/webhooks/nothing-here')).status).toBe(404);
+  });
+});
