@@ -1,4 +1,4 @@
-import { metrics, type MeterProvider } from '@opentelemetry/api';
+import { type MeterProvider, metrics } from '@opentelemetry/api';
 import { WebhooksError } from '../errors.js';
 import type { EventSource } from '../model.js';
 import type { EmitInput, Logger, Webhooks } from '../types.js';

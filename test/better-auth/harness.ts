@@ -1,14 +1,14 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import Database from 'better-sqlite3';
-import { betterAuth, type BetterAuthOptions } from 'better-auth';
+import { type BetterAuthOptions, betterAuth } from 'better-auth';
 import { getMigrations } from 'better-auth/db/migration';
 import { toNodeHandler } from 'better-auth/node';
 import { admin, organization } from 'better-auth/plugins';
+import Database from 'better-sqlite3';
 import pg from 'pg';
 import { type BetterAuthWebhooksOptions, webhooks, webhooksOf } from '../../src/better-auth/index.js';
-import { createReceiver, createVerifier } from '../../src/receiver/index.js';
 import type { Webhooks } from '../../src/index.js';
+import { createReceiver, createVerifier } from '../../src/receiver/index.js';
 import { testKey } from '../helpers/fixtures.js';
 import { tempDir } from '../helpers/http.js';
 import { useTestPostgres } from '../helpers/postgres.js';
