@@ -134,9 +134,9 @@ describe("no transaction of ours is ever open while the host's code runs", () =>
           ),
         ),
       ];
-      // The host begins i steps (microtasks) later: over the rounds, at every point of ours.
+      // The host begins 5i steps (microtasks) later: over the rounds, at every point of ours.
       const theirs = (async () => {
-        for (let step = 0; step < i; step++) await null;
+        for (let step = 0; step < i * 5; step++) await null;
         await app.transaction().execute(async (trx) => {
           await trx.insertInto('users').values(user(i)).execute();
           await trx.selectFrom('users').selectAll().execute();
