@@ -95,6 +95,15 @@ export function inHostTransaction(db: SqliteDatabase): boolean {
 }
 
 /**
+ * The timers as they were when this module loaded: a host's tests that fake timers afterwards
+ * (vi.useFakeTimers, sinon) would otherwise stop every transaction of ours at its first hop.
+ */
+const { setImmediate: immediate, setTimeout: later } = globalThis;
+
+/** The next turn of the event loop: nothing else is then queued to run before us. */
+const nextTurn = () => new Promise<void>((resolve) => immediate(resolve));
+
+/**
  * Resolves once the host's transaction on the handle has ended (at once when none is open). It
  * looks again after 1, 2, 4 … up to 16 ms: a timer, never a loop of `setImmediate` (which kept a
  * core at 100 % for as long as the host's transaction lasted, forever when that transaction was
@@ -105,9 +114,10 @@ export function inHostTransaction(db: SqliteDatabase): boolean {
 export async function hostTransactionEnded(db: SqliteDatabase): Promise<void> {
   if (!inHostTransaction(db)) return;
   const { waitMs } = handleOf(db);
-  const giveUpAt = performance.now() + waitMs;
-  for (let delay = 1; inHostTransaction(db); delay = Math.min(delay * 2, 16)) {
-    if (performance.now() >= giveUpAt) {
+  // Time waited, as the sum of our own timers (no clock to read, none for a test to fake).
+  let waited = 0;
+  for (let delay = 1; inHostTransaction(db); waited += delay, delay = Math.min(delay * 2, 16)) {
+    if (waited >= waitMs) {
       throw Object.assign(
         new Error(
           `database is locked: the host's transaction on the shared better-sqlite3 handle stayed open longer than ${waitMs} ms ` +
@@ -116,7 +126,7 @@ export async function hostTransactionEnded(db: SqliteDatabase): Promise<void> {
         { code: 'SQLITE_BUSY' },
       );
     }
-    await new Promise((resolve) => setTimeout(resolve, delay));
+    await new Promise((resolve) => later(resolve, delay));
   }
 }
 
@@ -133,9 +143,6 @@ export async function holdQueue(db: SqliteDatabase): Promise<() => void> {
   await previous;
   return release;
 }
-
-/** The next turn of the event loop: nothing else is then queued to run before us. */
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 class SqliteEngineDriver implements Driver {
   #handle: HandleState;
@@ -248,7 +255,7 @@ class SqliteEngineConnection implements DatabaseConnection {
   async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
     // Outside a transaction of ours, never inside the host's: checked right before the statement
     // runs, with nothing awaited in between (the host may have begun since our turn came).
-    if (!this.handle.ours && this.db.inTransaction) await hostTransactionEnded(this.db);
+    while (!this.handle.ours && this.db.inTransaction) await hostTransactionEnded(this.db);
     const stmt = this.#prepare(compiled.sql);
     const parameters = compiled.parameters as unknown[];
     const arrays = (compiled as { [ROWS_AS_ARRAYS]?: true })[ROWS_AS_ARRAYS] === true;

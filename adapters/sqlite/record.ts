@@ -1,6 +1,6 @@
 import type { RecordAttemptArgs } from '../../src/store.js';
 import { fromAttempt } from '../kysely/rows.js';
-import { holdQueue, hostTransactionEnded, type SqliteDatabase, type SqliteStatement } from './driver.js';
+import { holdQueue, hostTransactionEnded, inHostTransaction, type SqliteDatabase, type SqliteStatement } from './driver.js';
 
 /**
  * A group of successes recorded as one SQLite transaction of prepared statements, a row at a
@@ -30,7 +30,7 @@ import { holdQueue, hostTransactionEnded, type SqliteDatabase, type SqliteStatem
 export async function recordSuccesses(db: SqliteDatabase, batch: readonly RecordAttemptArgs[]): Promise<Array<{ disabled: null }>> {
   const release = await holdQueue(db);
   try {
-    await hostTransactionEnded(db);
+    while (inHostTransaction(db)) await hostTransactionEnded(db);
     const s = statementsOf(db);
     s.begin.run([]);
     try {

@@ -71,8 +71,9 @@ export class SqliteStore extends KyselyStore implements Store<SqliteTransaction>
     }
     const release = await holdQueue(this.database);
     try {
-      // The host may have begun since the call (an emit made outside its transaction): wait.
-      await hostTransactionEnded(this.database);
+      // The host may have begun since the call (an emit made outside its transaction): wait,
+      // then write with nothing awaited between the last look and the statements.
+      while (inHostTransaction(this.database)) await hostTransactionEnded(this.database);
       return writeEvent(this.database, event, options);
     } finally {
       release();

@@ -102,7 +102,7 @@ describe("no transaction of ours holds the file's write lock while the host's co
     for (let i = 0; i < 40; i++) {
       const now = T0 + i * LEASE * 2;
       const ours = [
-        store.updateWebhook('env_a', hook.id, { name: `name ${i}` }, now),
+        store.createWebhook(webhook('env_a'), { maxWebhooks: 1000 }),
         store.claimDue({ now, limit: 1, workerId: 'w', leaseMs: LEASE }).then((claimed) =>
           store.recordAttempts(
             claimed.map((c) => ({

@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { CompiledQuery, Kysely, SqliteDialect } from 'kysely';
-import { describe, expect, test } from 'vitest';
+import { describe, expect, test, vi } from 'vitest';
 import { sqliteStore } from '../../adapters/sqlite/index.js';
 import { WebhooksError } from '../../src/index.js';
 import { useCleanups } from '../helpers/cleanup.js';
@@ -111,17 +111,17 @@ describe('an emit that cannot be served on a shared handle fails at once, typed'
 
 describe("no transaction of ours is ever open while the host's code runs", () => {
   test("the host's BEGIN started in the same tick as our multi-statement transactions never meets one", async () => {
-    const { database, store, hook } = await sharedStore();
+    const { database, store } = await sharedStore();
     const app = new Kysely<any>({ dialect: new SqliteDialect({ database }) });
     database.exec('create table users (id text primary key, email text not null)');
     const deliveries = await store.insertEvent(event('env_a'), { newDeliveryId: () => id('msg') });
-    // 40 rounds, each starting in one tick: our transactions (a webhook update, a recorded
-    // failure) and the host's own Kysely transaction. Kysely's transactions of ours used to be
+    // 40 rounds, each starting in one tick: our transactions (a webhook created under its cap, a
+    // recorded failure) and the host's own Kysely transaction. Kysely's transactions of ours used to be
     // open across awaits, and the host's BEGIN then failed inside them.
     const failures: string[] = [];
     for (let i = 0; i < 40; i++) {
       const ours = [
-        store.updateWebhook('env_a', hook.id, { name: `name ${i}` }, T0 + i),
+        store.createWebhook(webhook('env_a'), { maxWebhooks: 1000 }),
         store.claimDue({ now: T0 + i * LEASE * 2, limit: 1, workerId: 'w', leaseMs: LEASE }).then((claimed) =>
           store.recordAttempts(
             claimed.map((c) => ({
@@ -147,6 +147,22 @@ describe("no transaction of ours is ever open while the host's code runs", () =>
     expect(failures).toEqual([]);
     expect(database.prepare('select count(*) as n from users').get()).toEqual({ n: 40 });
     expect((await store.getDelivery('env_a', deliveries[0]!.id))?.attemptCount).toBe(40);
+  });
+});
+
+describe("the host's fake timers", () => {
+  test('faking timers after the store loaded does not stop its transactions (it keeps the real ones)', async () => {
+    const { store, hook } = await sharedStore();
+    const realTimeout = globalThis.setTimeout;
+    vi.useFakeTimers({ toFake: ['setTimeout', 'setImmediate', 'setInterval', 'Date', 'performance'] });
+    try {
+      // Disabling is a transaction (the webhook, then its pending deliveries held).
+      const disabled = store.disableWebhook('env_a', hook.id, 'by hand', T0 + 1);
+      const timedOut = new Promise((r) => realTimeout(() => r('still waiting after 2000 ms'), 2000));
+      expect(await Promise.race([disabled.then((w) => w?.status), timedOut])).toBe('disabled');
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 
