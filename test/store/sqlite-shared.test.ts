@@ -1,9 +1,10 @@
 import Database from 'better-sqlite3';
 import { CompiledQuery, Kysely, SqliteDialect } from 'kysely';
 import { describe, expect, test, vi } from 'vitest';
-import { sqliteStore } from '../../adapters/sqlite/index.js';
-import { WebhooksError } from '../../src/index.js';
+import { type SqliteTransaction, sqliteStore } from '../../adapters/sqlite/index.js';
+import { createWebhooks, WebhooksError } from '../../src/index.js';
 import { useCleanups } from '../helpers/cleanup.js';
+import { testKey } from '../helpers/fixtures.js';
 import { tempDir } from '../helpers/http.js';
 import { attempt, event, id, LEASE, T0, webhook } from './conformance.js';
 import { signupEvent, useSharedHost, user, within } from './sqlite-shared-host.js';
@@ -218,6 +219,22 @@ describe('`transaction` is typed', () => {
     // @ts-expect-error: nor is a plain object
     await expect(host.hooks.emit(signupEvent(7), { transaction: {} })).rejects.toThrow(TypeError);
     expect((await host.hooks.deliveries.list({ eventType: 'user.created' })).deliveries).toHaveLength(1);
+  });
+
+  test('createWebhooks infers it from the store: nothing to annotate', async () => {
+    const { database, store } = await sharedStore();
+    const hooks = createWebhooks({ store, keys: [await testKey()], issuer: 'https://auth.example.com' });
+    cleanups.push(() => hooks.close());
+    const sameAs: (tx: SqliteTransaction | undefined) => void = () => {};
+    // The parameter's type is exactly the store's: each is assignable to the other.
+    type Param = NonNullable<Parameters<typeof hooks.emit>[1]>['transaction'];
+    sameAs(undefined as Param);
+    const back: Param = undefined as SqliteTransaction | undefined;
+    expect(back).toBeUndefined();
+    // @ts-expect-error: a string is no transaction
+    const refused = hooks.emit(signupEvent(9), { transaction: 'tx' });
+    await expect(refused).rejects.toThrow(TypeError);
+    expect(database.inTransaction).toBe(false);
   });
 
   test("a host's synchronous transaction that throws after the emit takes the event back with its user", async () => {
