@@ -144,6 +144,30 @@ export async function holdQueue(db: SqliteDatabase): Promise<() => void> {
   return release;
 }
 
+/**
+ * {@link holdQueue}, giving up after the store's `busyTimeoutMs` with `null`: the turn, when it
+ * comes, passes straight on. For `emit`, whose caller may itself hold the queue (an emit without
+ * `transaction` inside the host's `store.kysely.transaction()`): it then fails in bounded time
+ * instead of waiting for a transaction that waits for it.
+ */
+export async function holdQueueAWhile(db: SqliteDatabase): Promise<(() => void) | null> {
+  const queue = handleOf(db);
+  const previous = queue.tail;
+  let release!: () => void;
+  queue.tail = new Promise((resolve) => (release = resolve));
+  let timer: ReturnType<typeof later> | undefined;
+  const turn = await Promise.race([
+    previous.then(() => true),
+    new Promise<false>((resolve) => {
+      timer = later(() => resolve(false), queue.waitMs);
+    }),
+  ]);
+  clearTimeout(timer);
+  if (turn) return release;
+  void previous.then(release);
+  return null;
+}
+
 class SqliteEngineDriver implements Driver {
   #handle: HandleState;
   #connection: SqliteEngineConnection;

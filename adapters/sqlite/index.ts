@@ -146,12 +146,16 @@ function warnUnlessWal(db: SqliteDatabase, onError: (message: string, error: unk
   const mode = String(db.pragma('journal_mode', { simple: true })).toLowerCase();
   if (mode === 'wal' || mode === 'memory' || warned.has(db)) return;
   warned.add(db);
-  onError(
-    `sqliteStore: the database passed in is in journal_mode=${mode}, not WAL, and is left so. Every commit (yours and ` +
-      "the engine's) then writes the file twice and syncs it, and readers wait for writers: fewer deliveries and sign-ups " +
-      "per second. To use WAL, run database.pragma('journal_mode = WAL') once (the file keeps it); see docs/sqlite.md",
-    undefined,
-  );
+  try {
+    onError(
+      `sqliteStore: the database passed in is in journal_mode=${mode}, not WAL, and is left so. Every commit (yours and ` +
+        "the engine's) then writes the file twice and syncs it, and readers wait for writers: fewer deliveries and sign-ups " +
+        "per second. To use WAL, run database.pragma('journal_mode = WAL') once (the file keeps it); see docs/sqlite.md",
+      undefined,
+    );
+  } catch {
+    // A host's logger that throws must not make a working store fail to open.
+  }
 }
 
 /**

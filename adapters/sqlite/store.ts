@@ -3,7 +3,7 @@ import type { DeliveryRecord, EventRecord } from '../../src/model.js';
 import type { InsertEventOptions, Store } from '../../src/store.js';
 import type { EngineTables } from '../kysely/schema.js';
 import { type HostTransaction, KyselyStore, type SqlFlavor } from '../kysely/store.js';
-import { holdQueue, hostTransactionEnded, inHostTransaction, type SqliteDatabase } from './driver.js';
+import { handleOf, holdQueueAWhile, hostTransactionEnded, inHostTransaction, type SqliteDatabase } from './driver.js';
 import { transactionRequired, writeEvent } from './emit.js';
 
 /**
@@ -41,7 +41,9 @@ export class SqliteStore extends KyselyStore implements Store<SqliteTransaction>
    * - no `transaction`: on the store's own turn, after any transaction of the host's on a shared
    *   handle. But when the host's transaction is open at the call, the emit is refused at once
    *   (`ERR_TRANSACTION_REQUIRED`): one connection has one transaction, so if this emit is
-   *   inside the host's, waiting would wait for a COMMIT that is waiting for the emit.
+   *   inside the host's, waiting would wait for a COMMIT that is waiting for the emit. The same
+   *   mistake inside `store.kysely.transaction()` cannot be told from an emit queued behind it
+   *   (both wait for the store's queue): it fails after `busyTimeoutMs`.
    */
   override async insertEvent(event: EventRecord, options: InsertEventOptions<SqliteTransaction>): Promise<DeliveryRecord[]> {
     const transaction = options.transaction;
@@ -69,7 +71,18 @@ export class SqliteStore extends KyselyStore implements Store<SqliteTransaction>
           'database.transaction()); if not, emit after it ends, or pass your Kysely instance as { transaction } to queue behind it',
       );
     }
-    const release = await holdQueue(this.database);
+    const release = await holdQueueAWhile(this.database);
+    if (!release) {
+      const waited = `emit: the store's connection stayed busy for more than ${handleOf(this.database).waitMs} ms (busyTimeoutMs)`;
+      // Ours never stay open across other code: an open one is the host's, through store.kysely.
+      if (this.database.inTransaction) {
+        throw transactionRequired(
+          `${waited}, inside a transaction of yours through store.kysely. If this emit belongs to it, pass it as ` +
+            '{ transaction: trx }: without it the emit waits for that transaction, which waits for the emit',
+        );
+      }
+      throw Object.assign(new Error(`database is locked: ${waited}`), { code: 'SQLITE_BUSY' });
+    }
     try {
       // The host may have begun since the call (an emit made outside its transaction): wait,
       // then write with nothing awaited between the last look and the statements.

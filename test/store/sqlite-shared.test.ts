@@ -95,6 +95,30 @@ describe('an emit that cannot be served on a shared handle fails at once, typed'
     expect(await host.hooks.deliveries.get(emitted.deliveryIds[0]!)).toMatchObject({ eventId: emitted.id });
   });
 
+  test('the same mistake inside store.kysely.transaction() fails after busyTimeoutMs, typed; an emit queued behind one is served', async () => {
+    const dir = tempDir('iw-own-kysely-');
+    const store = sqliteStore({ filename: dir.file('own.db'), busyTimeoutMs: 200, checkpointIntervalMs: 0 });
+    cleanups.push(async () => (await store.close(), dir.cleanup()));
+    await store.migrate(0);
+    await store.createWebhook(webhook('env_a'), { maxWebhooks: null });
+    const inside = store.kysely.transaction().execute(() => store.insertEvent(event('env_a'), { newDeliveryId: () => id('msg') }));
+    const error = await within(
+      3000,
+      'an emit without transaction inside store.kysely.transaction()',
+      inside.catch((e: unknown) => e),
+    );
+    expect(error).toMatchObject({ code: 'ERR_TRANSACTION_REQUIRED' });
+    expect((error as Error).message).toMatch(/store\.kysely.*pass it as \{ transaction: trx \}/);
+    // Not inside, only behind: it waits its turn and is written.
+    const holding = store.kysely.transaction().execute(async (trx) => {
+      await trx.selectFrom('iw_webhooks').selectAll().execute();
+      await new Promise((r) => setTimeout(r, 20));
+    });
+    const behind = store.insertEvent(event('env_a'), { newDeliveryId: () => id('msg') });
+    await holding;
+    expect(await within(3000, 'an emit queued behind a transaction', behind)).toHaveLength(1);
+  });
+
   test("a statement of ours waits for the host's transaction on a timer, and gives up after busyTimeoutMs with SQLITE_BUSY (transient)", async () => {
     const { database, store } = await sharedStore({ busyTimeoutMs: 100 });
     database.exec('begin immediate');
