@@ -95,6 +95,30 @@ describe('an emit that cannot be served on a shared handle fails at once, typed'
     expect(await host.hooks.deliveries.get(emitted.deliveryIds[0]!)).toMatchObject({ eventId: emitted.id });
   });
 
+  test("from outside the host's open transaction, { transaction: hostKysely } queues behind it instead of being refused", async () => {
+    const host = await open();
+    const app = new Kysely<{ users: { id: string; email: string } }>({ dialect: new SqliteDialect({ database: host.database }) });
+    let opened!: () => void;
+    const isOpen = new Promise<void>((r) => (opened = r));
+    const other = app
+      .transaction()
+      .execute(async (trx) => {
+        await trx.insertInto('users').values(user(10)).execute();
+        opened();
+        await new Promise((r) => setTimeout(r, 20));
+        throw new Error('the other request rolls back');
+      })
+      .catch((e: Error) => e.message);
+    await isOpen;
+    // Another request's emit, made while that transaction is open on the one connection:
+    // refused without a transaction (SQLite cannot tell it from one inside) …
+    await expect(within(2000, 'a bare emit', host.hooks.emit(signupEvent(11)))).rejects.toMatchObject({ code: 'ERR_TRANSACTION_REQUIRED' });
+    // … served through the host's Kysely, in a transaction of its own once the other one ends.
+    const emitted = await within(2000, 'an emit through the Kysely instance', host.hooks.emit(signupEvent(12), { transaction: app }));
+    expect(await other).toBe('the other request rolls back');
+    expect(await host.hooks.deliveries.get(emitted.deliveryIds[0]!)).toMatchObject({ eventId: emitted.id });
+  });
+
   test('the same mistake inside store.kysely.transaction() fails after busyTimeoutMs, typed; an emit queued behind one is served', async () => {
     const dir = tempDir('iw-own-kysely-');
     const store = sqliteStore({ filename: dir.file('own.db'), busyTimeoutMs: 200, checkpointIntervalMs: 0 });
