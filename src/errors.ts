@@ -22,7 +22,13 @@ export type WebhooksErrorCode =
   | 'ERR_ENDPOINT_NOT_ALLOWED'
   | 'ERR_WEBHOOK_DISABLED'
   | 'ERR_CLOSED'
-  | 'ERR_STORE';
+  | 'ERR_STORE'
+  /**
+   * `emit` was called without `{ transaction }` while the database connection it shares with the
+   * host is inside the host's transaction (or with a `transaction` that is not one): pass the
+   * transaction the write belongs to.
+   */
+  | 'ERR_TRANSACTION_REQUIRED';
 
 export class WebhooksError extends Error {
   readonly code: WebhooksErrorCode;

@@ -9,6 +9,7 @@ import { isPlausibleId } from './validate.js';
  */
 export class StoreAccess {
   #ready: Promise<void> | null = null;
+  #migrated = false;
   #closed = false;
 
   constructor(
@@ -19,10 +20,15 @@ export class StoreAccess {
   /** Migrates on first call (again after a failed attempt); rejects once closed. */
   ready(): Promise<void> {
     if (this.#closed) return Promise.reject(new WebhooksError('ERR_CLOSED', 'this webhooks engine is closed'));
-    this.#ready ??= this.store.migrate(this.clock.now()).catch((error) => {
-      this.#ready = null;
-      throw storeError(error, 'migrating');
-    });
+    this.#ready ??= this.store.migrate(this.clock.now()).then(
+      () => {
+        this.#migrated = true;
+      },
+      (error) => {
+        this.#ready = null;
+        throw storeError(error, 'migrating');
+      },
+    );
     return this.#ready;
   }
 
@@ -30,9 +36,18 @@ export class StoreAccess {
     this.#closed = true;
   }
 
-  /** Runs a store call once the store is ready; a failure becomes ERR_STORE saying what we were `doing`. */
-  async run<T>(doing: string, fn: (store: Store) => Promise<T>): Promise<T> {
-    await this.ready();
+  /**
+   * Runs a store call once the store is ready; a failure becomes ERR_STORE saying what we were
+   * `doing`. Once migrated, the call starts in the caller's own turn, with nothing awaited first:
+   * an emit inside a host's synchronous better-sqlite3 transaction runs its statements before
+   * that transaction commits.
+   */
+  run<T>(doing: string, fn: (store: Store) => Promise<T>): Promise<T> {
+    if (this.#migrated && !this.#closed) return this.#call(doing, fn);
+    return this.ready().then(() => this.#call(doing, fn));
+  }
+
+  async #call<T>(doing: string, fn: (store: Store) => Promise<T>): Promise<T> {
     try {
       return await fn(this.store);
     } catch (error) {

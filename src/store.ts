@@ -11,8 +11,8 @@ import type {
 
 /**
  * The contract every storage adapter implements (SQLite, PostgreSQL). `Tx` is the type of a host
- * transaction `emit` can join (for the Kysely adapters, a Kysely transaction), so passing anything
- * else is a compile error. The engine talks only to
+ * transaction `emit` can join (for the Kysely adapters, a Kysely transaction; on SQLite also the
+ * better-sqlite3 handle itself, `SqliteTransaction`), so passing anything else is a compile error. The engine talks only to
  * this interface; adapters live in `adapters/` and are proven by one conformance suite
  * (`test/store/conformance.ts`). Every method that reads or writes time takes it as an argument:
  * no adapter reads a clock of its own.
@@ -50,7 +50,8 @@ export interface Store<Tx = unknown> {
   /**
    * In one transaction: writes the event and one pending delivery (due `event.createdAt`) per
    * enabled webhook of its environment subscribed to its type. With `transaction` (the host's own
-   * Kysely transaction on the same database) the rows join it and commit or roll back with it.
+   * transaction on the same database, of the store's `Tx` type) the rows join it and commit or
+   * roll back with it.
    */
   insertEvent(event: EventRecord, options: InsertEventOptions<Tx>): Promise<DeliveryRecord[]>;
   // (Idempotent by event id: inserting an event already stored writes nothing and returns its deliveries.)

@@ -28,12 +28,22 @@ export interface SqliteStatement {
 }
 
 /**
- * A Kysely dialect for better-sqlite3, different from Kysely's own in three ways that matter here:
- * transactions start with `BEGIN IMMEDIATE` (several processes on one file then queue on the
- * write lock under busy_timeout instead of failing a lock upgrade), prepared statements are
- * cached, and a database the host passed in is never closed by us. When the host shares the same
- * handle and has its own transaction open on it, our statements wait until it ends rather than
- * silently joining it.
+ * A Kysely dialect for better-sqlite3, different from Kysely's own in four ways that matter here:
+ * transactions start with `BEGIN IMMEDIATE` (several connections to one file then queue on the
+ * write lock under busy_timeout instead of failing a lock upgrade with SQLITE_BUSY_SNAPSHOT),
+ * prepared statements are cached, a database the host passed in is never closed by us, and the
+ * handle's one connection is shared with the host without either side ever starting a
+ * transaction inside the other's:
+ *
+ * - none of our statements runs while the host's own transaction is open on the handle: it waits
+ *   for the host's COMMIT or ROLLBACK (polling on a timer, not spinning; bounded, see
+ *   {@link hostTransactionEnded});
+ * - each of our transactions runs whole within one turn of the event loop (see
+ *   {@link SqliteEngineDriver.beginTransaction}), so no code of the host ever runs while one is
+ *   open: the host's `BEGIN` never meets ours ("cannot start a transaction within a
+ *   transaction"), better-sqlite3's `database.transaction()` never turns into a savepoint of
+ *   ours, and the host's own connection to the file never sits in a busy wait that blocks the
+ *   very thread our COMMIT needs.
  */
 export class SqliteEngineDialect implements Dialect {
   constructor(
@@ -55,18 +65,69 @@ export class SqliteEngineDialect implements Dialect {
 }
 
 /**
- * One queue per database handle, not per driver: two stores (two Kysely instances) on the same
- * handle must not both pass the `inTransaction` check and then BEGIN inside each other.
+ * What the store knows of one database handle, whichever store (Kysely instance) uses it: two
+ * stores on one handle must not both pass the `inTransaction` check and then BEGIN inside each
+ * other.
  */
-const queues = new WeakMap<SqliteDatabase, { tail: Promise<void> }>();
+export interface HandleState {
+  /** The end of the queue every statement and transaction of ours takes its turn in. */
+  tail: Promise<void>;
+  /** True while the transaction open on the handle is one of ours (else it is the host's). */
+  ours: boolean;
+  /** How long a statement of ours waits for the host's transaction to end ({@link hostTransactionEnded}). */
+  waitMs: number;
+}
 
-function queueOf(db: SqliteDatabase): { tail: Promise<void> } {
-  let queue = queues.get(db);
-  if (!queue) {
-    queue = { tail: Promise.resolve() };
-    queues.set(db, queue);
+const handles = new WeakMap<SqliteDatabase, HandleState>();
+
+export function handleOf(db: SqliteDatabase): HandleState {
+  let handle = handles.get(db);
+  if (!handle) {
+    handle = { tail: Promise.resolve(), ours: false, waitMs: 5000 };
+    handles.set(db, handle);
   }
-  return queue;
+  return handle;
+}
+
+/** True when the handle is inside a transaction the host opened (not one of ours). */
+export function inHostTransaction(db: SqliteDatabase): boolean {
+  return db.inTransaction && !handleOf(db).ours;
+}
+
+/**
+ * The timers as they were when this module loaded: a host's tests that fake timers afterwards
+ * (vi.useFakeTimers, sinon) would otherwise stop every transaction of ours at its first hop.
+ */
+const { setImmediate: immediate, setTimeout: later } = globalThis;
+
+/** The next turn of the event loop: nothing else is then queued to run before us. */
+const nextTurn = () => new Promise<void>((resolve) => immediate(resolve));
+
+/**
+ * Resolves once the host's transaction on the handle has ended (at once when none is open). It
+ * looks again on a timer whose delay doubles up to a bound, never a loop of `setImmediate` (which kept a
+ * core at 100 % for as long as the host's transaction lasted, forever when that transaction was
+ * itself waiting for us). After `waitMs` (the store's `busyTimeoutMs`) it gives up with a
+ * `SQLITE_BUSY` error, what a second connection would get from busy_timeout: transient, so the
+ * engine's loops try again later and `emit` gives it transient retries for a while before it reports ERR_STORE.
+ */
+export async function hostTransactionEnded(db: SqliteDatabase): Promise<void> {
+  if (!inHostTransaction(db)) return;
+  const { waitMs } = handleOf(db);
+  // Time waited, as the sum of our own timers (no clock to read, none for a test to fake).
+  let waited = 0;
+  for (let delay = 1; inHostTransaction(db); waited += delay, delay = Math.min(delay * 2, 16)) {
+    if (waited >= waitMs) {
+      throw Object.assign(
+        new Error(
+          `database is locked: the host's transaction on the shared better-sqlite3 handle stayed open longer than ${waitMs} ms ` +
+            '(busyTimeoutMs); the engine waits for it to end before each of its statements',
+        ),
+        { code: 'SQLITE_BUSY' },
+      );
+    }
+    await new Promise((resolve) => later(resolve, delay));
+  }
 }
 
 /**
@@ -75,7 +136,7 @@ function queueOf(db: SqliteDatabase): { tail: Promise<void> } {
  * is called. The checkpoint thread uses it to copy the last WAL frames with no commit in between.
  */
 export async function holdQueue(db: SqliteDatabase): Promise<() => void> {
-  const queue = queueOf(db);
+  const queue = handleOf(db);
   const previous = queue.tail;
   let release!: () => void;
   queue.tail = new Promise((resolve) => (release = resolve));
@@ -83,8 +144,32 @@ export async function holdQueue(db: SqliteDatabase): Promise<() => void> {
   return release;
 }
 
+/**
+ * {@link holdQueue}, giving up after the store's `busyTimeoutMs` with `null`: the turn, when it
+ * comes, passes straight on. For `emit`, whose caller may itself hold the queue (an emit without
+ * `transaction` inside the host's `store.kysely.transaction()`): it then fails in bounded time
+ * instead of waiting for a transaction that waits for it.
+ */
+export async function holdQueueAWhile(db: SqliteDatabase): Promise<(() => void) | null> {
+  const queue = handleOf(db);
+  const previous = queue.tail;
+  let release!: () => void;
+  queue.tail = new Promise((resolve) => (release = resolve));
+  let timer: ReturnType<typeof later> | undefined;
+  const turn = await Promise.race([
+    previous.then(() => true),
+    new Promise<false>((resolve) => {
+      timer = later(() => resolve(false), queue.waitMs);
+    }),
+  ]);
+  clearTimeout(timer);
+  if (turn) return release;
+  void previous.then(release);
+  return null;
+}
+
 class SqliteEngineDriver implements Driver {
-  #queue: { tail: Promise<void> };
+  #handle: HandleState;
   #connection: SqliteEngineConnection;
   #release: (() => void) | undefined;
 
@@ -92,32 +177,62 @@ class SqliteEngineDriver implements Driver {
     private readonly db: SqliteDatabase,
     private readonly owned: boolean,
   ) {
-    this.#connection = new SqliteEngineConnection(db);
-    this.#queue = queueOf(db);
+    this.#handle = handleOf(db);
+    this.#connection = new SqliteEngineConnection(db, this.#handle);
   }
 
   async init(): Promise<void> {}
 
   async acquireConnection(): Promise<DatabaseConnection> {
-    // One connection: callers queue in order.
-    const previous = this.#queue.tail;
+    // One connection: callers queue in order. (The host's own transaction is waited for where a
+    // statement or a transaction starts: see executeQuery and beginTransaction.)
+    const handle = this.#handle;
+    const previous = handle.tail;
     let release!: () => void;
-    this.#queue.tail = new Promise((resolve) => (release = resolve));
+    handle.tail = new Promise((resolve) => (release = resolve));
     await previous;
     this.#release = release;
-    // The host's own transaction on a shared handle: wait for it rather than run inside it.
-    while (this.db.inTransaction) await new Promise((r) => setImmediate(r));
     return this.#connection;
   }
 
+  /**
+   * Starts the transaction at the top of a turn of the event loop, when nothing else is queued to
+   * run: every statement of ours resolves at once (better-sqlite3 is synchronous) and no store
+   * transaction awaits anything but them, so the whole transaction, BEGIN to COMMIT, then runs
+   * before any other code does. That is what lets the host share the connection, or open a
+   * second one to the file in this process, without ever meeting our transaction half done. The
+   * cost is one hop per transaction; the hot paths (emit, the claim, a group of successes) are
+   * single statements or synchronous and take none.
+   */
   async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+    for (;;) {
+      await nextTurn();
+      if (!inHostTransaction(this.db)) break;
+      await hostTransactionEnded(this.db);
+    }
+    this.#handle.ours = true;
+    try {
+      await connection.executeQuery(BEGIN);
+    } catch (error) {
+      this.#handle.ours = false;
+      throw error;
+    }
   }
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('commit'));
+    try {
+      await connection.executeQuery(COMMIT);
+    } finally {
+      // A COMMIT that failed with SQLITE_BUSY leaves the transaction open, still ours: Kysely
+      // rolls it back next.
+      this.#handle.ours = this.db.inTransaction;
+    }
   }
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('rollback'));
+    try {
+      if (this.db.inTransaction) await connection.executeQuery(ROLLBACK);
+    } finally {
+      this.#handle.ours = false;
+    }
   }
   async releaseConnection(): Promise<void> {
     const release = this.#release;
@@ -128,6 +243,10 @@ class SqliteEngineDriver implements Driver {
     if (this.owned && this.db.open) this.db.close();
   }
 }
+
+const BEGIN = CompiledQuery.raw('begin immediate');
+const COMMIT = CompiledQuery.raw('commit');
+const ROLLBACK = CompiledQuery.raw('rollback');
 
 /**
  * Marks a query whose rows come back as arrays of column values (better-sqlite3's raw mode), in
@@ -152,9 +271,15 @@ class SqliteEngineConnection implements DatabaseConnection {
   #cache = new Map<string, SqliteStatement>();
   /** The cached statements now in raw mode (a statement keeps its mode until told otherwise). */
   #raw = new WeakSet<SqliteStatement>();
-  constructor(private readonly db: SqliteDatabase) {}
+  constructor(
+    private readonly db: SqliteDatabase,
+    private readonly handle: HandleState,
+  ) {}
 
   async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
+    // Outside a transaction of ours, never inside the host's: checked right before the statement
+    // runs, with nothing awaited in between (the host may have begun since our turn came).
+    while (!this.handle.ours && this.db.inTransaction) await hostTransactionEnded(this.db);
     const stmt = this.#prepare(compiled.sql);
     const parameters = compiled.parameters as unknown[];
     const arrays = (compiled as { [ROWS_AS_ARRAYS]?: true })[ROWS_AS_ARRAYS] === true;

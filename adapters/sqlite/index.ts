@@ -2,21 +2,33 @@ import { Kysely } from 'kysely';
 import { loadDriver } from '../driver.js';
 import { onlySuccesses } from '../kysely/outcomes.js';
 import type { EngineTables } from '../kysely/schema.js';
-import { KyselyStore, type StoreDialect } from '../kysely/store.js';
+import type { StoreDialect } from '../kysely/store.js';
 import { startCheckpoints } from './checkpoint.js';
 import { claimDue } from './claim.js';
-import { type SqliteDatabase, SqliteEngineDialect } from './driver.js';
+import { handleOf, type SqliteDatabase, SqliteEngineDialect } from './driver.js';
 import { recordSuccesses } from './record.js';
+import { SqliteStore } from './store.js';
 import { isTransient } from './transient.js';
 
 export type { SqliteDatabase } from './driver.js';
+export { SqliteStore, type SqliteTransaction } from './store.js';
 
 export interface SqliteStoreOptions {
   /** Path of the database file (created if missing). `':memory:'` works for throwaway use. */
   filename?: string;
-  /** An open better-sqlite3 database the host owns; we never close it. */
+  /**
+   * An open better-sqlite3 database the host owns and may use for its own transactions: we never
+   * close it and never change its settings (journal mode, synchronous, busy_timeout unless
+   * `busyTimeoutMs` is given); a warning goes to `onError` once when it is not in WAL mode. See
+   * docs/sqlite.md for what sharing it costs and how to emit inside its transactions.
+   */
   database?: SqliteDatabase;
-  /** How long a writer waits for another process's lock before failing, in milliseconds. Default 5 s. */
+  /**
+   * How long a writer waits for another connection's lock before failing, and on a shared
+   * `database` how long a statement of ours waits for the host's transaction to end. Default five
+   * seconds. Set as the connection's busy_timeout on a database we open; on one the host passed in,
+   * only when given here (else its own busy_timeout stays; better-sqlite3's default is five seconds).
+   */
   busyTimeoutMs?: number;
   /**
    * On a database the store opens itself, WAL checkpoints run this often on a thread of their own
@@ -28,21 +40,32 @@ export interface SqliteStoreOptions {
   checkpointIntervalMs?: number;
   /**
    * Background trouble that no call of yours sees (the checkpoint thread failing to start or
-   * dying, after which checkpoints run on the main thread). Default: console.warn.
+   * dying, after which checkpoints run on the main thread), and, once, a `database` passed in that
+   * is not in WAL mode (`error` is then undefined). Default: console.warn.
    */
   onError?: (message: string, error: unknown) => void;
 }
 
 /**
- * The embedded default store: a SQLite file through better-sqlite3 (WAL mode). Several host
- * processes may share one file; they queue on SQLite's write lock.
+ * The embedded default store: a SQLite file through better-sqlite3. With `filename` the store
+ * opens the file itself (WAL, synchronous=NORMAL, checkpoints on a thread of their own); with
+ * `database` it shares the host's handle and leaves its settings alone. Several host processes
+ * may share one file; they queue on SQLite's write lock. docs/sqlite.md compares the setups.
  *
  * @example
  * ```ts
  * const hooks = createWebhooks({ store: sqliteStore({ filename: 'webhooks.db' }), keys });
+ * // or on the host's own handle, with events in the host's transactions:
+ * const hooks = createWebhooks({ store: sqliteStore({ database }), keys });
+ * let emitted;
+ * database.transaction(() => {
+ *   insertUser.run(user);
+ *   emitted = hooks.emit(event, { transaction: database });
+ * })();
+ * await emitted;
  * ```
  */
-export function sqliteStore(options: SqliteStoreOptions): KyselyStore {
+export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
   if (typeof options !== 'object' || options === null) throw new TypeError('sqliteStore: options are required');
   const { filename, database } = options;
   if ((filename === undefined) === (database === undefined)) throw new TypeError('sqliteStore: pass exactly one of filename or database');
@@ -57,10 +80,13 @@ export function sqliteStore(options: SqliteStoreOptions): KyselyStore {
 
   const db: SqliteDatabase =
     database ?? new (loadDriver<new (filename: string) => SqliteDatabase>('better-sqlite3', 'sqliteStore'))(filename!);
-  db.pragma(`busy_timeout = ${busy}`);
-  if (filename !== ':memory:') db.pragma('journal_mode = WAL');
-  // WAL + NORMAL is durable across process crashes (only an OS crash can drop the last commits).
-  db.pragma('synchronous = NORMAL');
+  handleOf(db).waitMs = busy;
+  if (database === undefined) {
+    db.pragma(`busy_timeout = ${busy}`);
+    if (filename !== ':memory:') db.pragma('journal_mode = WAL');
+    // WAL + NORMAL is durable across process crashes (only an OS crash can drop the last commits).
+    db.pragma('synchronous = NORMAL');
+  } else if (options.busyTimeoutMs !== undefined) db.pragma(`busy_timeout = ${busy}`);
 
   const checkpointMs = options.checkpointIntervalMs ?? 1000;
   if (!Number.isInteger(checkpointMs) || checkpointMs < 0)
@@ -68,6 +94,7 @@ export function sqliteStore(options: SqliteStoreOptions): KyselyStore {
   const onError = options.onError ?? warn;
   let closed = false;
   const report = (message: string, error: unknown) => closed || onError(message, error);
+  if (database !== undefined) warnUnlessWal(database, onError);
   const checkpoints =
     database === undefined && filename !== ':memory:' && checkpointMs > 0
       ? startCheckpoints(db, filename!, checkpointMs, busy, report)
@@ -105,7 +132,30 @@ export function sqliteStore(options: SqliteStoreOptions): KyselyStore {
       await kysely.destroy();
     },
   };
-  return new KyselyStore(kysely, dialect);
+  return new SqliteStore(kysely, dialect, db, database !== undefined);
+}
+
+/** Handles already warned about (one warning per handle, however many stores share it). */
+const warned = new WeakSet<SqliteDatabase>();
+
+/**
+ * The host's journal mode is the host's decision (it sets the durability of its own writes too),
+ * so we only say what it costs, once. An in-memory database has no WAL to turn on: no warning.
+ */
+function warnUnlessWal(db: SqliteDatabase, onError: (message: string, error: unknown) => void): void {
+  const mode = String(db.pragma('journal_mode', { simple: true })).toLowerCase();
+  if (mode === 'wal' || mode === 'memory' || warned.has(db)) return;
+  warned.add(db);
+  try {
+    onError(
+      `sqliteStore: the database passed in is in journal_mode=${mode}, not WAL, and is left so. Every commit (yours and ` +
+        "the engine's) then writes the file twice and syncs it, and readers wait for writers: fewer deliveries and sign-ups " +
+        "per second. To use WAL, run database.pragma('journal_mode = WAL') once (the file keeps it); see docs/sqlite.md",
+      undefined,
+    );
+  } catch {
+    // A host's logger that throws must not make a working store fail to open.
+  }
 }
 
 /**
@@ -116,5 +166,6 @@ const MIGRATION_WAIT_MS = 600_000;
 
 /** The default `onError`, as postgresStore's: one line on the console. */
 function warn(message: string, error: unknown): void {
-  console.warn(`[identity-webhooks] ${message}:`, error instanceof Error ? error.message : error);
+  if (error === undefined) console.warn(`[identity-webhooks] ${message}`);
+  else console.warn(`[identity-webhooks] ${message}:`, error instanceof Error ? error.message : error);
 }

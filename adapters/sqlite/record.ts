@@ -1,6 +1,6 @@
 import type { RecordAttemptArgs } from '../../src/store.js';
 import { fromAttempt } from '../kysely/rows.js';
-import { holdQueue, type SqliteDatabase, type SqliteStatement } from './driver.js';
+import { holdQueue, hostTransactionEnded, inHostTransaction, type SqliteDatabase, type SqliteStatement } from './driver.js';
 
 /**
  * A group of successes recorded as one SQLite transaction of prepared statements, a row at a
@@ -22,14 +22,15 @@ import { holdQueue, type SqliteDatabase, type SqliteStatement } from './driver.j
  *
  * The transaction takes the handle's turn (the queue Kysely's statements and the checkpoint
  * thread wait in) and, on a handle the host shares, waits for the host's own transaction to end
- * rather than run inside it, as the driver does. `BEGIN IMMEDIATE` queues on the file's write
- * lock like the driver's transactions; any error rolls the whole group back and is thrown, for
- * the recorder to try again or split.
+ * rather than run inside it, as the driver does (`hostTransactionEnded`: bounded, on a timer).
+ * From there to COMMIT it is synchronous: no code of the host runs while it is open.
+ * `BEGIN IMMEDIATE` queues on the file's write lock like the driver's transactions; any error
+ * rolls the whole group back and is thrown, for the recorder to try again or split.
  */
 export async function recordSuccesses(db: SqliteDatabase, batch: readonly RecordAttemptArgs[]): Promise<Array<{ disabled: null }>> {
   const release = await holdQueue(db);
   try {
-    while (db.inTransaction) await new Promise((r) => setImmediate(r));
+    while (inHostTransaction(db)) await hostTransactionEnded(db);
     const s = statementsOf(db);
     s.begin.run([]);
     try {

@@ -119,6 +119,8 @@ const ENGINE_ERRORS: Record<WebhooksErrorCode, { status: number; code: HttpError
   ERR_CLOSED: { status: 503, code: 'SERVICE_UNAVAILABLE' },
   // A store failure is ours, not the caller's: its message may name tables or hosts.
   ERR_STORE: null,
+  // Only `emit` in a host's transaction throws it, never a route: a bug of ours if it reaches one.
+  ERR_TRANSACTION_REQUIRED: null,
 };
 
 /** Request fields the engine may name in `error.field`, and the code each gets. */

@@ -144,6 +144,8 @@ describe('at creation', () => {
       const error = await refusal(create(hooks, `https://${host}/hooks`));
       expect(error.code).toBe('ERR_ENDPOINT_NOT_ALLOWED');
       expect(error.message).toContain(words);
+      // A developer pointing a first webhook at a local receiver learns what to set.
+      expect(error.message).toContain('allowPrivateNetworks: true');
       for (const address of dns.table[host]!) expect(error.message).not.toContain(address);
     }
     expect(await hooks.webhooks.list()).toEqual([]);
@@ -158,7 +160,9 @@ describe('at creation', () => {
     const dns = scriptedResolver({ localhost: ['93.184.215.14'], 'app.localhost': ['93.184.215.14'] });
     const { hooks } = await engine({ resolver: dns.resolver });
     for (const endpoint of ['http://localhost/', 'http://LOCALHOST./', 'https://app.localhost/x']) {
-      expect((await refusal(create(hooks, endpoint))).code).toBe('ERR_ENDPOINT_NOT_ALLOWED');
+      const error = await refusal(create(hooks, endpoint));
+      expect(error.code).toBe('ERR_ENDPOINT_NOT_ALLOWED');
+      expect(error.message).toMatch(/is a loopback name; .*allowPrivateNetworks: true/);
     }
     expect(dns.calls).toEqual([]);
   });

@@ -164,6 +164,7 @@ describe('sqlite: a group of successes (adapters/sqlite/record.ts)', () => {
   async function setUp(n: number) {
     const dir = tempDir('iw-record-');
     const db = new Database(dir.file('webhooks.db'));
+    db.pragma('journal_mode = WAL'); // the host's choice: the store leaves a handle passed in as it is
     const store = sqliteStore({ database: db });
     await store.migrate(0);
     const hooks = Array.from({ length: n }, () => webhook('env_a'));

@@ -206,7 +206,12 @@ function withDeadline<T>(work: Promise<T>, signal: AbortSignal | undefined): Pro
   });
 }
 
-const PUBLIC_ONLY = '; webhooks are delivered only to public addresses';
+/**
+ * Ends every refusal. It names the option that lifts the rule, as a developer whose first webhook
+ * points at localhost needs to read (over HTTP this reaches the account holder too: only the
+ * option's name, nothing of the host's network).
+ */
+const PUBLIC_ONLY = '; webhooks are delivered only to public addresses (in development, allowPrivateNetworks: true allows others)';
 
 function refused(message: string): WebhooksError {
   return new WebhooksError('ERR_ENDPOINT_NOT_ALLOWED', message, { field: 'endpoint' });
