@@ -44,10 +44,13 @@ if (missing.length > 0) {
   }
   const flags = ['--ignore-scripts', '--no-audit', '--no-fund', '--no-save', '--loglevel=error', '--prefix', root];
   npm(['install', '--include=dev', ...(omitOptional ? ['--omit=optional'] : []), ...flags], env);
-  // --ignore-scripts left better-sqlite3 (an optional dependency) uncompiled: run its own install
-  // script now (a prebuilt binary, or a compile), as a default install of the package would.
+  // better-sqlite3 is an optional peer, installed here as a dev dependency. The host's import
+  // resolves it through the link, in this folder: with --omit=optional the host asked for none,
+  // so the dev copy goes; otherwise --ignore-scripts left it uncompiled, and its own install
+  // script runs now (a prebuilt binary, or a compile).
   const sqlite = join(root, 'node_modules/better-sqlite3');
-  if (existsSync(sqlite) && !existsSync(join(sqlite, 'build/Release/better_sqlite3.node'))) {
+  if (omitOptional) rmSync(sqlite, { recursive: true, force: true });
+  else if (existsSync(sqlite) && !existsSync(join(sqlite, 'build/Release/better_sqlite3.node'))) {
     console.error('identity-webhooks: building better-sqlite3 (the SQLite driver, an optional dependency)');
     try {
       npm(['rebuild', 'better-sqlite3', '--loglevel=error', '--prefix', root], env);

@@ -93,6 +93,9 @@ interface Statements {
 /** Prepared once per handle, on first use (after the migrations made the tables). */
 const prepared = new WeakMap<SqliteDatabase, Statements>();
 
+/** Built once from the constant column list (no value is ever interpolated). */
+const INSERT_DELIVERY = `insert into "iw_deliveries" (${DELIVERY_COLUMNS.map((c) => `"${c}"`).join(', ')}) values (${DELIVERY_COLUMNS.map(() => '?').join(', ')})`;
+
 function statementsOf(db: SqliteDatabase): Statements {
   let s = prepared.get(db);
   if (!s) {
@@ -109,9 +112,7 @@ function statementsOf(db: SqliteDatabase): Statements {
       ),
       deliveriesOf: db.prepare('select * from "iw_deliveries" where "event_id" = ? order by "id"'),
       targets: db.prepare(`select "id", "event_types" from "iw_webhooks" where "environment" = ? and "status" = 'enabled'`),
-      insertDelivery: db.prepare(
-        `insert into "iw_deliveries" (${DELIVERY_COLUMNS.map((c) => `"${c}"`).join(', ')}) values (${DELIVERY_COLUMNS.map(() => '?').join(', ')})`,
-      ),
+      insertDelivery: db.prepare(INSERT_DELIVERY),
     };
     prepared.set(db, s);
   }

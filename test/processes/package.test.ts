@@ -195,13 +195,10 @@ describe('the installed package at run time', () => {
     });
   });
 
-  test("README 'Keys in production': generate, load from a variable or a file, rotate, as written", async (context) => {
+  test("docs/security.md 'Keys in production': generate, load from a variable or a file, rotate, as written", async (context) => {
     needsInstall(context);
-    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-    const section = readme.slice(
-      readme.indexOf('## Keys in production'),
-      readme.indexOf('\n## ', readme.indexOf('## Keys in production') + 1),
-    );
+    const guide = readFileSync(join(ROOT, 'docs/security.md'), 'utf8');
+    const section = guide.slice(guide.indexOf('## Keys in production'), guide.indexOf('\n## ', guide.indexOf('## Keys in production') + 1));
     const generate = /```sh\n([\s\S]*?)```/.exec(section)?.[1];
     const load = /```js\n([\s\S]*?)```/.exec(section)?.[1];
     expect(generate && load).toBeTruthy();
