@@ -17,6 +17,7 @@ export default defineConfig({
       exclude: ['src/dashboard/assets/**'],
       reporter: ['text-summary', 'json-summary'],
       reportsDirectory: '.tmp/coverage',
+      reportOnFailure: true,
     },
   },
 });
