@@ -62,6 +62,23 @@ export function toEvent(r: EventRow): EventRecord {
   };
 }
 
+/**
+ * An event's values in the order of the emit's insert (`id, environment, type, source, data,
+ * event_timestamp, created_at, traceparent`), for the statements written as text.
+ */
+export function eventInsertParams(event: EventRecord, traceparent: string | null): unknown[] {
+  return [
+    event.id,
+    event.environment,
+    event.type,
+    event.source,
+    JSON.stringify(event.data),
+    event.eventTimestamp,
+    event.createdAt,
+    traceparent,
+  ];
+}
+
 export function toDelivery(r: DeliveryRow): DeliveryRecord {
   return {
     id: r.id,

@@ -21,7 +21,7 @@ import { runMigrations } from './migrations.js';
 import { claimNotices, finishNotice, listNotices } from './notices.js';
 import { holdPending, recordOutcomes } from './outcomes.js';
 import { emptyCounts, PURGE_STEPS, purgeStep } from './retention.js';
-import { fromDelivery, fromWebhook, toAttempt, toDelivery, toEvent, toLease, toWebhook } from './rows.js';
+import { eventInsertParams, fromDelivery, fromWebhook, toAttempt, toDelivery, toEvent, toLease, toWebhook } from './rows.js';
 import type { ClaimRow, DeliveryRow, EngineTables, EventRow, WebhookRow } from './schema.js';
 import { countDueQuery } from './telemetry.js';
 import { list, type Mark, precompiled, text } from './texts.js';
@@ -260,16 +260,10 @@ export class KyselyStore implements Store<HostTransaction> {
     const write = async (db: Db): Promise<DeliveryRecord[]> => {
       // Precompiled texts (`texts.ts`): Kysely's builder cost more than the statements here.
       const { run, texts } = precompiled(db, this.dialect.name);
-      const inserted = await run<{ id: string }>(text(texts, 'emit event', insertEventText), [
-        event.id,
-        event.environment,
-        event.type,
-        event.source,
-        JSON.stringify(event.data),
-        event.eventTimestamp,
-        event.createdAt,
-        options.traceparent ?? null,
-      ]);
+      const inserted = await run<{ id: string }>(
+        text(texts, 'emit event', insertEventText),
+        eventInsertParams(event, options.traceparent ?? null),
+      );
       // Idempotent by event id: a transient retry after a commit whose reply was lost finds the
       // event and answers with the deliveries that commit wrote, instead of failing or writing
       // twice.

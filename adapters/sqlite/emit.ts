@@ -1,7 +1,7 @@
 import { WebhooksError } from '../../src/errors.js';
 import type { DeliveryRecord, EventRecord } from '../../src/model.js';
 import type { InsertEventOptions } from '../../src/store.js';
-import { fromDelivery, toDelivery } from '../kysely/rows.js';
+import { eventInsertParams, fromDelivery, toDelivery } from '../kysely/rows.js';
 import type { DeliveryRow } from '../kysely/schema.js';
 import { pendingDelivery } from '../kysely/store.js';
 import type { SqliteDatabase, SqliteStatement } from './driver.js';
@@ -42,16 +42,7 @@ export function writeEvent(db: SqliteDatabase, event: EventRecord, options: Inse
 }
 
 function write(s: Statements, event: EventRecord, options: InsertEventOptions<unknown>): DeliveryRecord[] {
-  const inserted = s.insertEvent.run([
-    event.id,
-    event.environment,
-    event.type,
-    event.source,
-    JSON.stringify(event.data),
-    event.eventTimestamp,
-    event.createdAt,
-    options.traceparent ?? null,
-  ]).changes;
+  const inserted = s.insertEvent.run(eventInsertParams(event, options.traceparent ?? null)).changes;
   if (inserted === 0) return (s.deliveriesOf.all([event.id]) as DeliveryRow[]).map(toDelivery);
   const deliveries: DeliveryRecord[] = [];
   for (const hook of s.targets.all([event.environment]) as Array<{ id: string; event_types: string }>) {

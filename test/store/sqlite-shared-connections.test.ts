@@ -5,7 +5,7 @@ import type { EmittedEvent } from '../../src/index.js';
 import { until, useCleanups } from '../helpers/cleanup.js';
 import { tempDir } from '../helpers/http.js';
 import { attempt, event, id, LEASE, T0, webhook } from './conformance.js';
-import { type SharedHost, signupEvent, user, useSharedHost } from './sqlite-shared-host.js';
+import { type SharedHost, signUpUnderLoad, signupEvent, user, useSharedHost } from './sqlite-shared-host.js';
 
 /**
  * Issue 35, point 3, the other wiring: the host keeps its own connection to the file and the
@@ -24,41 +24,16 @@ const open = useSharedHost();
 const cleanups = useCleanups();
 const ownConnection = () => open({ store: (_database, file) => sqliteStore({ filename: file }) });
 
-async function signUpUnderLoad(host: SharedHost, signUp: (i: number) => Promise<EmittedEvent>) {
+function underLoad(host: SharedHost, signUp: (i: number) => Promise<EmittedEvent>) {
   expect(host.database.pragma('busy_timeout', { simple: true })).toBe(5000); // better-sqlite3's default
-  await host.load(BACKLOG);
-  await host.receiver.waitFor(STARTED, 30_000);
-  const outcomes = await Promise.allSettled(
-    Array.from({ length: SIGNUPS }, async (_, i) => {
-      await new Promise((r) => setTimeout(r, i % 5));
-      return signUp(i);
-    }),
-  );
-  const loadDelivered = () => host.received('/load/').size;
-  const backlogLeft = BACKLOG - loadDelivered();
-  expect(outcomes.flatMap((o) => (o.status === 'rejected' ? [String(o.reason)] : []))).toEqual([]);
-  const emitted = outcomes.map((o) => (o as PromiseFulfilledResult<EmittedEvent>).value);
-  expect(host.database.prepare('select count(*) as n from users').get()).toEqual({ n: SIGNUPS });
-  await until(
-    'the backlog and the sign-ups delivered',
-    () => loadDelivered() >= BACKLOG && host.received('/signups').size >= SIGNUPS,
-    60_000,
-    20,
-  );
-  await host.hooks.drain();
-  const signups = host.received('/signups');
-  expect([...signups.keys()].sort()).toEqual(emitted.map((e) => e.deliveryIds[0]).sort());
-  expect([...signups.values()].every((n) => n === 1)).toBe(true);
-  expect([...host.received('/load/').values()].every((n) => n === 1)).toBe(true);
-  expect(host.logged).toEqual([]);
-  return backlogLeft;
+  return signUpUnderLoad(host, signUp, { backlog: BACKLOG, started: STARTED, signups: SIGNUPS, stagger: 5 });
 }
 
 describe(`${SIGNUPS} sign-ups on the host's own connection while ${BACKLOG} deliveries are in flight on the store's`, () => {
   test('user and event in one transaction of the host connection: emit with { transaction: database } on it', async () => {
     const host = await ownConnection();
     const insert = host.database.prepare('insert into users (id, email) values (?, ?)');
-    const backlogLeft = await signUpUnderLoad(host, (i) => {
+    const backlogLeft = await underLoad(host, (i) => {
       let emitted!: Promise<EmittedEvent>;
       host.database
         .transaction(() => {
@@ -75,7 +50,7 @@ describe(`${SIGNUPS} sign-ups on the host's own connection while ${BACKLOG} deli
   test("user in the host's transaction, then emit through the store's connection", async () => {
     const host = await ownConnection();
     const insert = host.database.prepare('insert into users (id, email) values (?, ?)');
-    const backlogLeft = await signUpUnderLoad(host, (i) => {
+    const backlogLeft = await underLoad(host, (i) => {
       host.database.transaction(() => insert.run(user(i).id, user(i).email)).immediate();
       return host.hooks.emit(signupEvent(i));
     });

@@ -1,8 +1,10 @@
 import Database from 'better-sqlite3';
+import { expect } from 'vitest';
 import { type SqliteStore, type SqliteStoreOptions, type SqliteTransaction, sqliteStore } from '../../adapters/sqlite/index.js';
+import type { EmittedEvent } from '../../src/index.js';
 import { createWebhooks, type Webhooks } from '../../src/index.js';
 import type { WebhookRecord } from '../../src/model.js';
-import { useCleanups } from '../helpers/cleanup.js';
+import { until, useCleanups } from '../helpers/cleanup.js';
 import { testKey, userData } from '../helpers/fixtures.js';
 import { startReceiver, tempDir } from '../helpers/http.js';
 
@@ -120,4 +122,48 @@ export function within<T>(ms: number, what: string, promise: Promise<T>): Promis
       timer = setTimeout(() => reject(new Error(`${what}: still not settled after ${ms} ms`)), ms);
     }),
   ]);
+}
+
+/**
+ * The backlog in flight (`backlog` deliveries, the sign-ups starting once `started` have
+ * arrived), then `signups` sign-ups at once (the i-th after `i % stagger` ms): every user
+ * committed, every event and every delivery of the backlog delivered exactly once, nothing
+ * logged. Returns how much of the backlog was still to deliver when the last sign-up returned.
+ */
+export async function signUpUnderLoad(
+  host: SharedHost,
+  signUp: (i: number) => Promise<EmittedEvent>,
+  { backlog, started, signups, stagger = 1 }: { backlog: number; started: number; signups: number; stagger?: number },
+): Promise<number> {
+  await host.load(backlog);
+  await host.receiver.waitFor(started, 30_000);
+  const outcomes = await Promise.allSettled(
+    Array.from({ length: signups }, async (_, i) => {
+      if (stagger > 1) await new Promise((r) => setTimeout(r, i % stagger));
+      return signUp(i);
+    }),
+  );
+  const loadDelivered = () => host.received('/load/').size;
+  const backlogLeft = backlog - loadDelivered();
+  expect(outcomes.flatMap((o) => (o.status === 'rejected' ? [String(o.reason)] : []))).toEqual([]);
+  const emitted = outcomes.map((o) => (o as PromiseFulfilledResult<EmittedEvent>).value);
+  expect(host.database.prepare('select count(*) as n from users').get()).toEqual({ n: signups });
+  await until(
+    'the backlog and the sign-ups delivered',
+    () => loadDelivered() >= backlog && host.received('/signups').size >= signups,
+    60_000,
+    20,
+  );
+  await host.hooks.drain();
+  const delivered = host.received('/signups');
+  expect([...delivered.keys()].sort()).toEqual(emitted.map((e) => e.deliveryIds[0]).sort());
+  expect([...delivered.values()].every((n) => n === 1)).toBe(true);
+  // The backlog: each delivery attempted once (the failed tenth's next attempt is minutes away).
+  expect(loadDelivered()).toBe(backlog);
+  expect([...host.received('/load/').values()].every((n) => n === 1)).toBe(true);
+  // Nothing went wrong on the way: no busy database, no transaction inside another, no warning.
+  expect(host.logged).toEqual([]);
+  expect(host.warnings).toEqual([]);
+  expect(host.database.inTransaction).toBe(false);
+  return backlogLeft;
 }

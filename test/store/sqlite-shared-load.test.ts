@@ -1,8 +1,7 @@
 import { Kysely, SqliteDialect } from 'kysely';
 import { describe, expect, test } from 'vitest';
 import type { EmittedEvent } from '../../src/index.js';
-import { until } from '../helpers/cleanup.js';
-import { signupEvent, user, useSharedHost } from './sqlite-shared-host.js';
+import { signUpUnderLoad, signupEvent, user, useSharedHost } from './sqlite-shared-host.js';
 
 /**
  * Issue 35, point 3: a host that hands `sqliteStore({ database })` its own better-sqlite3 handle
@@ -20,44 +19,14 @@ const open = useSharedHost();
 
 type Host = Awaited<ReturnType<typeof open>>;
 
-/** The backlog in flight, then `SIGNUPS` sign-ups at once; every user committed and every event delivered once. */
-async function signUpUnderLoad(host: Host, signUp: (i: number) => Promise<EmittedEvent>) {
-  await host.load(BACKLOG);
-  await host.receiver.waitFor(STARTED, 30_000);
-  const outcomes = await Promise.allSettled(Array.from({ length: SIGNUPS }, (_, i) => signUp(i)));
-  const loadDelivered = () => [...host.received('/load/')].length;
-  const backlogLeft = BACKLOG - loadDelivered();
-  const failures = outcomes.flatMap((o) => (o.status === 'rejected' ? [String(o.reason)] : []));
-  expect(failures).toEqual([]);
-  const emitted = outcomes.map((o) => (o as PromiseFulfilledResult<EmittedEvent>).value);
-  expect(host.database.prepare('select count(*) as n from users').get()).toEqual({ n: SIGNUPS });
-
-  // Every delivery of the backlog and of the sign-ups arrives, each exactly once.
-  await until(
-    'the backlog and the sign-ups delivered',
-    () => loadDelivered() >= BACKLOG && host.received('/signups').size >= SIGNUPS,
-    60_000,
-    20,
-  );
-  await host.hooks.drain();
-  const signups = host.received('/signups');
-  expect([...signups.keys()].sort()).toEqual(emitted.map((e) => e.deliveryIds[0]).sort());
-  expect([...signups.values()].every((n) => n === 1)).toBe(true);
-  // The backlog: each delivery attempted once (the failed tenth's next attempt is minutes away).
-  expect(loadDelivered()).toBe(BACKLOG);
-  expect([...host.received('/load/').values()].every((n) => n === 1)).toBe(true);
-  // Nothing went wrong on the way: no busy database, no transaction inside another, no warning.
-  expect(host.logged).toEqual([]);
-  expect(host.warnings).toEqual([]);
-  expect(host.database.inTransaction).toBe(false);
-  return { backlogLeft };
-}
+const underLoad = (host: Host, signUp: (i: number) => Promise<EmittedEvent>) =>
+  signUpUnderLoad(host, signUp, { backlog: BACKLOG, started: STARTED, signups: SIGNUPS });
 
 describe(`${SIGNUPS} sign-ups on the shared handle while ${BACKLOG} deliveries are in flight`, () => {
   test("better-sqlite3's own database.transaction(), emitting with { transaction: database }", async () => {
     const host = await open();
     const insert = host.database.prepare('insert into users (id, email) values (?, ?)');
-    const { backlogLeft } = await signUpUnderLoad(host, async (i) => {
+    const backlogLeft = await underLoad(host, async (i) => {
       // As a request handler would: the sign-up arrives a moment later than the others.
       await new Promise((r) => setTimeout(r, i % 5));
       let emitted!: Promise<EmittedEvent>;
@@ -77,7 +46,7 @@ describe(`${SIGNUPS} sign-ups on the shared handle while ${BACKLOG} deliveries a
     const { database } = host;
     // One connection: the host's own requests take turns for it, as a real host's pool of one would.
     let turn = Promise.resolve();
-    const { backlogLeft } = await signUpUnderLoad(host, (i) => {
+    const backlogLeft = await underLoad(host, (i) => {
       const mine = turn.then(async () => {
         database.exec('begin immediate');
         try {
@@ -105,7 +74,7 @@ describe(`${SIGNUPS} sign-ups on the shared handle while ${BACKLOG} deliveries a
   test("the host's own Kysely on the handle (as better-auth has it), emitting with { transaction: trx }", async () => {
     const host = await open();
     const app = new Kysely<{ users: { id: string; email: string } }>({ dialect: new SqliteDialect({ database: host.database }) });
-    const { backlogLeft } = await signUpUnderLoad(host, (i) =>
+    const backlogLeft = await underLoad(host, (i) =>
       app.transaction().execute(async (trx) => {
         await trx.insertInto('users').values(user(i)).execute();
         await new Promise((r) => setTimeout(r, 1));
