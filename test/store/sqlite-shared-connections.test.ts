@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { describe, expect, test } from 'vitest';
 import { sqliteStore } from '../../adapters/sqlite/index.js';
 import type { EmittedEvent } from '../../src/index.js';
-import { until, useCleanups } from '../helpers/cleanup.js';
+import { useCleanups } from '../helpers/cleanup.js';
 import { tempDir } from '../helpers/http.js';
 import { attempt, event, id, LEASE, T0, webhook } from './conformance.js';
 import { type SharedHost, signUpUnderLoad, signupEvent, user, useSharedHost } from './sqlite-shared-host.js';

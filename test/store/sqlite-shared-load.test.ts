@@ -1,5 +1,5 @@
 import { Kysely, SqliteDialect } from 'kysely';
-import { describe, expect, test } from 'vitest';
+import { describe, test } from 'vitest';
 import type { EmittedEvent } from '../../src/index.js';
 import { signUpUnderLoad, signupEvent, user, useSharedHost } from './sqlite-shared-host.js';
 
