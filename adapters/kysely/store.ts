@@ -277,7 +277,7 @@ export class KyselyStore implements Store<HostTransaction> {
         [event.environment, 'enabled', ...(only ?? [])],
       );
       // A test event goes to the named webhooks whatever they subscribe to; nothing else does.
-      const chosen = only ? hooks : hooks.filter((h) => (JSON.parse(h.event_types) as string[]).includes(event.type));
+      const chosen = only ? hooks : hooks.filter((h) => subscribes(h, event.type));
       if (only && chosen.length === 0) throw new WebhookDisabledError(only[0] ?? '');
       const deliveries = chosen.map((h) => pendingDelivery(event, h.id, options.newDeliveryId()));
       if (deliveries.length > 0) {
@@ -503,12 +503,21 @@ function known(...values: string[]): boolean {
 }
 
 /* The general emit's statements (SQLite's emits, and test events on both databases), as Kysely compiled them. */
-const EVENT_COLUMNS = ['id', 'environment', 'type', 'source', 'data', 'event_timestamp', 'created_at', 'traceparent'];
-const insertEventText = (p: Mark) => `${insertRowsText('iw_events', EVENT_COLUMNS, 1, p)} on conflict ("id") do nothing returning "id"`;
-const targetsText = (p: Mark, only: number) =>
+/** Whether a webhook row (its stored `event_types`) subscribes to `type`. */
+export function subscribes(webhook: { event_types: string }, type: string): boolean {
+  return (JSON.parse(webhook.event_types) as string[]).includes(type);
+}
+
+/** The emit's statements as text, shared with SQLite's synchronous emit (`adapters/sqlite/emit.ts`). */
+export const EVENT_COLUMNS = ['id', 'environment', 'type', 'source', 'data', 'event_timestamp', 'created_at', 'traceparent'];
+/** The event's insert, idempotent by id; its values are `eventInsertParams`. */
+export const insertEventOnceText = (p: Mark) => `${insertRowsText('iw_events', EVENT_COLUMNS, 1, p)} on conflict ("id") do nothing`;
+const insertEventText = (p: Mark) => `${insertEventOnceText(p)} returning "id"`;
+/** The environment's webhooks in a status (`only`: just these ids). */
+export const targetsText = (p: Mark, only: number) =>
   `select "id", "event_types" from "iw_webhooks" where "environment" = ${p()} and "status" = ${p()}` +
   (only > 0 ? ` and "id" in (${list(only, p)})` : '');
-const insertRowsText = (table: string, columns: readonly string[], n: number, p: Mark) =>
+export const insertRowsText = (table: string, columns: readonly string[], n: number, p: Mark) =>
   `insert into "${table}" (${columns.map((c) => `"${c}"`).join(', ')}) values ` +
   Array.from({ length: n }, () => `(${list(columns.length, p)})`).join(', ');
 

@@ -3,7 +3,7 @@ import type { DeliveryRecord, EventRecord } from '../../src/model.js';
 import type { InsertEventOptions } from '../../src/store.js';
 import { eventInsertParams, fromDelivery, toDelivery } from '../kysely/rows.js';
 import type { DeliveryRow } from '../kysely/schema.js';
-import { pendingDelivery } from '../kysely/store.js';
+import { insertEventOnceText, insertRowsText, pendingDelivery, subscribes, targetsText } from '../kysely/store.js';
 import type { SqliteDatabase, SqliteStatement } from './driver.js';
 
 /**
@@ -45,8 +45,8 @@ function write(s: Statements, event: EventRecord, options: InsertEventOptions<un
   const inserted = s.insertEvent.run(eventInsertParams(event, options.traceparent ?? null)).changes;
   if (inserted === 0) return (s.deliveriesOf.all([event.id]) as DeliveryRow[]).map(toDelivery);
   const deliveries: DeliveryRecord[] = [];
-  for (const hook of s.targets.all([event.environment]) as Array<{ id: string; event_types: string }>) {
-    if (!(JSON.parse(hook.event_types) as string[]).includes(event.type)) continue;
+  for (const hook of s.targets.all([event.environment, 'enabled']) as Array<{ id: string; event_types: string }>) {
+    if (!subscribes(hook, event.type)) continue;
     const delivery = pendingDelivery(event, hook.id, options.newDeliveryId());
     const row = fromDelivery(delivery);
     s.insertDelivery.run(DELIVERY_COLUMNS.map((c) => row[c]));
@@ -84,8 +84,8 @@ interface Statements {
 /** Prepared once per handle, on first use (after the migrations made the tables). */
 const prepared = new WeakMap<SqliteDatabase, Statements>();
 
-/** Built once from the constant column list (no value is ever interpolated). */
-const INSERT_DELIVERY = `insert into "iw_deliveries" (${DELIVERY_COLUMNS.map((c) => `"${c}"`).join(', ')}) values (${DELIVERY_COLUMNS.map(() => '?').join(', ')})`;
+/** better-sqlite3's placeholder, for the Kysely store's statement texts. */
+const mark = () => '?';
 
 function statementsOf(db: SqliteDatabase): Statements {
   let s = prepared.get(db);
@@ -97,13 +97,10 @@ function statementsOf(db: SqliteDatabase): Statements {
       savepoint: db.prepare('savepoint "iw_emit"'),
       release: db.prepare('release "iw_emit"'),
       rollbackTo: db.prepare('rollback to "iw_emit"'),
-      insertEvent: db.prepare(
-        'insert into "iw_events" ("id", "environment", "type", "source", "data", "event_timestamp", "created_at", "traceparent") ' +
-          'values (?, ?, ?, ?, ?, ?, ?, ?) on conflict ("id") do nothing',
-      ),
+      insertEvent: db.prepare(insertEventOnceText(mark)),
       deliveriesOf: db.prepare('select * from "iw_deliveries" where "event_id" = ? order by "id"'),
-      targets: db.prepare(`select "id", "event_types" from "iw_webhooks" where "environment" = ? and "status" = 'enabled'`),
-      insertDelivery: db.prepare(INSERT_DELIVERY),
+      targets: db.prepare(targetsText(mark, 0)),
+      insertDelivery: db.prepare(insertRowsText('iw_deliveries', DELIVERY_COLUMNS, 1, mark)),
     };
     prepared.set(db, s);
   }
