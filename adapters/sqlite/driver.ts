@@ -136,12 +136,17 @@ export async function hostTransactionEnded(db: SqliteDatabase): Promise<void> {
  * is called. The checkpoint thread uses it to copy the last WAL frames with no commit in between.
  */
 export async function holdQueue(db: SqliteDatabase): Promise<() => void> {
-  const queue = handleOf(db);
-  const previous = queue.tail;
-  let release!: () => void;
-  queue.tail = new Promise((resolve) => (release = resolve));
+  const { previous, release } = joinQueue(handleOf(db));
   await previous;
   return release;
+}
+
+/** Takes a place at the end of the handle's queue: the turn comes when `previous` settles, and passes on at `release()`. */
+function joinQueue(handle: HandleState): { previous: Promise<void>; release: () => void } {
+  const previous = handle.tail;
+  let release!: () => void;
+  handle.tail = new Promise((resolve) => (release = resolve));
+  return { previous, release };
 }
 
 /**
@@ -152,9 +157,7 @@ export async function holdQueue(db: SqliteDatabase): Promise<() => void> {
  */
 export async function holdQueueAWhile(db: SqliteDatabase): Promise<(() => void) | null> {
   const queue = handleOf(db);
-  const previous = queue.tail;
-  let release!: () => void;
-  queue.tail = new Promise((resolve) => (release = resolve));
+  const { previous, release } = joinQueue(queue);
   let timer: ReturnType<typeof later> | undefined;
   const turn = await Promise.race([
     previous.then(() => true),
@@ -186,10 +189,7 @@ class SqliteEngineDriver implements Driver {
   async acquireConnection(): Promise<DatabaseConnection> {
     // One connection: callers queue in order. (The host's own transaction is waited for where a
     // statement or a transaction starts: see executeQuery and beginTransaction.)
-    const handle = this.#handle;
-    const previous = handle.tail;
-    let release!: () => void;
-    handle.tail = new Promise((resolve) => (release = resolve));
+    const { previous, release } = joinQueue(this.#handle);
     await previous;
     this.#release = release;
     return this.#connection;

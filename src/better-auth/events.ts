@@ -88,7 +88,6 @@ export function createEmitter(deps: EmitterDeps) {
   const failures = meter.createCounter('webhooks.better_auth.emit_failures', {
     description: 'Events of better-auth writes that could not be emitted (refused data, or a database failure after the write committed)',
   });
-  const pending = new Set<Promise<void>>();
   let closed = false;
 
   const source = (cause: Cause): EventSource => (cause.path?.startsWith('/admin/') ? 'admin' : cause.fromRequest ? 'user' : 'api');
@@ -177,11 +176,10 @@ export function createEmitter(deps: EmitterDeps) {
             { eventType: 'user.authentication_failed', error: error instanceof Error ? error.message : String(error) },
           );
           if (last) return;
-          const again = new Promise<void>((resolve) => setTimeout(resolve, AGAIN_AFTER_MS[n]).unref()).then(() =>
+          // In the background: each try catches its own failure, so this never rejects.
+          void new Promise<void>((resolve) => setTimeout(resolve, AGAIN_AFTER_MS[n]).unref()).then(() =>
             closed ? undefined : attempt(n + 1),
           );
-          pending.add(again);
-          void again.finally(() => pending.delete(again));
         });
       await attempt(0);
     },
