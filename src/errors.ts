@@ -28,7 +28,12 @@ export type WebhooksErrorCode =
    * host is inside the host's transaction (or with a `transaction` that is not one): pass the
    * transaction the write belongs to.
    */
-  | 'ERR_TRANSACTION_REQUIRED';
+  | 'ERR_TRANSACTION_REQUIRED'
+  /**
+   * A webhook needs a secret stored sealed (a credential header, a signing secret, endpoint auth)
+   * and the engine has no `secretsKey`, or a stored secret does not open under the keys it has.
+   */
+  | 'ERR_SECRETS_KEY_REQUIRED';
 
 export class WebhooksError extends Error {
   readonly code: WebhooksErrorCode;

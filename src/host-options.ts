@@ -9,6 +9,7 @@ import type { BackoffOptions } from './delivery/backoff.js';
 import type { GuardOptions, Resolver } from './delivery/guard/guard.js';
 import type { Transport } from './delivery/transport.js';
 import type { WebhookRecord } from './model.js';
+import type { SecretsKeyInput } from './secrets/seal.js';
 import type { SigningKey } from './signing/keys.js';
 import type { Store } from './store.js';
 
@@ -34,6 +35,13 @@ export interface WebhooksOptions<Tx = unknown> {
    * receivers you run yourself on a private network.
    */
   allowHosts?: string[];
+  /**
+   * The keys secrets are sealed under at rest (AES-256-GCM): credential header values, signing
+   * secrets, endpoint auth. One 32-byte key, or several: the first seals, all open, so a key can
+   * be rotated (see docs/security.md). Without it, a webhook that needs a secret is refused with
+   * `ERR_SECRETS_KEY_REQUIRED`.
+   */
+  secretsKey?: SecretsKeyInput | SecretsKeyInput[];
   /** Name resolution for the guard. Default: the system resolver (dns.lookup). */
   resolver?: Resolver;
   /** The host's own event types, beside the built-ins. */

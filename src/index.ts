@@ -18,6 +18,7 @@ export { createWebhooks } from './engine.js';
 export type { WebhooksErrorCode } from './errors.js';
 export { LimitReachedError, NotFoundError, ValidationError, WebhooksError } from './errors.js';
 export type * from './model.js';
+export type { SecretsKeyInput } from './secrets/seal.js';
 export type { PublicJwk, SigningKey } from './signing/keys.js';
 export { generateSigningKey } from './signing/keys.js';
 export type { KeyInfo, RotateOptions } from './signing/keyset.js';

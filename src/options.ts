@@ -4,6 +4,7 @@ import { Catalog } from './catalog/catalog.js';
 import { systemClock } from './clock.js';
 import { Backoff } from './delivery/backoff.js';
 import { createGuard } from './delivery/guard/guard.js';
+import { createSealer } from './secrets/seal.js';
 import { KeySet } from './signing/keyset.js';
 import type { WebhooksOptions } from './types.js';
 
@@ -72,6 +73,8 @@ export function snapshotOptions(options: WebhooksOptions) {
     logger,
     // The durable back-off.
     backoff: new Backoff(options.backoff, Math.random),
+    // Secrets sealed at rest (null without secretsKey: a webhook that needs one is refused).
+    sealer: createSealer(options.secretsKey),
     // The SSRF guard, applied at webhook creation/update and again on every delivery attempt.
     guard: createGuard({
       allowPrivateNetworks: options.allowPrivateNetworks === true,

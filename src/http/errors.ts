@@ -37,6 +37,7 @@ export const HTTP_ERROR_CODES = [
   'INVALID_UNTIL',
   'INVALID_HOST',
   'INVALID_REQUEST_TARGET',
+  'SECRETS_KEY_REQUIRED',
   // 403
   'INVALID_CREDENTIALS',
   'CROSS_SITE_REQUEST',
@@ -121,6 +122,7 @@ const ENGINE_ERRORS: Record<WebhooksErrorCode, { status: number; code: HttpError
   ERR_STORE: null,
   // Only `emit` in a host's transaction throws it, never a route: a bug of ours if it reaches one.
   ERR_TRANSACTION_REQUIRED: null,
+  ERR_SECRETS_KEY_REQUIRED: { status: 400, code: 'SECRETS_KEY_REQUIRED' },
 };
 
 /** Request fields the engine may name in `error.field`, and the code each gets. */

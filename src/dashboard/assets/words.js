@@ -33,6 +33,10 @@ export const ERROR_WORDS = Object.freeze({
     'endpoint',
     'This address is on a private or reserved network that webhooks may not reach. Use your endpoint’s public address.',
   ],
+  SECRETS_KEY_REQUIRED: [
+    null,
+    'This option needs secrets stored encrypted, and this server has no key to encrypt them with. Ask its administrator to set one.',
+  ],
   INVALID_EVENT_TYPES: ['event_types', 'Choose at least one event (at most 50).'],
   UNKNOWN_EVENT_TYPE: ['event_types', 'One of the chosen events is not offered any more. Remove it and try again.'],
   WEBHOOK_LIMIT_REACHED: [
