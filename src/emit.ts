@@ -115,8 +115,9 @@ function eventInput(input: LooseEmitInput, catalog: Catalog, maxPayloadBytes: nu
   // undefined members vanish), so the returned event equals the stored one.
   let json: string;
   try {
-    json = JSON.stringify(input.data);
+    json = stringifyData(input.data);
   } catch (error) {
+    if (error instanceof ValidationError) throw error;
     throw new ValidationError(`data must be JSON-serialisable (${error instanceof Error ? error.message.split('\n')[0] : 'not JSON'})`, {
       field: 'data',
     });
@@ -165,6 +166,62 @@ function tooDeep(root: unknown, max: number): string | null {
     }
   }
   return null;
+}
+
+/**
+ * `JSON.stringify(data)`, refusing a `toJSON()` that yields nothing (`undefined`, a function, a
+ * symbol): at the top it leaves no JSON at all, below it a member that silently vanishes (or an
+ * array slot that becomes null), data the host meant to send and did not. The error names the
+ * path in its field and message, as the schema's checks do. Every emit pays only for a replacer
+ * that looks; the one that tracks paths runs once something was found.
+ */
+function stringifyData(data: object): string {
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(data, looks);
+  } catch (error) {
+    if (error !== FOUND) throw error;
+    const path = findEmptyToJSON(data);
+    const shown = path.length > 120 ? `${path.slice(0, 117)}...` : path;
+    throw new ValidationError(`${shown}: its toJSON() returned nothing to send`, { field: shown });
+  }
+  // Reached only if the top-level value serialises to nothing without a toJSON.
+  if (typeof json !== 'string') throw new ValidationError('data must be JSON-serialisable', { field: 'data' });
+  return json;
+}
+
+const FOUND = Symbol('a toJSON() that yields nothing');
+
+function yieldsNothing(holder: Record<string, unknown>, key: string, value: unknown): boolean {
+  if (value !== undefined && typeof value !== 'function' && typeof value !== 'symbol') return false;
+  const original = holder[key];
+  return typeof original === 'object' && original !== null && typeof (original as { toJSON?: unknown }).toJSON === 'function';
+}
+
+function looks(this: Record<string, unknown>, key: string, value: unknown): unknown {
+  if (yieldsNothing(this, key, value)) throw FOUND;
+  return value;
+}
+
+/** The path of the first `toJSON()` that yields nothing: a second serialisation, tracking each object's path. */
+function findEmptyToJSON(data: object): string {
+  const paths = new WeakMap<object, string>();
+  let found = 'data';
+  try {
+    JSON.stringify(data, function (this: Record<string, unknown>, key: string, value: unknown) {
+      const holder = paths.get(this);
+      const path = holder === undefined ? 'data' : Array.isArray(this) ? `${holder}[${key}]` : `${holder}.${key}`;
+      if (yieldsNothing(this, key, value)) {
+        found = path;
+        throw FOUND;
+      }
+      if (typeof value === 'object' && value !== null) paths.set(value, path);
+      return value;
+    });
+  } catch (error) {
+    if (error !== FOUND) throw error;
+  }
+  return found;
 }
 
 /** `data.a.b[0]…`, built only for the error (kept short). */

@@ -36,7 +36,10 @@ export function createHandler(deps: HandlerDeps): (request: Request) => Promise<
     let resource: Resource | undefined;
     try {
       const url = new URL(request.url);
-      const path = url.pathname.replace(/\/+$/, '');
+      // An empty segment (`//api/v1/webhooks`, `/api//v1`) names nothing: no route has one, and
+      // folding it would make two spellings of one resource. One trailing slash is allowed.
+      if (url.pathname.replace(/\/$/, '').includes('//')) return notFound();
+      const path = url.pathname.replace(/\/$/, '');
       if (JWKS_PATHS.some((p) => path.endsWith(p))) {
         if (request.method !== 'GET' && request.method !== 'HEAD') return methodNotAllowed(request.method, ['GET', 'HEAD']);
         return jwksResponse(deps.jwks(), request.method);

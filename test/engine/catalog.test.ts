@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest';
 import { sqliteStore } from '../../adapters/sqlite/index.js';
 import { Catalog } from '../../src/catalog/catalog.js';
 import type { EmitInput, EventTypeDefinition } from '../../src/index.js';
-import { BUILTIN_EVENT_TYPES, createWebhooks, WebhooksError } from '../../src/index.js';
+import { BUILTIN_EVENT_TYPES, createWebhooks, ValidationError, WebhooksError } from '../../src/index.js';
 import { useCleanups } from '../helpers/cleanup.js';
 import { makeEngine } from '../helpers/engine.js';
 import { testKey, userData } from '../helpers/fixtures.js';
@@ -204,6 +204,33 @@ describe('emit validation: nothing is written for bad input', () => {
     });
     expect(ev.data).toEqual({ user: { id: 'kp_1', at: '1970-01-01T00:00:00.000Z' } });
     expect((await env.hooks.events.get(ev.id)).data).toEqual(ev.data);
+  });
+
+  test('a toJSON() that yields nothing, at the top or nested, is a ValidationError naming where; a Date still serialises', async () => {
+    const env = await makeEngine();
+    cleanups.push(() => env.close());
+    await env.hooks.webhooks.create({ name: 'w', endpoint: 'https://example.com/w', eventTypes: ['user.deleted'] });
+    const empty = () => ({ toJSON: () => undefined });
+    const cases: Array<[unknown, string]> = [
+      [empty(), 'data'],
+      [{ user: empty() }, 'data.user'],
+      [{ user: { id: 'kp_1', profile: { avatar: empty() } } }, 'data.user.profile.avatar'],
+      [{ user: { id: 'kp_1', tags: ['a', empty()] } }, 'data.user.tags[1]'],
+      [{ user: { id: 'kp_1', f: { toJSON: () => () => 1 } } }, 'data.user.f'],
+      [{ user: { toJSON: () => ({ id: 'kp_1', inner: empty() }) } }, 'data.user.inner'],
+    ];
+    for (const [data, field] of cases) {
+      const attempt = env.hooks.emit({ type: 'user.deleted', source: 'admin', data } as unknown as EmitInput);
+      await expect(attempt, field).rejects.toBeInstanceOf(ValidationError);
+      await expect(attempt, field).rejects.toMatchObject({ code: 'ERR_VALIDATION', field, message: expect.stringContaining('toJSON()') });
+    }
+    expect((await env.hooks.deliveries.list()).deliveries).toEqual([]);
+    const ev = await env.hooks.emit({
+      type: 'user.deleted',
+      source: 'admin',
+      data: { user: { id: 'kp_1', at: new Date(0), custom: { toJSON: () => 'x' }, nothing: undefined } },
+    });
+    expect(ev.data).toEqual({ user: { id: 'kp_1', at: '1970-01-01T00:00:00.000Z', custom: 'x' } });
   });
 
   test('the payload cap is configurable', async () => {

@@ -35,7 +35,7 @@ export interface CheckResult {
  */
 export function checkResponse(doc: Doc, seen: SeenResponse): CheckResult {
   const problems: string[] = [];
-  const template = documentedPath(doc, new URL(seen.url).pathname.replace(/\/+$/, ''));
+  const template = documentedPath(doc, new URL(seen.url).pathname.replace(/\/$/, ''));
   const errorSchema = doc.components.schemas.ErrorResponse;
   if (!template) {
     if (seen.status !== 404) problems.push(`undocumented path answered ${seen.status}, not 404`);
@@ -94,6 +94,7 @@ function checkJson(doc: Doc, schema: unknown, seen: SeenResponse, problems: stri
 
 /** Matches a request path to a documented path template, the way the router does. */
 function documentedPath(doc: Doc, pathname: string): string | null {
+  if (pathname.includes('//')) return null; // an empty segment names no route
   const jwks = JWKS_PATHS.find((p) => pathname.endsWith(p));
   if (jwks) return jwks;
   const api = splitApiPath(pathname);

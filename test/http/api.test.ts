@@ -166,6 +166,13 @@ describe.each(['direct', 'http'] as const)('management routes (%s)', (mode) => {
       '/api/v1/webhooks/a/b',
       '/api/v1/events',
       '/api/v1/webhooks/x/enable/y',
+      '//api/v1/webhooks', // an empty segment names nothing (it was folded into a prefix of `/`)
+      '/auth//api/v1/webhooks',
+      '/api//v1/webhooks',
+      '/api/v1//webhooks',
+      '/api/v1/webhooks//',
+      '//.well-known/jwks',
+      '//api/v1/openapi.json',
     ]) {
       const res = await api('GET', path);
       expect([path, res.status, res.json.errors[0].code]).toEqual([path, 404, 'ROUTE_NOT_FOUND']);

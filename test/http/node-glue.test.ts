@@ -81,6 +81,13 @@ describe('methods a web Request cannot carry are 405 with the Allow of the path'
     expect([res.status, JSON.parse(res.body)]).toEqual([404, envelope('ROUTE_NOT_FOUND')]);
   });
 
+  test('a path with an empty segment is 404 over node:http too', async () => {
+    for (const target of ['//api/v1/webhooks', '/api/v1//webhooks', '//.well-known/jwks']) {
+      const res = await rawRequest(port, `GET ${target} HTTP/1.1\r\nHost: auth.example.com`);
+      expect([target, res.status, JSON.parse(res.body)]).toEqual([target, 404, envelope('ROUTE_NOT_FOUND')]);
+    }
+  });
+
   test('other methods reach the handler, which answers them itself', async () => {
     const res = await rawRequest(port, 'PUT /api/v1/webhooks HTTP/1.1\r\nHost: auth.example.com\r\ncontent-length: 0');
     expect([res.status, res.headers.allow]).toEqual([405, 'GET, POST']);
