@@ -222,6 +222,15 @@ export interface RecordAttemptArgs {
   /** Next try on failure; null = no more tries (delivery fails). Ignored on success. */
   nextAttemptAt: number | null;
   disableAfterMs: number;
+  /**
+   * The fence (outcome fencing): the lease the attempt was claimed under (`ClaimedDelivery.lease.until`,
+   * the row's `locked_until` as the claim set it). The delivery's state changes only while its row
+   * still carries this worker's id and this very lease: nobody, this process included, has claimed
+   * it since. Whether the lease has run out does not matter: an outcome recorded late (after a
+   * database outage) still counts unless the delivery was claimed again. Without it, only the
+   * worker's id is compared. The attempt row and the webhook's health are written either way.
+   */
+  leaseUntil?: number;
 }
 
 export interface NoticeClaimArgs {

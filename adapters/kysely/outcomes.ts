@@ -44,7 +44,7 @@ export async function recordOutcomes(trx: Trx, batch: readonly RecordAttemptArgs
   const quick = fresh.filter(({ args }) => args.attempt.success && !failing.has(args.attempt.webhookId));
   const slow = fresh.filter((f) => !quick.includes(f)).sort((a, b) => a.args.attempt.startedAt - b.args.attempt.startedAt);
 
-  const owned = quick.filter(({ args }) => owns(deliveries.get(args.attempt.deliveryId)!, args.workerId));
+  const owned = quick.filter(({ args }) => owns(deliveries.get(args.attempt.deliveryId)!, args));
   if (owned.length > 0) {
     const { now } = owned[0]!.args;
     const attempts = owned.map(({ args }) => args.attempt);
@@ -81,7 +81,7 @@ type DeliveryRead = DeliveryState & { id: string };
 const readDeliveries = (texts: Texts, n: number, rowLocks: boolean) =>
   text(texts, `read ${n} ${rowLocks}`, (p) => {
     const ids = list(n, p);
-    return `select "id", "status", "locked_by", "attempt_count" from "iw_deliveries" where "id" in (${ids}) order by "id"${rowLocks ? ' for update' : ''}`;
+    return `select "id", "status", "locked_by", "locked_until", "attempt_count" from "iw_deliveries" where "id" in (${ids}) order by "id"${rowLocks ? ' for update' : ''}`;
   });
 
 const ATTEMPT_COLUMNS = [
@@ -129,20 +129,26 @@ const clearHealth = (texts: Texts, n: number) =>
 interface DeliveryState {
   status: string;
   locked_by: string | null;
+  locked_until: number | string | null;
   attempt_count: number;
 }
 
-const owns = (d: DeliveryState, workerId: string) => d.locked_by === workerId && (d.status === 'pending' || d.status === 'held');
+/**
+ * Whether this outcome may change the delivery: the row still carries the worker's id and, when
+ * the caller names it, the lease the attempt was claimed under (nobody claimed it since; its
+ * having run out does not matter), and it is still pending or held.
+ */
+const owns = (d: DeliveryState, { workerId, leaseUntil }: Pick<RecordAttemptArgs, 'workerId' | 'leaseUntil'>) =>
+  d.locked_by === workerId &&
+  (leaseUntil === undefined || (d.locked_until !== null && Number(d.locked_until) === leaseUntil)) &&
+  (d.status === 'pending' || d.status === 'held');
 
 /** One outcome's consequences, the attempt row already written. */
-async function applyOne(
-  trx: Trx,
-  { attempt, workerId, now, nextAttemptAt, disableAfterMs }: RecordAttemptArgs,
-  delivery: DeliveryState,
-): Promise<Result> {
+async function applyOne(trx: Trx, args: RecordAttemptArgs, delivery: DeliveryState): Promise<Result> {
+  const { attempt, now, nextAttemptAt, disableAfterMs } = args;
   const result = attempt.statusCode !== null ? String(attempt.statusCode) : (attempt.errorKind ?? 'error');
   const lastError = attempt.success ? null : describeFailure(attempt);
-  if (owns(delivery, workerId)) {
+  if (owns(delivery, args)) {
     const status = attempt.success ? 'delivered' : delivery.status === 'held' ? 'held' : nextAttemptAt === null ? 'failed' : 'pending';
     await trx
       .updateTable('iw_deliveries')
@@ -160,7 +166,7 @@ async function applyOne(
       .where('id', '=', attempt.deliveryId)
       .execute();
     // Later items of the same group see this delivery as it now is.
-    Object.assign(delivery, { status, locked_by: null, attempt_count: Number(delivery.attempt_count) + 1 });
+    Object.assign(delivery, { status, locked_by: null, locked_until: null, attempt_count: Number(delivery.attempt_count) + 1 });
   }
   // Our own failure (`internal`: a bug in the engine, not the endpoint) says nothing about the
   // endpoint's health: it never starts or extends failing_since, so it can never disable it.

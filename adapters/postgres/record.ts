@@ -15,8 +15,9 @@ import type { EngineTables } from '../kysely/schema.js';
  *   still exist: an attempt for a delivery deleted meanwhile is dropped;
  * - `ins`: the attempts, idempotent by attempt id (a transient retry after a lost reply inserts
  *   nothing);
- * - `marked`: a delivery this worker still holds (its lease; pending or held) is delivered,
- *   only for an attempt inserted now;
+ * - `marked`: a delivery this worker still holds (its id and the very lease the attempt was
+ *   claimed under, run out or not: nobody claimed it since; pending or held) is delivered, only
+ *   for an attempt inserted now;
  * - `healed`: a webhook that was failing is healthy again, for an attempt inserted now.
  * A success never disables anything, so every answer is `{ disabled: null }`. One difference
  * from the shared path: `healed` reads a webhook's health as of the statement's start, so a
@@ -31,8 +32,8 @@ import type { EngineTables } from '../kysely/schema.js';
  * (docs/decisions/019-postgres-stored-functions.md).
  */
 const RECORD_SUCCESSES = `with v as (
-  select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::int[], $7::int[], $8::text[], $9::text[], $10::text[])
-    as v(id, delivery_id, webhook_id, environment, started_at, duration_ms, status_code, error_kind, error_message, response_excerpt)
+  select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::int[], $7::int[], $8::text[], $9::text[], $10::text[], $13::bigint[])
+    as v(id, delivery_id, webhook_id, environment, started_at, duration_ms, status_code, error_kind, error_message, response_excerpt, lease_until)
 ), locked as (
   select d.id from iw_deliveries d where d.id = any($2::text[]) order by d.id for update
 ), ins as (
@@ -40,12 +41,14 @@ const RECORD_SUCCESSES = `with v as (
   select v.id, v.delivery_id, v.webhook_id, v.environment, v.started_at, v.duration_ms, v.status_code, v.error_kind, v.error_message, v.response_excerpt, 1
   from v join locked on locked.id = v.delivery_id
   on conflict (id) do nothing
-  returning delivery_id, webhook_id, started_at, status_code
+  returning id, delivery_id, webhook_id, started_at, status_code
 ), marked as (
   update iw_deliveries d set status = 'delivered', next_attempt_at = null, attempt_count = d.attempt_count + 1,
     locked_by = null, locked_until = null, last_attempt_at = ins.started_at, last_result = ins.status_code::text,
     last_error = null, updated_at = $11::bigint
-  from ins where d.id = ins.delivery_id and d.locked_by = $12::text and d.status in ('pending', 'held')
+  from ins join v on v.id = ins.id
+  where d.id = ins.delivery_id and d.locked_by = $12::text and d.locked_until = coalesce(v.lease_until, d.locked_until)
+    and d.status in ('pending', 'held')
   returning d.id
 ), healed as (
   update iw_webhooks w set failing_since = null, last_error = null
@@ -71,6 +74,7 @@ export async function recordSuccesses(db: Kysely<EngineTables>, batch: readonly 
       column('response_excerpt'),
       batch[0]!.now,
       batch[0]!.workerId,
+      batch.map((b) => b.leaseUntil ?? null),
     ]),
   );
   return batch.map(() => ({ disabled: null }));

@@ -17,7 +17,8 @@ import { holdQueue, hostTransactionEnded, inHostTransaction, type SqliteDatabase
  *   webhook, is dropped) and only once (idempotent by attempt id: a transient retry after a lost
  *   reply inserts nothing);
  * - only for an attempt inserted now: the delivery is delivered if this worker still holds it
- *   (its lease; pending or held), and its webhook's health is cleared if it was failing.
+ *   (its id and the very lease the attempt was claimed under, run out or not: nobody claimed it
+ *   since; pending or held), and its webhook's health is cleared if it was failing.
  * A success never disables anything, so every answer is `{ disabled: null }`.
  *
  * The transaction takes the handle's turn (the queue Kysely's statements and the checkpoint
@@ -35,7 +36,7 @@ export async function recordSuccesses(db: SqliteDatabase, batch: readonly Record
     s.begin.run([]);
     try {
       const healed = new Set<string>();
-      for (const { attempt, workerId, now } of batch) {
+      for (const { attempt, workerId, now, leaseUntil } of batch) {
         const r = fromAttempt(attempt);
         const inserted = s.insertAttempt.run([
           r.id,
@@ -51,7 +52,7 @@ export async function recordSuccesses(db: SqliteDatabase, batch: readonly Record
           r.delivery_id,
         ]).changes;
         if (inserted === 0) continue;
-        s.markDelivered.run([r.started_at, String(r.status_code), now, r.delivery_id, workerId]);
+        s.markDelivered.run([r.started_at, String(r.status_code), now, r.delivery_id, workerId, leaseUntil ?? null]);
         if (!healed.has(r.webhook_id)) {
           healed.add(r.webhook_id);
           s.clearHealth.run([r.webhook_id]);
@@ -97,7 +98,7 @@ function statementsOf(db: SqliteDatabase): Statements {
       markDelivered: db.prepare(
         `update "iw_deliveries" set "status" = 'delivered', "next_attempt_at" = null, "attempt_count" = "attempt_count" + 1, ` +
           `"locked_by" = null, "locked_until" = null, "last_attempt_at" = ?, "last_result" = ?, "last_error" = null, "updated_at" = ? ` +
-          `where "id" = ? and "locked_by" = ? and "status" in ('pending', 'held')`,
+          `where "id" = ? and "locked_by" = ? and "locked_until" = coalesce(?, "locked_until") and "status" in ('pending', 'held')`,
       ),
       clearHealth: db.prepare(
         'update "iw_webhooks" set "failing_since" = null, "last_error" = null where "id" = ? ' +

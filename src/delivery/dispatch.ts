@@ -51,6 +51,15 @@ interface Signed {
   failed: boolean;
 }
 
+/**
+ * How long at least an outcome keeps being written through a lost database (a restart, a
+ * failover) before it is given up and the delivery, once its lease has run out, sent again. A
+ * late record is fenced on the claim (`RecordAttemptArgs.leaseUntil`), so waiting longer than
+ * the lease is safe. Memory stays bounded: unrecorded outcomes hold back new attempts
+ * (`Slots.free`). `close()` waits for them too, so a close during an outage can take this long.
+ */
+export const OUTCOME_PATIENCE_MS = 60_000;
+
 /** A claimed delivery with the token it will carry (shared by the deliveries of its event claimed within {@link CARRY_MS}). */
 export interface Dispatch {
   claimed: ClaimedDelivery;
@@ -180,18 +189,24 @@ export class Dispatcher {
     const nextAttemptAt = attempt.success ? null : backoff.nextAttemptAt(claimed.delivery.attemptCount + 1, now);
     let noticeWritten = false;
     try {
-      // Until our lease ends nobody else sends this delivery, so keep trying that long.
-      const leaseLeft = claimed.lease.until - clock.now();
-      const { disabled } = await this.#recorder.record({ attempt, workerId, now, nextAttemptAt, disableAfterMs }, leaseLeft);
+      // Fenced on the lease it was claimed under, not on the lease's end: however late, it is
+      // recorded unless the delivery was claimed again since (an outage longer than the lease
+      // claims nothing while it lasts). So keep trying through an outage, for the lease or
+      // OUTCOME_PATIENCE_MS, whichever is longer: giving up sends again what was delivered.
+      const patience = Math.max(claimed.lease.until - clock.now(), OUTCOME_PATIENCE_MS);
+      const { disabled } = await this.#recorder.record(
+        { attempt, workerId, now, nextAttemptAt, disableAfterMs, leaseUntil: claimed.lease.until },
+        patience,
+      );
       if (disabled) {
         telemetry.disabled(disabled);
         this.deps.onNotice();
         noticeWritten = true;
       }
     } catch (error) {
-      // Not recorded: the lease runs out and the delivery is attempted again (same webhook-id).
+      // Not recorded: once its lease has run out the delivery is attempted again (same webhook-id).
       this.deps.logger.error(
-        'could not record an attempt; its lease will expire and it will be attempted again',
+        'could not record an attempt; once its lease has run out it will be attempted again',
         logFields(error, { webhookId: claimed.webhook.id, deliveryId: claimed.delivery.id }),
       );
     }

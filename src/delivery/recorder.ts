@@ -4,8 +4,8 @@ import { transient } from '../transient.js';
 
 interface Pending {
   args: RecordAttemptArgs;
-  /** How long this outcome's transient retry may wait out a lost database (the rest of its lease). */
-  budgetMs: number;
+  /** Until when (`performance.now()`) this outcome's transient retry may wait out a lost database. */
+  deadline: number;
   resolve(result: { disabled: WebhookRecord | null }): void;
   reject(error: unknown): void;
 }
@@ -40,9 +40,10 @@ export class OutcomeRecorder {
     this.#isTransient = (error) => store.isTransient(error);
   }
 
+  /** Records one outcome with a group; a lost database is waited out for `budgetMs` from now, once in all (the group's write and the one-by-one fallback share it). */
   record(args: RecordAttemptArgs, budgetMs: number): Promise<{ disabled: WebhookRecord | null }> {
     return new Promise((resolve, reject) => {
-      this.#queue.push({ args, budgetMs, resolve, reject });
+      this.#queue.push({ args, deadline: performance.now() + budgetMs, resolve, reject });
       this.#writing ??= this.#drain().finally(() => (this.#writing = null));
     });
   }
@@ -61,7 +62,7 @@ export class OutcomeRecorder {
       await new Promise<void>((r) => setImmediate(r)); // let outcomes of this turn join
       await this.#gather();
       const group = this.#queue.splice(0, MAX_GROUP);
-      const budget = Math.min(...group.map((p) => p.budgetMs));
+      const budget = Math.min(...group.map((p) => p.deadline)) - performance.now();
       try {
         const results = await transient(this.#isTransient, () => this.store.recordAttempts(group.map((p) => p.args)), budget);
         group.forEach((p, i) => {
@@ -71,7 +72,7 @@ export class OutcomeRecorder {
         // One bad item must not sink the others: record them one by one, each failing alone.
         for (const p of group) {
           try {
-            const [result] = await transient(this.#isTransient, () => this.store.recordAttempts([p.args]), p.budgetMs);
+            const [result] = await transient(this.#isTransient, () => this.store.recordAttempts([p.args]), p.deadline - performance.now());
             p.resolve(result!);
           } catch (error) {
             p.reject(error);

@@ -531,6 +531,81 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
         expect(await s.listAttempts('env_a', delivery.id)).toHaveLength(1);
       });
 
+      describe('outcome fencing: fenced on the claim, not on the lease running out', () => {
+        // A lone success takes the adapter's own path (recordGroup); a failure, or a success beside
+        // a failure in one group, the shared one (kysely/outcomes.ts).
+        test.each([
+          ['a lone success', [true]],
+          ['a failure', [false]],
+          ['a success grouped with a failure', [true, false]],
+        ] as const)('%s recorded after its lease ran out counts, unless the delivery was claimed again since', async (_label, outcomes) => {
+          const hook = webhook('env_a');
+          await s.createWebhook(hook, { maxWebhooks: null });
+          const ids: string[] = [];
+          for (const [i] of outcomes.entries()) {
+            const [d] = await s.insertEvent(event('env_a', { createdAt: T0 + i }), { newDeliveryId: () => id('msg') });
+            ids.push(d!.id);
+          }
+          const claimed = await s.claimDue({ now: T0 + 10, limit: 10, workerId: 'w1', leaseMs: LEASE });
+          expect(claimed.map((c) => c.delivery.id).sort()).toEqual([...ids].sort());
+          const leaseUntil = claimed[0]!.lease.until;
+          expect(leaseUntil).toBe(T0 + 10 + LEASE);
+          // Long after the lease ran out (a database outage), nobody having claimed them: recorded.
+          const late = leaseUntil + 10 * LEASE;
+          const group = ids.map((deliveryId, i) => ({
+            attempt: attempt(deliveryId, hook.id, 'env_a', outcomes[i]!, T0 + 10),
+            workerId: 'w1',
+            now: late,
+            nextAttemptAt: late + 1000,
+            disableAfterMs: DAY,
+            leaseUntil,
+          }));
+          await s.recordAttempts(group);
+          for (const [i, deliveryId] of ids.entries()) {
+            expect(await s.getDelivery('env_a', deliveryId)).toMatchObject({
+              status: outcomes[i] ? 'delivered' : 'pending',
+              attemptCount: 1,
+            });
+            expect(await leaseOf(s, deliveryId)).toEqual({ workerId: null, until: null });
+          }
+
+          // Now the same worker (one process) claims a failed one again after its lease ran out:
+          // the first claim's outcome, recorded late, must not settle the second claim's attempt.
+          const failed = ids.filter((_, i) => !outcomes[i]);
+          const again = late + 1000;
+          const pending = await s.claimDue({ now: again, limit: 10, workerId: 'w1', leaseMs: LEASE });
+          expect(pending.map((c) => c.delivery.id).sort()).toEqual([...failed].sort());
+          const first = pending.map((c) => ({ id: c.delivery.id, until: c.lease.until }));
+          const reclaimed = await s.claimDue({ now: again + LEASE, limit: 10, workerId: 'w1', leaseMs: LEASE });
+          expect(reclaimed).toHaveLength(failed.length);
+          for (const { id: deliveryId, until } of first) {
+            await recordOne(s, {
+              attempt: attempt(deliveryId, hook.id, 'env_a', true, again),
+              workerId: 'w1',
+              now: again + LEASE + 1,
+              nextAttemptAt: null,
+              disableAfterMs: DAY,
+              leaseUntil: until,
+            });
+            // The stale claim's attempt is kept in the history, the delivery left to the new claim.
+            expect(await s.getDelivery('env_a', deliveryId)).toMatchObject({ status: 'pending', attemptCount: 1 });
+            expect(await leaseOf(s, deliveryId)).toEqual({ workerId: 'w1', until: again + 2 * LEASE });
+            expect(await s.listAttempts('env_a', deliveryId)).toHaveLength(2);
+          }
+          for (const c of reclaimed) {
+            await recordOne(s, {
+              attempt: attempt(c.delivery.id, hook.id, 'env_a', true, again + LEASE),
+              workerId: 'w1',
+              now: again + LEASE + 2,
+              nextAttemptAt: null,
+              disableAfterMs: DAY,
+              leaseUntil: c.lease.until,
+            });
+            expect(await s.getDelivery('env_a', c.delivery.id)).toMatchObject({ status: 'delivered', attemptCount: 2 });
+          }
+        });
+      });
+
       test('recording the same attempt twice (a retried commit) counts it once', async () => {
         const { hook, delivery } = await oneDelivery();
         await s.claimDue({ now: T0, limit: 1, workerId: 'w1', leaseMs: LEASE });
