@@ -48,9 +48,8 @@ export class Parked {
   park(d: Dispatch, slots: Slots): boolean {
     if (!this.canPark(slots)) return false;
     const { id, environment } = d.claimed.webhook;
-    const bound = slots.boundOf(id);
     const queue = this.#queues.get(id) ?? [];
-    if (queue.length >= (bound < this.options.perWebhookConcurrency ? bound : this.options.batchSize)) return false;
+    if (queue.length >= (slots.failing(id) ? slots.boundOf(id) : this.options.batchSize)) return false;
     queue.push(d);
     if (!this.#queues.has(id)) {
       this.#queues.set(id, queue);
@@ -107,6 +106,7 @@ export class Parked {
     const hard = slots.hardBound();
     const bound = slots.parkedBound();
     let stranded = false;
+    const webhook = { id: webhookId, environment };
     while (queue.length > 0 && slots.inFlight(webhookId) < slots.boundOf(webhookId)) {
       // Its environment at its bound: it waits for the environment's next slot, or for a claim
       // that finds nobody else's work due (asked for at once through shareBlocked).
@@ -116,6 +116,8 @@ export class Parked {
         else if (slots.inEnvironment(environment) === 0) stranded = true;
         break;
       }
+      // An unproven webhook past its environment's probe budget: it waits for a probe to end.
+      if (!slots.webhookMayStart(webhook, bound)) break;
       const next = queue.shift()!;
       if (next.claimed.lease.until - now < (this.options.timeoutMs ?? 0) + PARK_MARGIN_MS) out.giveBack.push(next);
       else {
@@ -124,8 +126,7 @@ export class Parked {
       }
     }
     // A webhook that became a one-at-a-time probe keeps no more claims than it can use.
-    const boundNow = slots.boundOf(webhookId);
-    const keep = stranded ? 0 : boundNow < this.options.perWebhookConcurrency ? boundNow : queue.length;
+    const keep = stranded ? 0 : slots.failing(webhookId) ? slots.boundOf(webhookId) : queue.length;
     out.giveBack.push(...queue.splice(keep));
     if (queue.length === 0) {
       this.#queues.delete(webhookId);

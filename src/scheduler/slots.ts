@@ -19,9 +19,16 @@ export type Admission = 'start' | 'park' | 'give-back';
  *
  * - A **slot** covers one HTTP exchange: taken when an attempt starts, given back when the
  *   exchange ends (before its outcome is recorded).
- * - A webhook's **bound** is `perWebhookConcurrency` while it is healthy and one while it is
- *   failing (its circuit is half open: one probe at a time), known from its record at claim and
- *   from the outcomes seen here since.
+ * - A webhook's **bound** is earned (slow start, decision 026): one attempt at a time until an
+ *   answer here proves the endpoint, then one more per success, up to `perWebhookConcurrency`.
+ *   A charged failure (a timeout, a refusal, a status other than 200) drops it to one at once:
+ *   the webhook is then **failing** (its circuit is half open: one probe at a time), as it is
+ *   when a claim's record says so. So an endpoint that hangs from its first delivery holds one
+ *   slot, never `perWebhookConcurrency`, while its first attempt waits for its timeout.
+ * - **Unproven** webhooks (no success here since they were last failing, or ever) share a
+ *   **probe budget** within their environment: half of the environment's bound. However many of
+ *   an environment's webhooks hang, its proven webhooks keep the other half, and one that answers
+ *   is proven at its first success.
  * - An environment's **fair share** is `perEnvironmentConcurrency`. Beyond it an environment may
  *   borrow idle slots up to its **hard bound** (every slot but the reserve) only while nobody
  *   else has due work (`othersDrained`).
@@ -33,8 +40,18 @@ export class Slots {
   #attempting = 0;
   readonly #perWebhook = new Map<string, number>();
   readonly #perEnvironment = new Map<string, number>();
-  /** Per webhook whose bound is not the default (a failing one: 1). */
-  readonly #bound = new Map<string, number>();
+  /**
+   * Per proven webhook: its successes here since it was last failing, at most
+   * `perWebhookConcurrency - 1` (its bound is one more). Absent: unproven (bound one). In the
+   * order last proven, so the oldest go first past {@link KNOWN_MAX}.
+   */
+  readonly #proven = new Map<string, number>();
+  /** Webhooks seen failing (by a claim's record or an outcome here) and not proven since: they park only their bound. */
+  readonly #failing = new Set<string>();
+  /** Per webhook, its attempts in flight that started unproven (they count against the probe budget). */
+  readonly #probes = new Map<string, number>();
+  /** Per environment, its attempts in flight that started unproven. */
+  readonly #probesIn = new Map<string, number>();
   /** Per webhook with attempts in flight: its environment. */
   readonly #environmentOf = new Map<string, string>();
   /**
@@ -63,7 +80,36 @@ export class Slots {
 
   /** How many attempts `webhookId` may have in flight here (see the class comment). */
   boundOf(webhookId: string): number {
-    return this.#bound.get(webhookId) ?? this.options.perWebhookConcurrency;
+    return Math.min(this.options.perWebhookConcurrency, 1 + (this.#proven.get(webhookId) ?? 0));
+  }
+
+  /** No success seen here since it was last failing, or ever: its attempts count against its environment's probe budget. */
+  unproven(webhookId: string): boolean {
+    return !this.#proven.has(webhookId);
+  }
+
+  /** Seen failing and not proven since: a one-at-a-time probe, which parks no more than its bound. */
+  failing(webhookId: string): boolean {
+    return this.#failing.has(webhookId);
+  }
+
+  /** Attempts of unproven webhooks of `environment` in flight here. */
+  probesIn(environment: string): number {
+    return this.#probesIn.get(environment) ?? 0;
+  }
+
+  /** Most attempts of an environment's unproven webhooks at once, given its bound: half of it (at least one). */
+  static probeBudget(environmentBound: number): number {
+    return Math.max(1, Math.floor(environmentBound / 2));
+  }
+
+  /**
+   * Whether `webhook` itself may start one more attempt, its environment having room under
+   * `environmentBound`: below its bound and, while unproven, within its environment's probe budget.
+   */
+  webhookMayStart(webhook: { id: string; environment: string }, environmentBound: number): boolean {
+    if (this.inFlight(webhook.id) >= this.boundOf(webhook.id)) return false;
+    return !this.unproven(webhook.id) || this.probesIn(webhook.environment) < Slots.probeBudget(environmentBound);
   }
 
   /** Attempts of `webhookId` in flight here. */
@@ -122,10 +168,17 @@ export class Slots {
     return [...this.#perWebhook].filter(([id, n]) => n >= this.boundOf(id) || isParked(id)).map(([id]) => id);
   }
 
-  /** A claim brought a delivery of this webhook: its record says whether it is failing (bound 1) or healthy. */
+  /**
+   * A claim brought a delivery of this webhook: its record says whether it is failing (a probe,
+   * bound one). A record that says healthy proves nothing here (an endpoint never tried is
+   * healthy on record): it only ends the probe state another process has cleared, unless an
+   * attempt in flight here will tell.
+   */
   observe(webhook: { id: string; failingSince: number | null }): void {
-    if (webhook.failingSince !== null) this.#bound.set(webhook.id, 1);
-    else if (!this.#perWebhook.has(webhook.id)) this.#bound.delete(webhook.id); // healthy: the default bound
+    if (webhook.failingSince !== null) {
+      this.#proven.delete(webhook.id);
+      this.#failing.add(webhook.id);
+    } else if (!this.#perWebhook.has(webhook.id)) this.#failing.delete(webhook.id);
   }
 
   /**
@@ -141,7 +194,7 @@ export class Slots {
       // it would read the same rows again).
       return ahead || this.canStartIn(webhook.environment, this.hardBound()) ? 'park' : 'give-back';
     }
-    return this.inFlight(webhook.id) >= this.boundOf(webhook.id) ? 'park' : 'start';
+    return this.webhookMayStart(webhook, environmentBound) ? 'start' : 'park';
   }
 
   /**
@@ -159,25 +212,49 @@ export class Slots {
     this.#environmentOf.set(webhookId, environment);
     bump(this.#perWebhook, webhookId, +1);
     bump(this.#perEnvironment, environment, +1);
+    if (this.unproven(webhookId)) {
+      bump(this.#probes, webhookId, +1);
+      bump(this.#probesIn, environment, +1);
+    }
     this.#attempting++;
   }
 
   /**
    * An attempt's HTTP exchange ended (`result` null: it failed inside the engine before one).
-   * A failure of the endpoint makes the webhook a one-at-a-time probe; a success restores its
-   * full bound.
+   * A failure of the endpoint (a timeout included) makes the webhook a one-at-a-time probe at
+   * once, before its outcome is recorded; a success earns it one more slot, up to its bound.
+   * (Which of a webhook's attempts in flight counted as probes does not matter: one ending
+   * gives back a probe of its webhook while it has any.)
    */
   end(webhookId: string, environment: string, result: AttemptResult | null): void {
     this.#attempting--;
     bump(this.#perWebhook, webhookId, -1);
     bump(this.#perEnvironment, environment, -1);
+    if ((this.#probes.get(webhookId) ?? 0) > 0) {
+      bump(this.#probes, webhookId, -1);
+      bump(this.#probesIn, environment, -1);
+    }
     if (!this.#perWebhook.has(webhookId)) this.#environmentOf.delete(webhookId);
-    if (result?.charged) {
-      if (result.success) this.#bound.delete(webhookId);
-      else this.#bound.set(webhookId, 1);
+    if (!result?.charged) return;
+    if (result.success) {
+      const earned = Math.min(this.options.perWebhookConcurrency - 1, (this.#proven.get(webhookId) ?? 0) + 1);
+      this.#proven.delete(webhookId); // to the end of the order: the most recently proven
+      this.#proven.set(webhookId, earned);
+      this.#failing.delete(webhookId);
+      if (this.#proven.size > KNOWN_MAX) this.#proven.delete(this.#proven.keys().next().value!);
+    } else {
+      this.#proven.delete(webhookId);
+      this.#failing.add(webhookId);
+      if (this.#failing.size > KNOWN_MAX) this.#failing.delete(this.#failing.values().next().value!);
     }
   }
 }
+
+/**
+ * Most webhooks whose earned bound (or failing state) is kept: past it the one proven longest ago
+ * starts again from one slot, which costs it a round trip or two of its endpoint.
+ */
+const KNOWN_MAX = 10_000;
 
 function bump(counts: Map<string, number>, key: string, by: number): void {
   const n = (counts.get(key) ?? 0) + by;

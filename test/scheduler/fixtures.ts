@@ -1,5 +1,6 @@
 import type { Dispatch } from '../../src/delivery/dispatch.js';
 import type { ClaimedDelivery } from '../../src/model.js';
+import type { Slots } from '../../src/scheduler/slots.js';
 
 let n = 0;
 
@@ -11,4 +12,15 @@ export function dispatchOf(webhookId: string, environment: string, leaseUntil = 
     lease: { workerId: 'w', until: leaseUntil },
   } as unknown as ClaimedDelivery;
   return { claimed, startSigning: () => Promise.resolve('token') };
+}
+
+/** Earns each webhook its full bound (slow start: one more slot per success), leaving nothing in flight. */
+export function prove(slots: Slots, ids: string[], environment = 'a'): void {
+  for (const id of ids) {
+    for (let before = -1; slots.boundOf(id) > before; ) {
+      before = slots.boundOf(id);
+      slots.take(id, environment);
+      slots.end(id, environment, { success: true, charged: true });
+    }
+  }
 }

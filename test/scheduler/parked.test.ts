@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
 import { PARK_MARGIN_MS, Parked } from '../../src/scheduler/parked.js';
 import { Slots } from '../../src/scheduler/slots.js';
-import { dispatchOf } from './fixtures.js';
+import { dispatchOf, prove } from './fixtures.js';
 
 const slotOptions = { concurrency: 8, perWebhookConcurrency: 2, perEnvironmentConcurrency: 4 };
 const parkedOptions = { batchSize: 5, perWebhookConcurrency: 2, leaseMs: 60_000, timeoutMs: 15_000 };
@@ -38,6 +38,7 @@ describe('Parked', () => {
 
   test("unpark starts up to the webhook's bound, taking the slots, and keeps the rest", () => {
     const { slots, parked } = setup();
+    prove(slots, ['w1']);
     const ds = [0, 1, 2].map(() => dispatchOf('w1', 'a', LEASE));
     for (const d of ds) parked.park(d, slots);
     const out = parked.unpark('w1', slots, NOW);
@@ -76,6 +77,7 @@ describe('Parked', () => {
 
   test('at its fair share: blocked on the share alone (ask for a claim), then started once nobody else has due work', () => {
     const { slots, parked } = setup();
+    prove(slots, ['x0', 'x1', 'x2', 'x3', 'w1']);
     for (let i = 0; i < 4; i++) slots.take(`x${i}`, 'a'); // a at its share of 4
     const d = dispatchOf('w1', 'a', LEASE);
     parked.park(d, slots);
@@ -88,6 +90,7 @@ describe('Parked', () => {
 
   test('unparkIn walks the environment’s webhooks while its hard bound allows', () => {
     const { slots, parked } = setup();
+    prove(slots, ['w1', 'w2', 'w3']);
     slots.othersDrained = true;
     const a = [0, 1, 2, 3].map(() => dispatchOf('w1', 'a', LEASE));
     const b = [0, 1, 2, 3].map(() => dispatchOf('w2', 'a', LEASE));
@@ -99,5 +102,22 @@ describe('Parked', () => {
     expect(slots.inEnvironment('a')).toBe(6);
     expect(parked.takeAll()).toEqual([a[2], a[3], b[2], b[3]]);
     expect(parked.environments()).toEqual([]);
+  });
+});
+
+describe('Parked, with earned bounds', () => {
+  test('a webhook new here parks a batch like a healthy one, and what waits on the probe budget starts as a probe ends', () => {
+    const { slots, parked } = setup();
+    // Share 4: a probe budget of 2. Two unproven webhooks hang.
+    slots.take('h1', 'a');
+    slots.take('h2', 'a');
+    const ds = [0, 1, 2].map(() => dispatchOf('w1', 'a', LEASE));
+    for (const d of ds) expect(parked.park(d, slots)).toBe(true); // unproven, not failing: a batch
+    expect(parked.unpark('w1', slots, NOW).start).toEqual([]);
+    slots.end('h1', 'a', { success: false, charged: true });
+    const out = parked.unparkIn('a', slots, NOW);
+    expect(out.start).toEqual([ds[0]]); // one probe: its bound is one until it answers
+    slots.end('w1', 'a', { success: true, charged: true });
+    expect(parked.unpark('w1', slots, NOW).start).toEqual([ds[1], ds[2]]);
   });
 });

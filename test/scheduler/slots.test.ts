@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { Slots } from '../../src/scheduler/slots.js';
+import { prove } from './fixtures.js';
 
 // 8 slots, 2 per webhook (the reserve is 2), a fair share of 4: an environment may hold 6 (its hard bound).
 const options = { concurrency: 8, perWebhookConcurrency: 2, perEnvironmentConcurrency: 4 };
@@ -20,8 +21,9 @@ describe('Slots', () => {
     expect(slots.inEnvironment('a')).toBe(1);
   });
 
-  test("a webhook's bound: the default while healthy, one while failing, restored by a success", () => {
+  test("a webhook's bound: earned while healthy, one while failing, earned back by successes", () => {
     const slots = new Slots(options);
+    prove(slots, ['w1', 'w2']);
     expect(slots.boundOf('w1')).toBe(2);
     slots.observe({ id: 'w1', failingSince: 100 });
     expect(slots.boundOf('w1')).toBe(1);
@@ -34,6 +36,7 @@ describe('Slots', () => {
     slots.take('w1', 'a');
     slots.end('w1', 'a', { success: false, charged: true });
     expect(slots.boundOf('w1')).toBe(1);
+    expect(slots.failing('w1')).toBe(true);
     // A failure inside the engine says nothing about the endpoint.
     slots.observe({ id: 'w2', failingSince: null });
     slots.take('w2', 'a');
@@ -46,6 +49,7 @@ describe('Slots', () => {
 
   test('admit: start below the bounds, park at the webhook bound or the fair share, give back at the hard bound', () => {
     const slots = new Slots(options);
+    prove(slots, ['w1', 'w2', 'w3', 'w4']);
     const hook = (id: string, environment = 'a') => ({ id, environment });
     expect(slots.admit(hook('w1'), 4, false)).toBe('start');
     slots.take('w1', 'a');
@@ -79,6 +83,7 @@ describe('Slots', () => {
 
   test('the webhooks a claim leaves out: at their bound, or with parked deliveries', () => {
     const slots = new Slots(options);
+    prove(slots, ['w1', 'w2']);
     slots.take('w1', 'a');
     slots.take('w1', 'a');
     slots.take('w2', 'a');
@@ -107,4 +112,85 @@ test('after an attempt ends, a claim is worth it only if its webhook opened or i
   expect(slots.reopened('w1', 'a', false)).toBe(true);
   slots.end('w3', 'a', { success: true, charged: true }); // a: 3, just back under its share
   expect(slots.reopened('w3', 'a', true)).toBe(true);
+});
+
+describe('fairness within an environment (decision 026)', () => {
+  const wide = { concurrency: 64, perWebhookConcurrency: 8, perEnvironmentConcurrency: 16 };
+
+  test('slow start: a webhook starts at one slot and earns one more per success; a failure drops it to one at once', () => {
+    const slots = new Slots(wide);
+    expect([slots.boundOf('w'), slots.unproven('w'), slots.failing('w')]).toEqual([1, true, false]);
+    const bounds: number[] = [];
+    for (let i = 0; i < 9; i++) {
+      slots.take('w', 'a');
+      slots.end('w', 'a', { success: true, charged: true });
+      bounds.push(slots.boundOf('w'));
+    }
+    expect(bounds).toEqual([2, 3, 4, 5, 6, 7, 8, 8, 8]);
+    // A timeout (any charged failure) ends the exchange: one slot, before its outcome is recorded.
+    slots.take('w', 'a');
+    slots.end('w', 'a', { success: false, charged: true });
+    expect([slots.boundOf('w'), slots.unproven('w'), slots.failing('w')]).toEqual([1, true, true]);
+    slots.take('w', 'a');
+    slots.end('w', 'a', { success: true, charged: true });
+    expect([slots.boundOf('w'), slots.unproven('w'), slots.failing('w')]).toEqual([2, false, false]);
+    // A record that says failing makes it a probe again; one that says healthy proves nothing.
+    slots.observe({ id: 'w', failingSince: 5 });
+    expect([slots.boundOf('w'), slots.failing('w')]).toEqual([1, true]);
+    slots.observe({ id: 'w', failingSince: null });
+    expect([slots.boundOf('w'), slots.unproven('w'), slots.failing('w')]).toEqual([1, true, false]);
+  });
+
+  test("unproven webhooks share a probe budget of half their environment's bound; proven ones are not held by it", () => {
+    const slots = new Slots(wide);
+    prove(slots, ['healthy']);
+    expect(Slots.probeBudget(16)).toBe(8);
+    expect(Slots.probeBudget(56)).toBe(28);
+    expect(Slots.probeBudget(1)).toBe(1);
+    const admitted = (id: string, bound = 16) => {
+      const a = slots.admit({ id, environment: 'a' }, bound, false);
+      if (a === 'start') slots.take(id, 'a');
+      return a;
+    };
+    for (let i = 0; i < 8; i++) expect(admitted(`hang${i}`)).toBe('start');
+    expect(slots.probesIn('a')).toBe(8);
+    expect(admitted('hang8')).toBe('park'); // the budget is spent: it waits here
+    expect(admitted('hang0')).toBe('park'); // and each holds one slot at most
+    // The environment's proven webhook still starts, up to its own bound.
+    for (let i = 0; i < 8; i++) expect(admitted('healthy')).toBe('start');
+    expect(slots.inEnvironment('a')).toBe(16);
+    // Another environment's budget is its own.
+    expect(slots.admit({ id: 'other', environment: 'b' }, 16, false)).toBe('start');
+    // A probe that times out frees its budget for the next.
+    slots.end('hang0', 'a', { success: false, charged: true });
+    expect(slots.probesIn('a')).toBe(7);
+    expect(slots.webhookMayStart({ id: 'hang8', environment: 'a' }, 16)).toBe(true);
+  });
+
+  test('N hanging webhooks of one environment and one healthy: the healthy one always has slots, whatever N', () => {
+    for (const n of [4, 7, 12, 20]) {
+      const slots = new Slots(wide);
+      const hard = slots.hardBound();
+      // Every claim brings each hanging webhook's deliveries before the healthy one's; nothing hanging ever ends.
+      for (let round = 0; round < 10; round++) {
+        for (let i = 0; i < n; i++) {
+          for (let k = 0; k < 8; k++)
+            if (slots.admit({ id: `hang${i}`, environment: 'a' }, hard, false) === 'start') slots.take(`hang${i}`, 'a');
+        }
+        // The healthy webhook's claimed deliveries: all start (up to its bound), then answer.
+        let started = 0;
+        while (slots.admit({ id: 'healthy', environment: 'a' }, hard, false) === 'start') {
+          slots.take('healthy', 'a');
+          started++;
+        }
+        expect([n, round, started]).toEqual([n, round, slots.boundOf('healthy')]);
+        for (let k = 0; k < started; k++) slots.end('healthy', 'a', { success: true, charged: true });
+      }
+      let hanging = 0;
+      for (let i = 0; i < n; i++) hanging += slots.inFlight(`hang${i}`);
+      expect([n, hanging]).toEqual([n, Math.min(n, Slots.probeBudget(hard))]);
+      expect([n, slots.boundOf('healthy')]).toEqual([n, 8]);
+      expect(slots.admit({ id: 'healthy', environment: 'a' }, hard, false)).toBe('start');
+    }
+  });
 });
