@@ -116,7 +116,7 @@ export class Parked {
         else if (slots.inEnvironment(environment) === 0) stranded = true;
         break;
       }
-      // An unproven webhook past its environment's probe budget: it waits for a probe to end.
+      // A failing webhook past its environment's probe budget: it waits for a probe to end.
       if (!slots.webhookMayStart(webhook, bound)) break;
       const next = queue.shift()!;
       if (next.claimed.lease.until - now < (this.options.timeoutMs ?? 0) + PARK_MARGIN_MS) out.giveBack.push(next);

@@ -25,10 +25,11 @@ export type Admission = 'start' | 'park' | 'give-back';
  *   the webhook is then **failing** (its circuit is half open: one probe at a time), as it is
  *   when a claim's record says so. So an endpoint that hangs from its first delivery holds one
  *   slot, never `perWebhookConcurrency`, while its first attempt waits for its timeout.
- * - **Unproven** webhooks (no success here since they were last failing, or ever) share a
- *   **probe budget** within their environment: half of the environment's bound. However many of
- *   an environment's webhooks hang, its proven webhooks keep the other half, and one that answers
- *   is proven at its first success.
+ * - **Failing** webhooks (seen failing and not proven since) share a **probe budget** within
+ *   their environment: half of the environment's bound. However many of an environment's
+ *   webhooks time out, its other webhooks keep the other half. A webhook new here is not held by
+ *   the budget (it may be the one that answers): it starts at one slot, so until their first
+ *   timeouts N hanging webhooks hold N slots, not N × `perWebhookConcurrency`.
  * - An environment's **fair share** is `perEnvironmentConcurrency`. Beyond it an environment may
  *   borrow idle slots up to its **hard bound** (every slot but the reserve) only while nobody
  *   else has due work (`othersDrained`).
@@ -48,9 +49,9 @@ export class Slots {
   readonly #proven = new Map<string, number>();
   /** Webhooks seen failing (by a claim's record or an outcome here) and not proven since: they park only their bound. */
   readonly #failing = new Set<string>();
-  /** Per webhook, its attempts in flight that started unproven (they count against the probe budget). */
+  /** Per webhook, its attempts in flight that started while it was failing (they count against the probe budget). */
   readonly #probes = new Map<string, number>();
-  /** Per environment, its attempts in flight that started unproven. */
+  /** Per environment, its attempts in flight that started while their webhook was failing. */
   readonly #probesIn = new Map<string, number>();
   /** Per webhook with attempts in flight: its environment. */
   readonly #environmentOf = new Map<string, string>();
@@ -83,33 +84,33 @@ export class Slots {
     return Math.min(this.options.perWebhookConcurrency, 1 + (this.#proven.get(webhookId) ?? 0));
   }
 
-  /** No success seen here since it was last failing, or ever: its attempts count against its environment's probe budget. */
+  /** No success seen here since it was last failing, or ever: one slot at a time. */
   unproven(webhookId: string): boolean {
     return !this.#proven.has(webhookId);
   }
 
-  /** Seen failing and not proven since: a one-at-a-time probe, which parks no more than its bound. */
+  /** Seen failing and not proven since: a one-at-a-time probe within its environment's probe budget, which parks no more than its bound. */
   failing(webhookId: string): boolean {
     return this.#failing.has(webhookId);
   }
 
-  /** Attempts of unproven webhooks of `environment` in flight here. */
+  /** Attempts of failing webhooks of `environment` in flight here. */
   probesIn(environment: string): number {
     return this.#probesIn.get(environment) ?? 0;
   }
 
-  /** Most attempts of an environment's unproven webhooks at once, given its bound: half of it (at least one). */
+  /** Most attempts of an environment's failing webhooks at once, given its bound: half of it (at least one). */
   static probeBudget(environmentBound: number): number {
     return Math.max(1, Math.floor(environmentBound / 2));
   }
 
   /**
    * Whether `webhook` itself may start one more attempt, its environment having room under
-   * `environmentBound`: below its bound and, while unproven, within its environment's probe budget.
+   * `environmentBound`: below its bound and, while failing, within its environment's probe budget.
    */
   webhookMayStart(webhook: { id: string; environment: string }, environmentBound: number): boolean {
     if (this.inFlight(webhook.id) >= this.boundOf(webhook.id)) return false;
-    return !this.unproven(webhook.id) || this.probesIn(webhook.environment) < Slots.probeBudget(environmentBound);
+    return !this.failing(webhook.id) || this.probesIn(webhook.environment) < Slots.probeBudget(environmentBound);
   }
 
   /** Attempts of `webhookId` in flight here. */
@@ -212,7 +213,7 @@ export class Slots {
     this.#environmentOf.set(webhookId, environment);
     bump(this.#perWebhook, webhookId, +1);
     bump(this.#perEnvironment, environment, +1);
-    if (this.unproven(webhookId)) {
+    if (this.failing(webhookId)) {
       bump(this.#probes, webhookId, +1);
       bump(this.#probesIn, environment, +1);
     }

@@ -69,11 +69,10 @@ test('50 hanging webhooks of one environment and 5 on a shared server leave a he
     await hooks.emit({ type: 'user.created', source: 'api', data: userData(), environment: 'neighbour' });
   }
   const busy = performance.now();
-  // Never answered, they stay unproven: one slot each, within their environment's probe budget
-  // (half its share of 16 at least: 8 of noisy's, and all 5 of the neighbour's).
-  while (dead.hanging.size + shared.hanging.size < 13 && performance.now() - busy < 3_000) await new Promise((r) => setTimeout(r, 10));
-  await new Promise((r) => setTimeout(r, 200));
-  expect(dead.hanging.size + shared.hanging.size).toBeGreaterThanOrEqual(13); // the slots they may take are taken
+  // Never answered, each holds one slot (a webhook earns more by answering): 50 + 5 webhooks,
+  // within the noisy environment's bounds.
+  while (dead.hanging.size + shared.hanging.size < 40 && performance.now() - busy < 3_000) await new Promise((r) => setTimeout(r, 10));
+  expect(dead.hanging.size + shared.hanging.size).toBeGreaterThanOrEqual(40); // the slots they may take are taken
 
   // Then the healthy environment, on the same server as a hanging path: 30 events, 100 ms apart.
   const sentAt = new Map<number, number>();
@@ -92,7 +91,6 @@ test('50 hanging webhooks of one environment and 5 on a shared server leave a he
   console.log(
     `[fairness] healthy latency with ${dead.hanging.size + shared.hanging.size} attempts hanging: p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms, max ${Math.max(...latencies).toFixed(1)} ms`,
   );
-  // Neither noisy environment got past its share of the 64 slots while others had work, nor
-  // past its probe budget (half of its hard bound of 56): its webhooks never answered.
-  expect(dead.hanging.size).toBeLessThanOrEqual(28);
+  // Neither noisy environment got past its share of the 64 slots while others had work.
+  expect(dead.hanging.size).toBeLessThanOrEqual(64 - 8);
 });

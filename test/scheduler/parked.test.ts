@@ -106,17 +106,20 @@ describe('Parked', () => {
 });
 
 describe('Parked, with earned bounds', () => {
-  test('a webhook new here parks a batch like a healthy one, and what waits on the probe budget starts as a probe ends', () => {
+  test('a webhook new here parks a batch like a healthy one; a failing one waits on the probe budget until a probe ends', () => {
     const { slots, parked } = setup();
-    // Share 4: a probe budget of 2. Two unproven webhooks hang.
+    // Share 4: a probe budget of 2, spent by two failing webhooks that hang.
+    for (const id of ['h1', 'h2', 'f']) slots.observe({ id, failingSince: 1 });
     slots.take('h1', 'a');
     slots.take('h2', 'a');
     const ds = [0, 1, 2].map(() => dispatchOf('w1', 'a', LEASE));
-    for (const d of ds) expect(parked.park(d, slots)).toBe(true); // unproven, not failing: a batch
-    expect(parked.unpark('w1', slots, NOW).start).toEqual([]);
+    for (const d of ds) expect(parked.park(d, slots)).toBe(true); // new here, not failing: a batch
+    const f = dispatchOf('f', 'a', LEASE, 1);
+    expect(parked.park(f, slots)).toBe(true);
+    expect(parked.unpark('w1', slots, NOW).start).toEqual([ds[0]]); // one slot until it answers
+    expect(parked.unpark('f', slots, NOW).start).toEqual([]); // the budget is spent
     slots.end('h1', 'a', { success: false, charged: true });
-    const out = parked.unparkIn('a', slots, NOW);
-    expect(out.start).toEqual([ds[0]]); // one probe: its bound is one until it answers
+    expect(parked.unpark('f', slots, NOW).start).toEqual([f]);
     slots.end('w1', 'a', { success: true, charged: true });
     expect(parked.unpark('w1', slots, NOW).start).toEqual([ds[1], ds[2]]);
   });

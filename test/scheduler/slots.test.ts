@@ -141,7 +141,7 @@ describe('fairness within an environment (decision 026)', () => {
     expect([slots.boundOf('w'), slots.unproven('w'), slots.failing('w')]).toEqual([1, true, false]);
   });
 
-  test("unproven webhooks share a probe budget of half their environment's bound; proven ones are not held by it", () => {
+  test("failing webhooks share a probe budget of half their environment's bound; others are not held by it", () => {
     const slots = new Slots(wide);
     prove(slots, ['healthy']);
     expect(Slots.probeBudget(16)).toBe(8);
@@ -152,14 +152,19 @@ describe('fairness within an environment (decision 026)', () => {
       if (a === 'start') slots.take(id, 'a');
       return a;
     };
+    for (let i = 0; i < 9; i++) slots.observe({ id: `hang${i}`, failingSince: 1 });
     for (let i = 0; i < 8; i++) expect(admitted(`hang${i}`)).toBe('start');
     expect(slots.probesIn('a')).toBe(8);
     expect(admitted('hang8')).toBe('park'); // the budget is spent: it waits here
     expect(admitted('hang0')).toBe('park'); // and each holds one slot at most
-    // The environment's proven webhook still starts, up to its own bound.
-    for (let i = 0; i < 8; i++) expect(admitted('healthy')).toBe('start');
+    // A webhook new here may be the one that answers: one slot, whatever the budget.
+    expect(admitted('new')).toBe('start');
+    expect(admitted('new')).toBe('park');
+    // The environment's proven webhook starts up to its own bound (the share of 16 binds first).
+    for (let i = 0; i < 7; i++) expect(admitted('healthy')).toBe('start');
     expect(slots.inEnvironment('a')).toBe(16);
     // Another environment's budget is its own.
+    slots.observe({ id: 'other', failingSince: 1 });
     expect(slots.admit({ id: 'other', environment: 'b' }, 16, false)).toBe('start');
     // A probe that times out frees its budget for the next.
     slots.end('hang0', 'a', { success: false, charged: true });
@@ -171,26 +176,29 @@ describe('fairness within an environment (decision 026)', () => {
     for (const n of [4, 7, 12, 20]) {
       const slots = new Slots(wide);
       const hard = slots.hardBound();
-      // Every claim brings each hanging webhook's deliveries before the healthy one's; nothing hanging ever ends.
-      for (let round = 0; round < 10; round++) {
+      const hanging = () => Array.from({ length: n }, (_, i) => slots.inFlight(`hang${i}`)).reduce((a, b) => a + b, 0);
+      // Every claim brings each hanging webhook's deliveries before the healthy one's.
+      const round = (label: string) => {
         for (let i = 0; i < n; i++) {
           for (let k = 0; k < 8; k++)
             if (slots.admit({ id: `hang${i}`, environment: 'a' }, hard, false) === 'start') slots.take(`hang${i}`, 'a');
         }
-        // The healthy webhook's claimed deliveries: all start (up to its bound), then answer.
         let started = 0;
         while (slots.admit({ id: 'healthy', environment: 'a' }, hard, false) === 'start') {
           slots.take('healthy', 'a');
           started++;
         }
-        expect([n, round, started]).toEqual([n, round, slots.boundOf('healthy')]);
+        expect([n, label, started]).toEqual([n, label, slots.boundOf('healthy')]);
         for (let k = 0; k < started; k++) slots.end('healthy', 'a', { success: true, charged: true });
-      }
-      let hanging = 0;
-      for (let i = 0; i < n; i++) hanging += slots.inFlight(`hang${i}`);
-      expect([n, hanging]).toEqual([n, Math.min(n, Slots.probeBudget(hard))]);
+      };
+      // Before any timeout: one slot each (slow start), never perWebhookConcurrency.
+      for (let r = 0; r < 10; r++) round('new');
+      expect([n, hanging()]).toEqual([n, n]);
       expect([n, slots.boundOf('healthy')]).toEqual([n, 8]);
-      expect(slots.admit({ id: 'healthy', environment: 'a' }, hard, false)).toBe('start');
+      // Their attempts time out: failing, they share half the environment's bound from then on.
+      for (let i = 0; i < n; i++) slots.end(`hang${i}`, 'a', { success: false, charged: true });
+      for (let r = 0; r < 10; r++) round('failing');
+      expect([n, hanging()]).toEqual([n, Math.min(n, Slots.probeBudget(hard))]);
     }
   });
 });
