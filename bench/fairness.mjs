@@ -11,6 +11,13 @@
 //   npm run build && node bench/fairness.mjs            # SQLite and PostgreSQL, 3 runs each
 //   node bench/fairness.mjs --stores=sqlite --runs=1 --healthy=20   # a smoke test; needs a build (dist/)
 //   node bench/fairness.mjs --neighbour-late            # the neighbour's events once the noisy environment is at its cap
+//   node bench/fairness.mjs --within=4,7,12,20          # inside ONE environment: N hanging webhooks beside its healthy one
+//
+// --within (issue 39, decision 026): one environment has N webhooks on endpoints that accept and
+// never answer and one healthy webhook; every event goes to all N + 1. NOISY_EVENTS events first,
+// then HEALTHY events PACE_MS apart; the figure is the healthy webhook's latency, emit → arrival,
+// per N. Before slow start, N = 7 filled the environment's 56 slots (7 × 8) and the healthy
+// webhook waited for the 15 s timeouts.
 //
 // Bounded: RUNS runs per store of HEALTHY events each (defaults 3 × 100, 50 ms apart); every run
 // gives up after RUN_LIMIT_MS and the whole script after SCRIPT_LIMIT_MS. Traffic goes to
@@ -42,6 +49,13 @@ const NOISY_EVENTS = 10; // per noisy environment: 500 + 50 attempts that will a
 const NEIGHBOUR_LATE = args.get('neighbour-late') === 'true';
 const CAP = 64 - 8; // what one environment over its share may hold: the slots less the reserve
 const RUN_LIMIT_MS = 60_000;
+/** --within=N,N,…: the numbers of hanging webhooks beside one healthy webhook of the same environment. */
+const WITHIN = args.has('within')
+  ? (args.get('within') === 'true' ? '4,7,12,20' : args.get('within'))
+      .split(',')
+      .map(Number)
+      .filter((n) => n > 0)
+  : null;
 const SCRIPT_LIMIT_MS = 10 * 60_000;
 const ISSUER = 'https://auth.example.com';
 
@@ -168,6 +182,74 @@ async function oneRun(store) {
   }
 }
 
+/** --within: N hanging webhooks and one healthy webhook of one environment; the healthy one's latencies. */
+async function oneWithinRun(store, n) {
+  const dead = await endpointServer();
+  const live = await endpointServer();
+  const errors = [];
+  let hooks;
+  try {
+    hooks = createWebhooks({
+      store,
+      keys: [key],
+      issuer: ISSUER,
+      allowPrivateNetworks: true, // otherwise the defaults: 64 slots, 8 per webhook, a 15 s deadline
+      logger: { warn: () => {}, error: (m, meta) => void (errors.length < 20 && errors.push(`${m} ${JSON.stringify(meta ?? {})}`)) },
+    });
+    stage = 'start';
+    await hooks.start();
+    stage = 'setup';
+    for (let i = 0; i < n; i++)
+      await hooks.webhooks.create({
+        environment: 'acme',
+        name: `dead${i}`,
+        endpoint: `${dead.url}/hang/${i}`,
+        eventTypes: ['user.created'],
+      });
+    await hooks.webhooks.create({ environment: 'acme', name: 'healthy', endpoint: `${live.url}/ok`, eventTypes: ['user.created'] });
+    const emit = (id) => hooks.emit({ type: 'user.created', source: 'api', data: data(id), environment: 'acme' });
+    for (let i = 0; i < NOISY_EVENTS; i++) await emit(`kp_first_${i}`);
+    stage = 'waiting for the hanging attempts';
+    const t0 = performance.now();
+    while (dead.hanging.size < n && performance.now() - t0 < 5_000) await sleep(10);
+    const hangingAtStart = dead.hanging.size;
+    const sent = []; // [performance.now() before emit(), the event's delivery ids]
+    let maxHanging = hangingAtStart;
+    for (let i = 0; i < HEALTHY; i++) {
+      const at = performance.now();
+      const ev = await emit(`kp_${i}`);
+      sent.push([at, ev.deliveryIds]);
+      maxHanging = Math.max(maxHanging, dead.hanging.size);
+      await sleep(PACE_MS);
+    }
+    stage = 'waiting for the healthy deliveries';
+    // Only the healthy webhook's delivery of an event can arrive at /ok.
+    const arrivedAt = (ids) => ids.map((id) => live.arrivals.get(id)).find((x) => x !== undefined);
+    const deadline = performance.now() + RUN_LIMIT_MS / 2;
+    while (sent.some(([, ids]) => arrivedAt(ids) === undefined) && performance.now() < deadline) await sleep(20);
+    const end = performance.now();
+    const latencies = sent.filter(([, ids]) => arrivedAt(ids) !== undefined).map(([at, ids]) => arrivedAt(ids) - at);
+    const notArrived = sent.filter(([, ids]) => arrivedAt(ids) === undefined).map(([at]) => end - at);
+    return {
+      hanging: n,
+      healthyEmitted: HEALTHY,
+      healthyArrived: latencies.length,
+      hangingAtStart,
+      maxHanging,
+      latenciesMs: latencies.map((x) => Math.round(x * 100) / 100),
+      notArrivedWaitedMs: notArrived.map((x) => Math.round(x)),
+      errors,
+    };
+  } finally {
+    stage = 'closing the endpoints';
+    await dead.close();
+    await live.close();
+    stage = 'closing the engine';
+    await hooks?.close();
+    stage = 'closed';
+  }
+}
+
 /**
  * p50 / p90 / p99 / max over the arrived latencies and, for deliveries that never arrived, how
  * long they had waited when the run ended (lower bounds: with any of them, `atLeast` is set and
@@ -196,7 +278,7 @@ const results = {
   runs: RUNS,
   healthyPerRun: HEALTHY,
   paceMs: PACE_MS,
-  order: NEIGHBOUR_LATE ? 'neighbour-late' : 'interleaved',
+  order: WITHIN ? `within one environment: ${WITHIN.join(', ')} hanging` : NEIGHBOUR_LATE ? 'neighbour-late' : 'interleaved',
   stores: {},
 };
 const kinds = (args.get('stores') ?? 'sqlite,postgres').split(',').filter((k) => k === 'sqlite' || k === 'postgres');
@@ -225,6 +307,37 @@ for (const kind of kinds) {
       process.exit(2);
     }, RUN_LIMIT_MS); // kept referenced: a promise nobody settles ends here, with the stage, not in exit code 13
     try {
+      if (WITHIN) {
+        // One store per N, opened fresh (the outer store serves the first N).
+        const within = [];
+        for (const [i, n] of WITHIN.entries()) {
+          let s = store;
+          let done = async () => {};
+          if (i > 0 && kind === 'sqlite') {
+            const dir = tempDir('fairness');
+            s = await openStore({ kind, dir: dir.path });
+            done = async () => dir.cleanup();
+          } else if (i > 0) {
+            const name = `iw_bench_fair_${process.pid}_${Date.now()}`;
+            s = await openStore({ kind, pgUrl: await createDatabase(name) });
+            done = () => dropDatabase(name);
+          }
+          try {
+            limit.refresh();
+            const result = await oneWithinRun(s, n);
+            within.push(result);
+            const f = figures(result.latenciesMs, result.notArrivedWaitedMs);
+            console.log(
+              `${kind} run ${run + 1}, ${n} hanging webhooks beside the healthy one: ${result.healthyArrived}/${result.healthyEmitted} arrived with ${result.hangingAtStart}..${result.maxHanging} attempts hanging; ${f.atLeast ? 'at least ' : ''}p50 ${f.p50} p90 ${f.p90} p99 ${f.p99} max ${f.max} ms`,
+            );
+            if (result.healthyArrived < result.healthyEmitted) failed = true;
+          } finally {
+            await done();
+          }
+        }
+        runs.push({ within, latenciesMs: [], notArrivedWaitedMs: [] });
+        continue;
+      }
       const result = await oneRun(store);
       runs.push(result);
       const f = figures(result.latenciesMs, result.notArrivedWaitedMs);
@@ -236,6 +349,25 @@ for (const kind of kinds) {
       clearTimeout(limit);
       await cleanup();
     }
+  }
+  if (WITHIN) {
+    const byN = {};
+    for (const n of WITHIN) {
+      const rs = runs.flatMap((r) => r.within).filter((r) => r.hanging === n);
+      byN[n] = {
+        ...figures(
+          rs.flatMap((r) => r.latenciesMs),
+          rs.flatMap((r) => r.notArrivedWaitedMs),
+        ),
+        maxHanging: Math.max(...rs.map((r) => r.maxHanging)),
+      };
+      const f = byN[n];
+      console.log(
+        `${kind}: ${n} hanging webhooks of the environment, its healthy webhook's emit → arrival, ${f.arrived} of ${f.n} arrived: ${f.atLeast ? 'at least ' : ''}p50 ${f.p50} ms, p99 ${f.p99} ms (at most ${f.maxHanging} attempts hanging)`,
+      );
+    }
+    results.stores[kind] = { within: byN, runs: runs.flatMap((r) => r.within) };
+    continue;
   }
   const all = figures(
     runs.flatMap((r) => r.latenciesMs),
@@ -262,7 +394,7 @@ mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
 // Smaller than the defaults is a smoke test, not a result worth keeping (results/.gitignore: *-quick.json).
 const quick = RUNS < 3 || HEALTHY < 100 ? '-quick' : '';
 const file = new URL(
-  `./results/fairness${NEIGHBOUR_LATE ? '-neighbour-late' : ''}-${started.toISOString().slice(0, 19).replace(/:/g, '-')}${quick}.json`,
+  `./results/fairness${WITHIN ? '-within' : NEIGHBOUR_LATE ? '-neighbour-late' : ''}-${started.toISOString().slice(0, 19).replace(/:/g, '-')}${quick}.json`,
   import.meta.url,
 );
 writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
