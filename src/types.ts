@@ -55,7 +55,10 @@
  *   was, and a poll finds the row once the lease has run out). Engine-internal: a claim hands it
  *   over as `ClaimedDelivery.lease`; no public record carries it.
  * - **slot**: room for one HTTP exchange in this process (`scheduler/slots.ts`): `concurrency`
- *   in all. A webhook's **bound** is `perWebhookConcurrency` of them (one while it is failing).
+ *   in all. A webhook's **bound** is **earned**: one slot until an answer here proves its endpoint,
+ *   one more per success up to `perWebhookConcurrency`, one again at any charged failure (a
+ *   timeout included). Failing webhooks of an environment share a **probe budget**: half of its
+ *   bound.
  * - **fair share**: the slots one environment may use while others have due work
  *   (`perEnvironmentConcurrency`); beyond it an environment may borrow idle slots, up to its
  *   **hard bound** (`concurrency` less the reserve).
@@ -78,11 +81,13 @@
  *   event claimed within a second of its signing **carry** the same one (`delivery/dispatch.ts`);
  *   `webhook-id` is a header, so nothing in it names the webhook.
  * - **outcome**: the recorded consequence of an attempt (delivered, next attempt, failed, disable).
+ *   It is **fenced** on the claim: it changes the delivery only if nobody claimed it since (same
+ *   worker id and `locked_until`), however late it is recorded.
  * - **group commit**: outcomes written together, one `recordAttempts` transaction per group
  *   (`delivery/recorder.ts`); a small group gathers briefly while outcomes keep arriving.
  * - **circuit**: how a webhook's attempts are paced, derived from its record (`circuit`, never
- *   stored): `closed` while healthy (up to `perWebhookConcurrency` attempts at once per
- *   process); `half_open` while failing (`failingSince` set): one attempt at a time per process,
+ *   stored): `closed` while healthy (up to its earned bound, at most `perWebhookConcurrency`
+ *   attempts at once per process); `half_open` while failing (`failingSince` set): one attempt at a time per process,
  *   a **probe**, until one succeeds and closes it. There is no open state: a failing webhook's
  *   deliveries keep being tried as they come due until the 72-hour disable, and a disabled
  *   webhook shows that in its `status`.
