@@ -5,7 +5,8 @@
 // `--outage-seconds`, start). The database is a throwaway cluster of the soak's own (initdb on a
 // free port in a temp dir, removed at the end): the machine's server is never touched.
 // `--pgbouncer` puts a PgBouncer (transaction mode) in front of it for every statement but the
-// wake-ups. Not a test, not in `npm run bench`: `npm run build` first, then
+// wake-ups. Not a test, not in `npm run bench`: `npm run build` first (and not again while it
+// runs: a restarted worker loads dist/), then
 //
 //   node bench/soak.mjs --minutes=5 --kill-every=2 [--rate=20] [--outage-seconds=3] [--pgbouncer] [--out=FILE]
 //
@@ -97,6 +98,19 @@ const serverFlags = `-c listen_addresses=127.0.0.1 -c port=${port} -c unix_socke
 const startCluster = () => run(pgCtl, ['-D', data, '-l', join(dir, 'postgres.log'), '-o', serverFlags, '-w', '-t', '60', 'start']);
 const stopCluster = () => run(pgCtl, ['-D', data, '-m', 'fast', '-w', '-t', '60', 'stop']);
 startCluster();
+// Whatever happens (a failure, Ctrl-C), the cluster is stopped and its directory removed.
+let clusterUp = true;
+const removeCluster = () => {
+  if (clusterUp) {
+    clusterUp = false;
+    try {
+      stopCluster();
+    } catch {}
+  }
+  rmSync(dir, { recursive: true, force: true });
+};
+process.on('exit', removeCluster);
+for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => process.exit(130));
 const directUrl = `postgres://postgres@127.0.0.1:${port}/postgres`;
 const bouncer = VIA_PGBOUNCER ? await startPgBouncer(directUrl) : null;
 const storeUrl = bouncer ? bouncer.pooled(directUrl) : directUrl;
@@ -286,8 +300,9 @@ await admin.end();
 await new Promise((r) => (receiver.closeAllConnections(), receiver.close(r)));
 await bouncer?.close();
 stopCluster();
+clusterUp = false;
 const postgresLog = readFileSync(join(dir, 'postgres.log'), 'utf8');
-rmSync(dir, { recursive: true, force: true });
+removeCluster();
 
 const lost = [...emitted].filter((id) => !counts.has(id));
 const duplicates = [...counts].filter(([, n]) => n > 1).map(([id]) => id);
