@@ -7,13 +7,27 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createWebhooks, httpTransport } from 'identity-webhooks';
 import { postgresStore } from 'identity-webhooks/postgres';
 
-const { SOAK_URL, SOAK_DIRECT_URL, WORKER_ID, SOAK_KEY, SOAK_DELIVERY, SOAK_STATS_MS } = process.env;
+const { SOAK_URL, SOAK_DIRECT_URL, WORKER_ID, SOAK_KEY, SOAK_DELIVERY, SOAK_STATS_MS, SOAK_CONTROL } = process.env;
 process.on('disconnect', () => process.exit(0));
 
 const RESOLUTION_MS = 10;
 const loop = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
 loop.enable();
 const lateMs = (ns) => Math.max(0, ns / 1e6 - RESOLUTION_MS);
+const report = () => {
+  const { rss, heapUsed } = process.memoryUsage();
+  const figures = { rssMB: rss / 2 ** 20, heapMB: heapUsed / 2 ** 20, loopP99Ms: lateMs(loop.percentile(99)), loopMaxMs: lateMs(loop.max) };
+  loop.reset();
+  return figures;
+};
+
+// The control: the same histogram in a process that does nothing else, so the workers' lateness
+// can be read against what the machine's other load alone costs a Node process.
+if (SOAK_CONTROL === '1') {
+  setInterval(() => process.send({ type: 'stats', ...report(), errors: 0 }), Number(SOAK_STATS_MS ?? 60_000));
+  process.send({ type: 'ready' });
+  await new Promise(() => {});
+}
 
 let errors = 0;
 const firstErrors = [];
@@ -45,21 +59,7 @@ const hooks = createWebhooks({
 await hooks.start();
 process.send({ type: 'ready' });
 
-const stats = setInterval(
-  () => {
-    const { rss, heapUsed } = process.memoryUsage();
-    process.send({
-      type: 'stats',
-      rssMB: rss / 2 ** 20,
-      heapMB: heapUsed / 2 ** 20,
-      loopP99Ms: lateMs(loop.percentile(99)),
-      loopMaxMs: lateMs(loop.max),
-      errors,
-    });
-    loop.reset();
-  },
-  Number(SOAK_STATS_MS ?? 60_000),
-);
+const stats = setInterval(() => process.send({ type: 'stats', ...report(), errors }), Number(SOAK_STATS_MS ?? 60_000));
 
 process.on('message', async (message) => {
   if (message?.type !== 'stop') return;
