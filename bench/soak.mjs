@@ -113,6 +113,7 @@ process.on('exit', removeCluster);
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => process.exit(130));
 const directUrl = `postgres://postgres@127.0.0.1:${port}/postgres`;
 const bouncer = VIA_PGBOUNCER ? await startPgBouncer(directUrl) : null;
+process.on('exit', () => bouncer && !bouncer.closed && process.kill(bouncer.pid));
 const storeUrl = bouncer ? bouncer.pooled(directUrl) : directUrl;
 log(
   `cluster at 127.0.0.1:${port} (${dir})${bouncer ? `, PgBouncer ${bouncer.version} at ${bouncer.port}` : ''}; ${MINUTES} min, ${RATE} events/s x 2 webhooks, ` +
@@ -193,6 +194,7 @@ for (const name of ['a', 'b']) await emitter.webhooks.create({ name, endpoint: `
 const emitted = new Set();
 let events = 0;
 let emitFailures = 0;
+const emitErrors = [];
 let outstanding = 0;
 let behind = 0;
 let sent = 0;
@@ -215,7 +217,9 @@ const loadTimer = setInterval(() => {
           events++;
           for (const id of r.deliveryIds) emitted.add(id);
         },
-        () => void emitFailures++,
+        (error) => {
+          if (emitFailures++ < 3) emitErrors.push(`${clock()} ${error.code ?? ''} ${error.message}`.slice(0, 300));
+        },
       )
       .finally(() => void outstanding--);
   }
@@ -359,6 +363,7 @@ const summary = {
   events,
   emitted: emitted.size,
   emitFailures,
+  emitErrors,
   ticksBehind: behind,
   delivered: emitted.size - notArrived.length,
   lost: lost.length,

@@ -43,6 +43,9 @@ export async function startPgBouncer(serverUrl, { poolSize = 20 } = {}) {
     'auth_type = trust',
     `auth_file = ${join(dir, 'userlist.txt')}`,
     'pool_mode = transaction',
+    // After a failed server login PgBouncer waits this long before trying again (default 15 s):
+    // a database restart of a few seconds would last up to that long through it.
+    'server_login_retry = 1',
     'max_client_conn = 1000',
     `default_pool_size = ${poolSize}`,
     `logfile = ${join(dir, 'pgbouncer.log')}`,
@@ -96,7 +99,17 @@ export async function startPgBouncer(serverUrl, { poolSize = 20 } = {}) {
       await new Promise((r) => setTimeout(r, 50));
     }
   }
-  return { port, pid: child.pid, version: version(), pooled, log, close };
+  return {
+    port,
+    pid: child.pid,
+    version: version(),
+    pooled,
+    log,
+    close,
+    get closed() {
+      return exited;
+    },
+  };
 }
 
 function runAs() {

@@ -67,6 +67,9 @@ export async function startPgBouncer(serverUrl: string, options: { poolSize?: nu
         'auth_type = trust',
         `auth_file = ${join(dir, 'userlist.txt')}`,
         'pool_mode = transaction',
+        // After a failed server login PgBouncer waits this long before trying again (default 15 s):
+        // a database restart of a few seconds would last up to that long through it.
+        'server_login_retry = 1',
         'max_client_conn = 1000',
         `default_pool_size = ${options.poolSize ?? 20}`,
         `logfile = ${join(dir, 'pgbouncer.log')}`,
