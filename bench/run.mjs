@@ -45,6 +45,10 @@ log(
 const plan = buildPlan({ quick }).filter((s) => !only || s.id === 'ceiling' || only.includes(s.id));
 const havePostgres = !flag('no-postgres') && (await postgresAvailable());
 if (!havePostgres) log('PostgreSQL: not reachable at 127.0.0.1:5432 (or --no-postgres): its scenarios are skipped');
+// The PgBouncer scenario starts its own pooler from Debian's binary; without it, it says so and skips.
+const { PGBOUNCER } = await import('./lib/pgbouncer.mjs');
+if (havePostgres && !PGBOUNCER && plan.some((s) => s.requires === 'pgbouncer'))
+  log('PgBouncer: not installed (apt-get install -y pgbouncer): the pgbouncer scenario is skipped');
 const pgPrefix = `iw_bench_${process.pid}_${Date.now().toString(36)}`;
 
 const receiver = await startReceiver({ okPorts: 10 });
@@ -67,6 +71,7 @@ const totalSeconds = (performance.now() - t0) / 1000;
 
 async function runStep(step, kind, label) {
   if (kind === 'postgres' && !havePostgres) return { status: 'skipped', reason: 'skipped: no PostgreSQL' };
+  if (step.requires === 'pgbouncer' && !PGBOUNCER) return { status: 'skipped', reason: 'skipped: pgbouncer is not installed' };
   const s0 = performance.now();
   process.stdout.write(`  ${label} ... `);
   try {

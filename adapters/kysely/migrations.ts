@@ -532,22 +532,40 @@ begin
 end
 $emit$`;
 
-/** Applies what is missing, each migration in its own transaction with its ledger row. */
-export async function runMigrations(db: Kysely<EngineTables>, dialect: 'sqlite' | 'postgres', now: number): Promise<number[]> {
-  await db.schema
-    .createTable('iw_migrations')
-    .ifNotExists()
-    .addColumn('version', 'integer', (c) => c.primaryKey())
-    .addColumn('name', 'text', (c) => c.notNull())
-    .addColumn('applied_at', 'bigint', (c) => c.notNull())
-    .execute();
+/**
+ * Applies what is missing, each migration in its own transaction with its ledger row. `guard`
+ * (PostgreSQL: a transaction-level advisory lock, which works through a transaction-mode pooler)
+ * runs first in each of those transactions, the ledger's creation included, so processes that
+ * start together take turns and each finds the work of the one before.
+ */
+export async function runMigrations(
+  db: Kysely<EngineTables>,
+  dialect: 'sqlite' | 'postgres',
+  now: number,
+  guard?: (trx: Kysely<EngineTables>) => Promise<void>,
+): Promise<number[]> {
+  const ledger = (on: Kysely<EngineTables>) =>
+    on.schema
+      .createTable('iw_migrations')
+      .ifNotExists()
+      .addColumn('version', 'integer', (c) => c.primaryKey())
+      .addColumn('name', 'text', (c) => c.notNull())
+      .addColumn('applied_at', 'bigint', (c) => c.notNull())
+      .execute();
+  if (guard)
+    await db.transaction().execute(async (trx) => {
+      await guard(trx);
+      await ledger(trx);
+    });
+  else await ledger(db);
   const done = new Set((await db.selectFrom('iw_migrations').select('version').execute()).map((r) => Number(r.version)));
   const applied: number[] = [];
   for (const m of MIGRATIONS) {
     if (done.has(m.version)) continue;
     const ran = await db.transaction().execute(async (trx) => {
-      // Looked at again under the transaction's write lock: another process may have applied it
-      // since we read the ledger (SQLite files shared by several processes take this path).
+      await guard?.(trx);
+      // Looked at again under the transaction's write lock (or the guard): another process may
+      // have applied it since we read the ledger (SQLite files shared by several processes take this path).
       const already = await trx.selectFrom('iw_migrations').select('version').where('version', '=', m.version).executeTakeFirst();
       if (already) return false;
       await m.up(trx, dialect);

@@ -45,9 +45,11 @@ export interface StoreDialect {
   rowLocks: boolean;
   /**
    * Runs migrations under whatever cross-process guard the database offers. `run` migrates through
-   * the Kysely it is given (a connection holding a session lock), or the store's own when omitted.
+   * the Kysely it is given, or the store's own when omitted.
    */
   migrate(db: Db, run: (on?: Db) => Promise<unknown>): Promise<void>;
+  /** Optional: taken first in each migration's transaction (PostgreSQL: a transaction-level advisory lock). */
+  migrationGuard?(trx: Db): Promise<void>;
   /**
    * Optional: tells other processes that work may be due. Runs inside the writing transaction, so
    * the hint goes out when (and only if) it commits, including a host's own transaction.
@@ -119,7 +121,7 @@ export class KyselyStore implements Store<HostTransaction> {
   }
 
   async migrate(now: number): Promise<void> {
-    await this.dialect.migrate(this.db, (on = this.db) => runMigrations(on, this.dialect.name, now));
+    await this.dialect.migrate(this.db, (on = this.db) => runMigrations(on, this.dialect.name, now, this.dialect.migrationGuard));
   }
 
   async close(): Promise<void> {

@@ -6,7 +6,7 @@ import type { EngineTables } from '../kysely/schema.js';
 import { KyselyStore, type StoreDialect } from '../kysely/store.js';
 import { claimDue } from './claim.js';
 import { oneStatementEmit } from './emit.js';
-import { lockEnvironment, tryLockRetention, withMigrationLock } from './locks.js';
+import { lockEnvironment, lockMigrations, tryLockRetention } from './locks.js';
 import { assertMigrated, migrateUnderLock } from './migrate.js';
 import { notifyWake, WakeListener } from './notify.js';
 import type { Pool, PoolClient } from './pool.js';
@@ -18,13 +18,21 @@ export { WAKE_CHANNEL } from './notify.js';
 export interface PostgresStoreOptions {
   /** `postgres://user:pass@host:5432/db`; the store opens (and on close ends) its own pool. */
   connectionString?: string;
-  /** A `pg` Pool the host owns; we never end it. One of its connections is held for LISTEN. */
+  /** A `pg` Pool the host owns; we never end it. One of its connections is held for LISTEN (unless `directConnectionString`). */
   pool?: Pool;
+  /**
+   * Behind a transaction-mode pooler (PgBouncer, Supabase's or Neon's pooled URL): a direct
+   * (session) connection string to the same database, used only for the one connection that
+   * LISTENs for wake-ups. Everything else goes through `connectionString` (or `pool`). Without
+   * it, behind such a pooler, set `notifications: false`.
+   */
+  directConnectionString?: string;
   /** Size of the pool we open from `connectionString`. Default 10. */
   maxConnections?: number;
   /**
-   * LISTEN/NOTIFY wake-ups between processes. Default true. Turn off behind a transaction-mode
-   * pooler (PgBouncer), where LISTEN does not work: polling still delivers, one poll later.
+   * LISTEN/NOTIFY wake-ups between processes. Default true. Behind a transaction-mode pooler
+   * (PgBouncer), where LISTEN does not work, give `directConnectionString` or turn this off:
+   * polling still delivers, one poll later.
    */
   notifications?: boolean;
   /**
@@ -91,6 +99,24 @@ export function postgresStore(options: PostgresStoreOptions): KyselyStore {
   const lent = { connect: () => pool.connect(), end: async () => {} };
   const kysely = new Kysely<EngineTables>({ dialect: new PostgresDialect({ pool: owned ? pool : lent }) });
   const listeners = new Set<WakeListener>();
+  // The listener's own small pool on the direct URL (a pooler's server connection is not ours
+  // between transactions, so LISTEN there hears nothing); made at the first subscribe.
+  let direct: Pool | undefined;
+  const listenPool = (): Pool => {
+    if (o.directConnectionString === undefined) return pool;
+    if (!direct) {
+      direct = new (loadDriver<{ Pool: new (config: object) => Pool }>('pg', 'postgresStore').Pool)({
+        connectionString: o.directConnectionString,
+        max: 2,
+        keepAlive: true,
+        connectionTimeoutMillis: 10_000,
+        application_name: 'identity-webhooks',
+      });
+      direct.on('error', onPoolError);
+      direct.on('connect', (client) => client.on('error', ignore));
+    }
+    return direct;
+  };
 
   const dialect: StoreDialect = {
     name: 'postgres',
@@ -102,15 +128,17 @@ export function postgresStore(options: PostgresStoreOptions): KyselyStore {
     insertEvent: oneStatementEmit({ notify: o.notifications }),
     recordGroup: { takes: onlySuccesses, record: recordSuccesses },
     async migrate(db, run) {
-      // The runner migrates through the one connection that holds the migrations lock.
-      if (o.autoMigrate) await withMigrationLock(db, (conn) => run(conn));
+      // Each migration's transaction takes the migrations lock first (`migrationGuard`).
+      if (o.autoMigrate) await run();
       else await assertMigrated(db);
     },
+    migrationGuard: lockMigrations,
     ...(o.notifications
       ? {
           notify: notifyWake,
           async subscribe(onWake: () => void) {
-            const listener = new WakeListener(() => pool.connect(), onWake, report);
+            const from = listenPool();
+            const listener = new WakeListener(() => from.connect(), onWake, report);
             listeners.add(listener);
             listener.start();
             return async () => {
@@ -125,6 +153,7 @@ export function postgresStore(options: PostgresStoreOptions): KyselyStore {
       await Promise.all([...listeners].map((l) => l.close()));
       listeners.clear();
       await kysely.destroy();
+      await direct?.end();
       closed = true;
       // Our own pool keeps its listeners: pool.end() resolves before its sockets are closed, and
       // a connection killed in that window would still raise 'error'. A host's pool gets its
@@ -150,6 +179,7 @@ export function postgresStore(options: PostgresStoreOptions): KyselyStore {
  * ```
  */
 export async function migratePostgres(options: { connectionString?: string; pool?: Pool; now?: number }): Promise<number[]> {
+  // Works through a transaction-mode pooler too: the lock is taken inside each migration's transaction.
   const { connectionString, pool } = options ?? {};
   const store = postgresStore({ ...(pool ? { pool } : { connectionString }), notifications: false });
   try {
@@ -177,11 +207,15 @@ function validate(options: PostgresStoreOptions) {
     if (v !== undefined && typeof v !== 'boolean') throw new TypeError(`postgresStore: ${name} must be a boolean`);
     return v !== false;
   };
+  const direct = options.directConnectionString;
+  if (direct !== undefined && (typeof direct !== 'string' || direct.length === 0))
+    throw new TypeError('postgresStore: directConnectionString must be a non-empty string');
   if (options.onError !== undefined && typeof options.onError !== 'function')
     throw new TypeError('postgresStore: onError must be a function');
   return Object.freeze({
     connectionString,
     pool,
+    directConnectionString: direct,
     maxConnections: max,
     notifications: flag(options.notifications, 'notifications'),
     autoMigrate: flag(options.autoMigrate, 'autoMigrate'),

@@ -26,18 +26,12 @@ export async function lockEnvironment(trx: Kysely<any>, environment: string): Pr
 }
 
 /**
- * Runs `fn` on one connection that holds the migrations lock for the whole session: processes
- * that start together queue here, and each finds the work already done by the first. A session
- * lock (not a transaction one) because each migration commits in its own transaction.
+ * Taken first in each migration's transaction (and the ledger's creation): processes that start
+ * together take turns, and each finds the work of the one before already in the ledger. A
+ * transaction-level lock, not a session one held across the migrations' commits, so it works
+ * through a transaction-mode pooler (PgBouncer), where a session lock could be taken on one
+ * server connection and released on another ([decision 027](../../docs/decisions/027-behind-a-transaction-pooler.md)).
  */
-export async function withMigrationLock<T>(db: Kysely<any>, fn: (conn: Kysely<any>) => Promise<T>): Promise<T> {
-  return db.connection().execute(async (conn) => {
-    await sql`select pg_advisory_lock(${sql.lit(MIGRATIONS_CLASS)}, 0)`.execute(conn);
-    try {
-      return await fn(conn);
-    } finally {
-      // If the connection died, PostgreSQL released the lock with the session.
-      await sql`select pg_advisory_unlock(${sql.lit(MIGRATIONS_CLASS)}, 0)`.execute(conn).catch(() => {});
-    }
-  });
+export async function lockMigrations(trx: Kysely<any>): Promise<void> {
+  await sql`select pg_advisory_xact_lock(${sql.lit(MIGRATIONS_CLASS)}, 0)`.execute(trx);
 }

@@ -1,14 +1,15 @@
 import { type Kysely, sql } from 'kysely';
 import { MIGRATIONS, runMigrations } from '../kysely/migrations.js';
 import type { EngineTables } from '../kysely/schema.js';
-import { withMigrationLock } from './locks.js';
+import { lockMigrations } from './locks.js';
 
 /**
- * Applies what is missing under the migrations lock. Idempotent; several processes starting at
- * once queue on the lock and all but the first find nothing to do. Returns the versions applied.
+ * Applies what is missing, each migration under the migrations lock. Idempotent; several
+ * processes starting at once take turns on the lock and find each other's work done. Returns
+ * the versions applied.
  */
 export async function migrateUnderLock(db: Kysely<EngineTables>, now: number): Promise<number[]> {
-  return withMigrationLock(db, (conn) => runMigrations(conn, 'postgres', now));
+  return runMigrations(db, 'postgres', now, lockMigrations);
 }
 
 /**

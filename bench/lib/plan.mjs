@@ -36,6 +36,14 @@ export function buildPlan({ quick }) {
       config: { fanout: 10, deliveries: q(20_000, 600), windows: q(5, 2), runs: 1, delivery: ENGINE_DEFAULTS },
     },
     {
+      id: 'pgbouncer',
+      title: 'throughput, fan-out 1, through PgBouncer (transaction mode) beside direct',
+      module: 'pgbouncer.mjs',
+      kinds: ['postgres'],
+      requires: 'pgbouncer',
+      config: { fanout: 1, webhooks: 10, deliveries: q(8_000, 400), windows: q(4, 2), runs: 1, legs: q(2, 1), delivery: ENGINE_DEFAULTS },
+    },
+    {
       id: 'emit',
       title: 'emit() latency, 1 and 10 subscribers, alone and in a host transaction',
       module: 'emit-latency.mjs',

@@ -4,12 +4,15 @@ const UNITS = {
   signaturesPerSec: '/s',
   oneCoreSyncPerSec: '/s',
   deliveriesPerSec: '/s',
+  directPerSec: '/s',
+  pgbouncerPerSec: '/s',
   wholeRunPerSec: '/s',
   jobsPerSec: '/s',
   healthyPerSec: '/s',
   soloPerSec: '/s',
   signaturesPerDelivery: '',
   healthyRatio: '×',
+  ratio: '×',
   engineCpuPct: '%',
   workerCpuPct: '%',
   idleCpuPct: '%',
@@ -21,7 +24,7 @@ const UNITS = {
   deliveries: '',
   jobs: '',
 };
-const unitOf = (name) => UNITS[name] ?? (/^p\d|P\d\d|Ms$|^p50|^p99|^max/.test(name) ? 'ms' : '');
+const unitOf = (name) => UNITS[name] ?? (/^p\d|P\d\d|Ms$|^p50|^p99|^max|MsPerDelivery$/.test(name) ? 'ms' : '');
 
 export function fmt(x) {
   if (x === null || x === undefined) return '-';

@@ -3,14 +3,19 @@ import { sqliteStore } from 'identity-webhooks/sqlite';
 
 /**
  * Opens a store of `kind` ('sqlite' | 'postgres'): a SQLite file `name` in `dir`, or the
- * PostgreSQL database at `pgUrl`.
+ * PostgreSQL database at `pgUrl`; with `pooled` (a URL rewriter, bench/lib/pgbouncer.mjs) every
+ * statement goes through the pooler and only the wake-up listener uses `pgUrl` itself.
  */
-export async function openStore({ kind, dir, name = 'webhooks.db', pgUrl, maxConnections }) {
+export async function openStore({ kind, dir, name = 'webhooks.db', pgUrl, maxConnections, pooled }) {
   let store;
   if (kind === 'sqlite') store = sqliteStore({ filename: join(dir, name) });
   else if (kind === 'postgres') {
     const { postgresStore } = await import('identity-webhooks/postgres');
-    store = postgresStore({ connectionString: pgUrl, ...(maxConnections ? { maxConnections } : {}) });
+    store = postgresStore({
+      connectionString: pooled ? pooled(pgUrl) : pgUrl,
+      ...(pooled ? { directConnectionString: pgUrl } : {}),
+      ...(maxConnections ? { maxConnections } : {}),
+    });
   } else throw new TypeError(`unknown store kind ${kind}`);
   kinds.set(store, kind);
   return store;
@@ -60,6 +65,6 @@ export async function withFreshStore(config, label, fn, { maxConnections } = {})
   // under a live pool would end its connections from the server side mid-teardown.
   const { createDatabase } = await import('./postgres.mjs');
   const pgUrl = await createDatabase(`${config.pgPrefix}_${label}`.toLowerCase().replace(/[^a-z0-9_]/g, '_'));
-  const store = await openStore({ kind: 'postgres', pgUrl, maxConnections });
+  const store = await openStore({ kind: 'postgres', pgUrl, maxConnections, pooled: config.pooled });
   return fn({ store, location: { kind: 'postgres', pgUrl } });
 }

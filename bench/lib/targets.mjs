@@ -26,6 +26,7 @@ export const TARGETS = [
   ['fan-out 1, PostgreSQL, × ceiling', derived('fanout1.postgres.ratio'), '>=', 0.7, '×'],
   ['fan-out 10, SQLite, × ceiling', derived('fanout10.sqlite.ratio'), '>=', 3, '×'],
   ['fan-out 10, PostgreSQL, × ceiling', derived('fanout10.postgres.ratio'), '>=', 3, '×'],
+  ['fan-out 1, PostgreSQL through PgBouncer, × direct', at('pgbouncer', 'postgres', 'ratio'), '>=', 0.9, '×'],
   ['emit p99, SQLite, 10 subscribers', at('emit', 'sqlite', 'p99_10'), '<=', 1, 'ms'],
   ['emit p99, SQLite, 10 subscribers, in host transaction', at('emit', 'sqlite', 'p99_10_tx'), '<=', 1, 'ms'],
   ['emit p99, PostgreSQL, 10 subscribers', at('emit', 'postgres', 'p99_10'), '<=', 3, 'ms'],

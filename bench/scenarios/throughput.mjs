@@ -17,7 +17,7 @@ import { cpuSampler, cutWindows, monoMs } from '../lib/stats.mjs';
 import { countByStatus, withFreshStore } from '../lib/stores.mjs';
 
 export default async function throughput(config) {
-  const { fanout, deliveries, windows, runs, receiver, delivery, webhooks = 10 } = config;
+  const { fanout, deliveries, windows, runs, receiver, delivery, webhooks = 10, label = 'tp' } = config;
   const control = receiverControl(receiver.urls);
   const out = {
     deliveriesPerSec: [],
@@ -31,7 +31,7 @@ export default async function throughput(config) {
   const errors = [];
   const notes = { windows: [] };
   for (let run = 0; run < runs; run++) {
-    await withFreshStore(config, `tp${fanout}_${run}`, async ({ store }) => {
+    await withFreshStore(config, `${label}${fanout}_${run}`, async ({ store }) => {
       const hooks = await makeEngine({ store, delivery, errors });
       try {
         await hooks.start();

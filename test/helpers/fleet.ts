@@ -69,6 +69,10 @@ export interface WorkerOptions {
   backoff?: { schedule: number[]; jitter?: number };
   /** Send disable notices with smtpNotifier to this server, from `webhooks+<worker id>@acme.example`. */
   smtp?: { url: string };
+  /** PostgreSQL behind a pooler: the direct URL for wake-ups (postgresStore's option of that name). */
+  directConnectionString?: string;
+  /** postgresStore's `notifications` (default true). */
+  notifications?: boolean;
 }
 
 /**

@@ -73,6 +73,19 @@ export async function createSchema(url: string, prefix = 's'): Promise<{ url: st
   return { url: withSearchPath(url, schema), drop: async () => void (await adminQuery(url, `drop schema if exists ${schema} cascade`)) };
 }
 
+/**
+ * A fresh database on `adminUrl`'s server (per-test isolation where a schema cannot serve: a
+ * pooler such as PgBouncer passes no `search_path` option). Needs the CREATEDB right.
+ */
+export async function createDatabase(adminUrl: string, prefix = 'd'): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `iw_${prefix}_${randomBytes(5).toString('hex')}`;
+  await adminQuery(adminUrl, `create database ${name}`);
+  return {
+    url: withDatabase(adminUrl, name),
+    drop: async () => void (await adminQuery(adminUrl, `drop database if exists ${name} with (force)`)),
+  };
+}
+
 export async function adminQuery(url: string, text: string, values: unknown[] = []): Promise<pg.QueryResult> {
   const client = new pg.Client({ connectionString: url });
   client.on('error', () => {});

@@ -547,6 +547,25 @@ describe('postgres: wake-ups (LISTEN/NOTIFY)', () => {
     return { url, store, other, wakes };
   }
 
+  test('with directConnectionString the listener holds a connection of its own on that URL (behind a pooler); hints still wake it', async () => {
+    const { url, store, open } = await fresh();
+    const direct = new URL(url);
+    direct.searchParams.set('application_name', 'iw_direct_listen');
+    const other = open({ directConnectionString: direct.toString() });
+    const wakes: number[] = [];
+    cleanups.push(await other.subscribe!(() => wakes.push(performance.now())));
+    await until('the listener to connect', () => wakes.length >= 1, 10_000, 5);
+    const { rows } = await adminQuery(
+      server.adminUrl,
+      "select application_name, query from pg_stat_activity where application_name = 'iw_direct_listen'",
+    );
+    expect(rows).toEqual([{ application_name: 'iw_direct_listen', query: 'listen identity_webhooks_wake' }]);
+    await store.createWebhook(webhook('env_a'), { maxWebhooks: null });
+    const before = wakes.length;
+    await store.insertEvent(event('env_a'), { newDeliveryId: msg });
+    await until('the wake-up', () => wakes.length > before, 5000, 1);
+  });
+
   test('an event committed by one store wakes the other; a rolled-back one does not', async () => {
     const { store, wakes } = await listening();
     await store.createWebhook(webhook('env_a'), { maxWebhooks: null });
@@ -659,6 +678,7 @@ describe('postgres: pools', () => {
     expect(() => postgresStore({ connectionString: 'postgres://x', pool: new pg.Pool() })).toThrow(/exactly one/);
     expect(() => postgresStore({ connectionString: 'postgres://x', maxConnections: 1 })).toThrow(/maxConnections/);
     expect(() => postgresStore({ connectionString: 'postgres://x', notifications: 'yes' as never })).toThrow(/notifications/);
+    expect(() => postgresStore({ connectionString: 'postgres://x', directConnectionString: '' })).toThrow(/directConnectionString/);
     const quiet = postgresStore({ connectionString: 'postgres://x', notifications: false }); // behind PgBouncer: polling only
     cleanups.push(() => quiet.close());
     expect(quiet.subscribe).toBeUndefined();
