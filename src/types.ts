@@ -188,6 +188,18 @@ export interface WebhookInput {
   endpoint: string;
   eventTypes: EventType[];
   environment?: string;
+  // Endpoint options (issue 36; docs/endpoint-options.md), each optional.
+  /**
+   * Custom request headers (at most 20; not ours nor HTTP's own). Credential values
+   * (`authorization`, `cookie`, `*-key`, `*-token`, `*-secret`) are write-only: reads show
+   * `••••••••`, which, sent back in an update, keeps the stored value. They need `secretsKey`.
+   * In an update the object replaces the whole set; null clears it.
+   */
+  headers?: Record<string, string> | null;
+  /** Attempt deadline for this webhook in milliseconds, one to thirty seconds; null: the engine's `delivery.timeoutMs`. */
+  timeoutMs?: number | null;
+  /** Attempts started per second at most (1-1,000), across every process; null: no limit. */
+  rateLimit?: { perSecond: number } | null;
 }
 
 export interface EmittedEvent extends EventRecord {
