@@ -88,6 +88,12 @@
  *   webhook shows that in its `status`.
  * - **guard**: the SSRF rules: which addresses an endpoint may reach, checked at creation and on
  *   every attempt, with the checked addresses **pinned** for the connection.
+ * - **endpoint options**: how a webhook's endpoint is called: custom headers (a **credential
+ *   header**'s value is write-only: sealed at rest, **masked** `••••••••` on every read), its own
+ *   timeout, its rate limit (docs/endpoint-options.md).
+ * - **pace**: when a rate-limited or deferred webhook's next attempt may start, across every
+ *   process: its row's `next_start_at`, from which a claim **reserves** start times one step
+ *   apart; a **deferral** (a `Retry-After`) moves it later (`adapters/kysely/pace.ts`).
  *
  * **The store.**
  * - **store**: the one `Store` contract the engine talks to, implemented once over Kysely
