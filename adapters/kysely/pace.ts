@@ -16,6 +16,13 @@ export function isPaced(state: PaceState | undefined, now: number): boolean {
   return state.rate_limit_per_second != null || (state.next_start_at != null && Number(state.next_start_at) > now);
 }
 
+/**
+ * How late a reserved start time may still be used. Later, the delivery reserves again: a claim
+ * that comes after a stall starts at most this long's worth of start times together, so any
+ * window of the pace holds at most that many more than the limit.
+ */
+const LATE_MS = 500;
+
 /** Milliseconds between two starts at `perSecond`, rounded up: never faster than the limit. */
 const stepOf = (perSecond: number) => Math.ceil(1000 / perSecond);
 
@@ -50,7 +57,9 @@ export async function paceClaims(
     const slotOf = new Map(tokens.map((t) => [t.delivery_id, Number(t.slot)]));
     const byWebhook = new Map<string, ClaimedDelivery[]>();
     for (const c of paced) {
-      if (slotOf.get(c.delivery.id) === c.dueAt) continue; // its reserved start time: it starts now
+      // Its reserved start time, come (and not long gone: a process that fell behind must not
+      // start a pile of late start times at once, over the pace): it starts now.
+      if (slotOf.get(c.delivery.id) === c.dueAt && now - c.dueAt <= LATE_MS) continue;
       const list = byWebhook.get(c.webhook.id) ?? [];
       list.push(c);
       byWebhook.set(c.webhook.id, list);
