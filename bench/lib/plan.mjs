@@ -83,7 +83,7 @@ export function buildPlan({ quick }) {
       title: 'rate limit: one webhook at 20/s with a backlog, beside neighbours of another and of the same environment',
       module: 'ratelimit.mjs',
       kinds: ['sqlite', 'postgres'],
-      config: { perSecond: 20, backlog: q(2_000, 200), neighbourEvents: q(2_000, 200), processes: 3, runs: 1 },
+      config: { perSecond: 20, backlog: q(2_000, 100), neighbourEvents: q(2_000, 100), processes: 3, runs: 1 },
     },
     {
       id: 'baseline',
