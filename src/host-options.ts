@@ -51,6 +51,12 @@ export interface WebhooksOptions<Tx = unknown> {
   /** A webhook failing with no success for this long is disabled. Default 72 hours. */
   disableAfterMs?: number;
   /**
+   * When true, an endpoint answering `410 Gone` disables its webhook at once (reason `gone`),
+   * with the usual durable notice to its account holder. Default false: a 410 is a failed
+   * attempt like any status but 200.
+   */
+  disableOnGone?: boolean;
+  /**
    * How long finished records are kept: delivered and failed deliveries with their attempts,
    * events with no delivery left, sent notices. Default `{ days: 30 }`; `false` keeps everything.
    * Pending deliveries are never deleted.
@@ -118,7 +124,8 @@ export interface WebhookDisabledInfo {
   noticeId: string;
   webhook: WebhookRecord;
   environment: string;
-  reason: 'failing';
+  /** `failing` (72 hours without a success), or `gone` (a 410 Gone, with `disableOnGone`). */
+  reason: 'failing' | 'gone';
   /** When the failures began. */
   failingSince: number;
   disabledAt: number;

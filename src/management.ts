@@ -4,9 +4,11 @@ import { decodeCursor, encodeCursor } from './cursor.js';
 import { assertEndpointAllowed } from './delivery/guard/check.js';
 import type { Guard } from './delivery/guard/guard.js';
 import type { LooseEmitInput } from './emit.js';
+import { maskHeaders, mergeHeaders, needsSeal } from './endpoint-options.js';
 import { ValidationError } from './errors.js';
 import { newId } from './ids.js';
 import { type DeliveryStatus, type WebhookRecord, withCircuit } from './model.js';
+import { requireSealer, type Sealer } from './secrets/seal.js';
 import type { DeliveryCursor } from './store.js';
 import type { StoreAccess } from './store-access.js';
 import type { EmittedEvent, Management } from './types.js';
@@ -22,6 +24,8 @@ export interface ManagementDeps {
   wake(): void;
   /** Stores and sends an event to one webhook only (a test event); see emit.ts. */
   emitTo(webhookId: string, input: LooseEmitInput): Promise<EmittedEvent>;
+  /** Seals credential header values (null without `secretsKey`: such a header is refused). */
+  sealer: Sealer | null;
 }
 
 /** Rows a recover changes per transaction: bounded, so an emit never waits long behind it. */
@@ -36,6 +40,13 @@ const STATUSES: readonly DeliveryStatus[] = ['pending', 'held', 'delivered', 'fa
 export function createManagement(deps: ManagementDeps): Management {
   const { access, clock, catalog, guard } = deps;
   const env = (options: { environment?: string } | undefined) => v.environmentOf(options?.environment);
+  // Every record handed out: its circuit, and credential header values masked (write-only).
+  const shown = (w: WebhookRecord) => withCircuit({ ...w, headers: maskHeaders(w.headers) });
+  /** Headers to store for webhook `id`: credential values sealed (refused without secretsKey), masked ones kept. */
+  const sealHeaders = (id: string, given: Record<string, string>, stored: Record<string, string>) => {
+    const sealer = needsSeal(given) ? requireSealer(deps.sealer, 'a credential header', 'headers') : null;
+    return mergeHeaders(given, stored, (plaintext) => sealer!.seal(plaintext, id));
+  };
 
   const webhooks: Management['webhooks'] = {
     async create(input) {
@@ -43,10 +54,12 @@ export function createManagement(deps: ManagementDeps): Management {
       const clean = v.webhookInput(input, catalog);
       await assertEndpointAllowed(clean.endpoint, guard);
       const now = clock.now();
+      const id = newId('webhook', now);
       const record: WebhookRecord = {
-        id: newId('webhook', now),
+        id,
         environment,
         ...clean,
+        headers: sealHeaders(id, clean.headers, {}),
         status: 'enabled',
         disabledReason: null,
         disabledAt: null,
@@ -56,23 +69,27 @@ export function createManagement(deps: ManagementDeps): Management {
         updatedAt: now,
       };
       await access.run('creating a webhook', (s) => s.createWebhook(record, { maxWebhooks: deps.maxWebhooks(environment) }));
-      return withCircuit(record);
+      return shown(record);
     },
     async get(id, options) {
       const environment = env(options);
-      return withCircuit(await access.find('webhook', id, 'reading a webhook', (s) => s.getWebhook(environment, id)));
+      return shown(await access.find('webhook', id, 'reading a webhook', (s) => s.getWebhook(environment, id)));
     },
     async list(options) {
       const environment = env(options);
-      return (await access.run('listing webhooks', (s) => s.listWebhooks(environment))).map(withCircuit);
+      return (await access.run('listing webhooks', (s) => s.listWebhooks(environment))).map(shown);
     },
     async update(id, patch, options) {
       const environment = env(options);
       const clean = v.webhookPatch(patch, catalog);
       if (clean.endpoint !== undefined) await assertEndpointAllowed(clean.endpoint, guard);
-      return withCircuit(
-        await access.find('webhook', id, 'updating a webhook', (s) => s.updateWebhook(environment, id, clean, clock.now())),
-      );
+      if (clean.headers !== undefined) {
+        const given = clean.headers;
+        // A masked credential value keeps the stored one: read it first (and 404 before anything else).
+        const stored = await access.find('webhook', id, 'updating a webhook', (s) => s.getWebhook(environment, id));
+        clean.headers = sealHeaders(id, given, stored.headers ?? {});
+      }
+      return shown(await access.find('webhook', id, 'updating a webhook', (s) => s.updateWebhook(environment, id, clean, clock.now())));
     },
     async delete(id, options) {
       const environment = env(options);
@@ -80,7 +97,7 @@ export function createManagement(deps: ManagementDeps): Management {
     },
     async disable(id, options) {
       const environment = env(options);
-      return withCircuit(
+      return shown(
         await access.find('webhook', id, 'disabling a webhook', (s) => s.disableWebhook(environment, id, 'manual', clock.now())),
       );
     },
@@ -90,7 +107,7 @@ export function createManagement(deps: ManagementDeps): Management {
       if (typeof resume !== 'boolean') throw new ValidationError('resumeHeld must be a boolean', { field: 'resumeHeld' });
       const done = await access.find('webhook', id, 'enabling a webhook', (s) => s.enableWebhook(environment, id, clock.now(), resume));
       deps.wake();
-      return withCircuit(done);
+      return shown(done);
     },
     async recover(id, options) {
       const environment = env(options);

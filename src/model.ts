@@ -39,6 +39,18 @@ export interface WebhookRecord {
    * (see {@link withCircuit}); a Store's own records may leave it out.
    */
   circuit?: WebhookCircuit;
+  // Endpoint options (issue 36; docs/endpoint-options.md). Every record the store or the
+  // management functions return sets them; a record built by hand may leave them out.
+  /**
+   * Custom request headers sent with every attempt, names as given. The values of credential
+   * headers (`authorization`, `proxy-authorization`, `cookie`, `*-key`, `*-token`, `*-secret`)
+   * are write-only: every read shows `••••••••` (stored sealed under `secretsKey`).
+   */
+  headers?: Record<string, string>;
+  /** This webhook's attempt deadline in milliseconds (one to thirty seconds); null: the engine's `delivery.timeoutMs`. */
+  timeoutMs?: number | null;
+  /** Most attempts started per second, across every process on the database; null: no limit. */
+  rateLimit?: { perSecond: number } | null;
 }
 
 /** The circuit a webhook's record implies: one attempt at a time while it is failing. */

@@ -68,6 +68,8 @@ export function snapshotOptions(options: WebhooksOptions) {
     maxWebhooks,
     maxPayloadBytes: positiveInt(options.limits?.maxPayloadBytes ?? 256 * 1024, 'limits.maxPayloadBytes'),
     disableAfterMs: positiveInt(options.disableAfterMs ?? 72 * 3600_000, 'disableAfterMs'),
+    // A 410 Gone disables the webhook at once (reason `gone`) instead of counting as a failure.
+    disableOnGone: booleanOf(options.disableOnGone, 'disableOnGone'),
     retentionMs: retentionOf(options.retention),
     notifier,
     logger,
@@ -96,6 +98,12 @@ function issuerOf(issuer: WebhooksOptions['issuer']): (environment: string) => s
   if (typeof issuer !== 'string' || !URL.canParse(issuer))
     throw new TypeError('createWebhooks: issuer must be an absolute URL (the environment base address) or a function returning one');
   return () => issuer;
+}
+
+function booleanOf(value: unknown, what: string): boolean {
+  if (value === undefined) return false;
+  if (typeof value !== 'boolean') throw new TypeError(`createWebhooks: ${what} must be a boolean`);
+  return value;
 }
 
 function positiveInt(value: unknown, what: string): number {

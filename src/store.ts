@@ -152,6 +152,19 @@ export interface Store<Tx = unknown> {
    * yet keeps trying in the background. Resolves to a function that stops listening.
    */
   subscribe?(onWake: () => void): Promise<() => Promise<void>>;
+
+  /**
+   * Optional (endpoint options): what an answer asked of the webhook's next attempts, for every
+   * process: none starts before `deferUntil` (a Retry-After; never moved earlier), and its pace
+   * is halved until `slowUntil`. A store without it ignores both.
+   */
+  paceWebhook?(webhookId: string, slowDown: { deferUntil?: number; slowUntil?: number }): Promise<void>;
+  /**
+   * Optional (endpoint options, `disableOnGone`): disables an enabled webhook at once, reason
+   * `gone`, holding its pending deliveries and writing its notice in the same transaction, like
+   * the automatic disable. The webhook when this call disabled it, else null (already disabled).
+   */
+  disableGone?(webhookId: string, now: number): Promise<WebhookRecord | null>;
 }
 
 export interface WebhookPatch {
@@ -159,6 +172,10 @@ export interface WebhookPatch {
   description?: string | null;
   endpoint?: string;
   eventTypes?: string[];
+  // Endpoint options (issue 36): headers as stored (credential values sealed), replacing the whole set.
+  headers?: Record<string, string>;
+  timeoutMs?: number | null;
+  rateLimit?: { perSecond: number } | null;
 }
 
 export interface InsertEventOptions<Tx> {

@@ -93,6 +93,12 @@
  *   webhook shows that in its `status`.
  * - **guard**: the SSRF rules: which addresses an endpoint may reach, checked at creation and on
  *   every attempt, with the checked addresses **pinned** for the connection.
+ * - **endpoint options**: how a webhook's endpoint is called: custom headers (a **credential
+ *   header**'s value is write-only: sealed at rest, **masked** `••••••••` on every read), its own
+ *   timeout, its rate limit (docs/endpoint-options.md).
+ * - **pace**: when a rate-limited or deferred webhook's next attempt may start, across every
+ *   process: its row's `next_start_at`, from which a claim **reserves** start times one step
+ *   apart; a **deferral** (a `Retry-After`) moves it later (`adapters/kysely/pace.ts`).
  *
  * **The store.**
  * - **store**: the one `Store` contract the engine talks to, implemented once over Kysely
@@ -193,6 +199,18 @@ export interface WebhookInput {
   endpoint: string;
   eventTypes: EventType[];
   environment?: string;
+  // Endpoint options (issue 36; docs/endpoint-options.md), each optional.
+  /**
+   * Custom request headers (at most 20; not ours nor HTTP's own). Credential values
+   * (`authorization`, `cookie`, `*-key`, `*-token`, `*-secret`) are write-only: reads show
+   * `••••••••`, which, sent back in an update, keeps the stored value. They need `secretsKey`.
+   * In an update the object replaces the whole set; null clears it.
+   */
+  headers?: Record<string, string> | null;
+  /** Attempt deadline for this webhook in milliseconds, one to thirty seconds; null: the engine's `delivery.timeoutMs`. */
+  timeoutMs?: number | null;
+  /** Attempts started per second at most (1-1,000), across every process; null: no limit. */
+  rateLimit?: { perSecond: number } | null;
 }
 
 export interface EmittedEvent extends EventRecord {

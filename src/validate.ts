@@ -1,4 +1,5 @@
 import type { Catalog } from './catalog/catalog.js';
+import { headersInput, rateLimitInput, timeoutInput } from './endpoint-options.js';
 import { ValidationError } from './errors.js';
 import type { EventSource } from './model.js';
 import type { WebhookPatch } from './store.js';
@@ -213,9 +214,17 @@ interface RawWebhookInput {
   endpoint: string;
   eventTypes: string[];
   environment?: string;
+  headers?: Record<string, string> | null;
+  timeoutMs?: number | null;
+  rateLimit?: { perSecond: number } | null;
 }
 
-export type CleanWebhookInput = Required<Omit<RawWebhookInput, 'environment'>>;
+/** Endpoint options (issue 36) stay out of the record until the management functions seal them. */
+export type CleanWebhookInput = Required<Omit<RawWebhookInput, 'environment' | 'headers' | 'timeoutMs' | 'rateLimit'>> & {
+  headers: Record<string, string>;
+  timeoutMs: number | null;
+  rateLimit: { perSecond: number } | null;
+};
 
 export function webhookInput(input: unknown, catalog: Catalog): CleanWebhookInput {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) throw new ValidationError('webhook input must be an object');
@@ -225,6 +234,9 @@ export function webhookInput(input: unknown, catalog: Catalog): CleanWebhookInpu
     description: description(i.description),
     endpoint: endpoint(i.endpoint),
     eventTypes: eventTypes(i.eventTypes, catalog),
+    headers: i.headers === undefined ? {} : headersInput(i.headers),
+    timeoutMs: i.timeoutMs === undefined ? null : timeoutInput(i.timeoutMs),
+    rateLimit: i.rateLimit === undefined ? null : rateLimitInput(i.rateLimit),
   };
 }
 
@@ -236,5 +248,8 @@ export function webhookPatch(input: unknown, catalog: Catalog): WebhookPatch {
   if (i.description !== undefined) patch.description = description(i.description);
   if (i.endpoint !== undefined) patch.endpoint = endpoint(i.endpoint);
   if (i.eventTypes !== undefined) patch.eventTypes = eventTypes(i.eventTypes, catalog);
+  if (i.headers !== undefined) patch.headers = headersInput(i.headers);
+  if (i.timeoutMs !== undefined) patch.timeoutMs = timeoutInput(i.timeoutMs);
+  if (i.rateLimit !== undefined) patch.rateLimit = rateLimitInput(i.rateLimit);
   return patch;
 }

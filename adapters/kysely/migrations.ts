@@ -356,6 +356,32 @@ export const MIGRATIONS: readonly Migration[] = [
       for (const trigger of triggers) await db.executeQuery(CompiledQuery.raw(trigger.sql));
     },
   },
+  {
+    version: 17,
+    name: 'endpoint options',
+    async up(db) {
+      // Endpoint options (issue 36, docs/endpoint-options.md): custom headers (JSON text, the
+      // values of credential headers sealed), the webhook's own deadline and rate limit.
+      await db.schema.alterTable('iw_webhooks').addColumn('headers', 'text').execute();
+      await db.schema.alterTable('iw_webhooks').addColumn('timeout_ms', 'integer').execute();
+      await db.schema.alterTable('iw_webhooks').addColumn('rate_limit_per_second', 'integer').execute();
+      // The webhook's pace, shared by every process: no attempt of it starts before
+      // `next_start_at` (the claim reserves start times from it, a Retry-After moves it), and
+      // its pace is halved until `slow_until` (a 429 without Retry-After). See adapters/kysely/pace.ts.
+      await db.schema.alterTable('iw_webhooks').addColumn('next_start_at', 'bigint').execute();
+      await db.schema.alterTable('iw_webhooks').addColumn('slow_until', 'bigint').execute();
+      // A delivery given back to its reserved start time: the claim that finds it due at exactly
+      // that time starts it without reserving again. Kept apart from iw_deliveries, so neither
+      // the claim's columns nor its stored function change.
+      await db.schema
+        .createTable('iw_paced')
+        .addColumn('delivery_id', 'text', (c) => c.primaryKey())
+        .addColumn('webhook_id', 'text', (c) => c.notNull())
+        .addColumn('slot', 'bigint', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('iw_paced_webhook').on('iw_paced').column('webhook_id').execute();
+    },
+  },
 ];
 
 /**

@@ -1,4 +1,5 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
+import { maskHeaders } from '../../src/endpoint-options.js';
 import { newId } from '../../src/ids.js';
 import type { NoticeRecord, NoticeStatus, WebhookRecord } from '../../src/model.js';
 import type { NoticeClaimArgs, NoticeOutcome } from '../../src/store.js';
@@ -14,7 +15,13 @@ const PENDING = sql.lit('pending');
  * PostgreSQL with `SKIP LOCKED`, so two processes never hold the same notice.
  */
 export async function writeNotice(trx: Trx, webhook: WebhookRecord, now: number): Promise<void> {
-  const info = { webhook, failingSince: webhook.failingSince ?? now, disabledAt: webhook.disabledAt ?? now, lastError: webhook.lastError };
+  // Credential header values are write-only: the notifier (and this payload) sees them masked.
+  const info = {
+    webhook: { ...webhook, headers: maskHeaders(webhook.headers) },
+    failingSince: webhook.failingSince ?? now,
+    disabledAt: webhook.disabledAt ?? now,
+    lastError: webhook.lastError,
+  };
   await trx
     .insertInto('iw_notices')
     .values({

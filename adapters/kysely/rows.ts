@@ -29,7 +29,25 @@ export function toWebhook(r: WebhookRow): WebhookRecord {
     lastError: r.last_error,
     createdAt: ms(r.created_at),
     updatedAt: ms(r.updated_at),
+    // Endpoint options (migration 17). PostgreSQL's claim brings the row as JSON: headers may come parsed.
+    headers: r.headers == null ? {} : typeof r.headers === 'string' ? (JSON.parse(r.headers) as Record<string, string>) : r.headers,
+    timeoutMs: r.timeout_ms == null ? null : Number(r.timeout_ms),
+    rateLimit: r.rate_limit_per_second == null ? null : { perSecond: Number(r.rate_limit_per_second) },
   };
+}
+
+/**
+ * The endpoint options' columns (migration 17) of a patch, or of a new record (`onlySet`: those
+ * that differ from the columns' defaults, so a webhook without options is the same insert as
+ * before them).
+ */
+export function endpointColumns(w: Pick<WebhookRecord, 'headers' | 'timeoutMs' | 'rateLimit'>, onlySet = false) {
+  const out: Pick<WebhookRow, 'headers' | 'timeout_ms' | 'rate_limit_per_second'> = {};
+  const noHeaders = w.headers === undefined || Object.keys(w.headers).length === 0;
+  if (w.headers !== undefined && !(onlySet && noHeaders)) out.headers = noHeaders ? null : JSON.stringify(w.headers);
+  if (w.timeoutMs !== undefined && !(onlySet && w.timeoutMs === null)) out.timeout_ms = w.timeoutMs;
+  if (w.rateLimit !== undefined && !(onlySet && w.rateLimit === null)) out.rate_limit_per_second = w.rateLimit?.perSecond ?? null;
+  return out;
 }
 
 export function fromWebhook(w: WebhookRecord): WebhookRow {
@@ -47,6 +65,7 @@ export function fromWebhook(w: WebhookRecord): WebhookRow {
     last_error: w.lastError,
     created_at: w.createdAt,
     updated_at: w.updatedAt,
+    ...endpointColumns(w, true),
   };
 }
 

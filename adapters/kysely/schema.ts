@@ -12,6 +12,8 @@ export interface EngineTables {
   iw_attempts: AttemptRow;
   iw_notices: NoticeRow;
   iw_migrations: { version: number; name: string; applied_at: number | string };
+  /** Deliveries given back to a reserved start time (migration 17, adapters/kysely/pace.ts). */
+  iw_paced: { delivery_id: string; webhook_id: string; slot: Millis };
 }
 
 type Millis = number | string;
@@ -30,6 +32,12 @@ export interface WebhookRow {
   last_error: string | null;
   created_at: Millis;
   updated_at: Millis;
+  // Endpoint options (migration 17): headers as JSON (credential values sealed), the pace.
+  headers?: string | null;
+  timeout_ms?: number | null;
+  rate_limit_per_second?: number | null;
+  next_start_at?: Millis | null;
+  slow_until?: Millis | null;
 }
 
 export interface EventRow {

@@ -20,8 +20,19 @@ import { listPage, recoverBatch, resend } from './log.js';
 import { runMigrations } from './migrations.js';
 import { claimNotices, finishNotice, listNotices } from './notices.js';
 import { holdPending, recordOutcomes } from './outcomes.js';
+import { disableGone, paceClaims, paceWebhook } from './pace.js';
 import { emptyCounts, PURGE_STEPS, purgeStep } from './retention.js';
-import { eventInsertParams, fromDelivery, fromWebhook, toAttempt, toDelivery, toEvent, toLease, toWebhook } from './rows.js';
+import {
+  endpointColumns,
+  eventInsertParams,
+  fromDelivery,
+  fromWebhook,
+  toAttempt,
+  toDelivery,
+  toEvent,
+  toLease,
+  toWebhook,
+} from './rows.js';
 import type { ClaimRow, DeliveryRow, EngineTables, EventRow, WebhookRow } from './schema.js';
 import { countDueQuery } from './telemetry.js';
 import { list, type Mark, precompiled, text } from './texts.js';
@@ -85,6 +96,8 @@ export interface StoreDialect {
 export type HostTransaction = Kysely<any> | Transaction<any>;
 
 const PENDING = sql.lit('pending');
+/** More claims at most, after one that sent deliveries of paced webhooks to their start times. */
+const PACE_ROUNDS = 3;
 
 /**
  * `nextDueAt` in one statement and one round trip (it ends every idle pass): the head of the
@@ -94,6 +107,11 @@ const PENDING = sql.lit('pending');
  * (`NEXT_DELIVERY` in due.ts).
  */
 export const NEXT_DUE_SQL = `select ${NEXT_DELIVERY} as "delivery", ${NEXT_NOTICE} as "notice"`;
+
+/** Not enumerable, like `nextDueAt`: a claim still looks like the list it is. */
+function withPaced(list: ClaimedDelivery[], paced: number): ClaimedDelivery[] & { paced: number } {
+  return Object.defineProperty(list, 'paced', { value: paced }) as ClaimedDelivery[] & { paced: number };
+}
 
 /** The earlier of a delivery's and a notice's next due time (bigints come back as strings), or null. */
 function earliest(...times: Array<number | string | null | undefined>): number | null {
@@ -177,6 +195,7 @@ export class KyselyStore implements Store<HostTransaction> {
     if (patch.description !== undefined) set.description = patch.description;
     if (patch.endpoint !== undefined) set.endpoint = patch.endpoint;
     if (patch.eventTypes !== undefined) set.event_types = JSON.stringify(patch.eventTypes);
+    Object.assign(set, endpointColumns(patch));
     const row = await this.db
       .updateTable('iw_webhooks')
       .set(set)
@@ -356,14 +375,28 @@ export class KyselyStore implements Store<HostTransaction> {
   }
 
   async claimDue(args: ClaimArgs): Promise<Claimed> {
+    // Endpoint options: deliveries of a paced webhook not yet at their start time go back, due
+    // then (pace.ts); a claim that gave some back claims again for the room they left, a few
+    // times at most (a backlog is spread over its start times a claim's worth at a time).
+    let claimed = await this.#claimOnce(args);
+    for (let round = 0; round < PACE_ROUNDS && claimed.paced > 0 && claimed.length < args.limit; round++) {
+      const more = await this.#claimOnce(Object.assign({}, args, { limit: args.limit - claimed.length }));
+      if (more.length === 0 && more.paced === 0) break;
+      claimed = withPaced([...claimed, ...more], more.paced);
+    }
+    return claimed;
+  }
+
+  /** One claim statement, the deliveries of paced webhooks sent to their start times; `paced`: how many went. */
+  async #claimOnce(args: ClaimArgs): Promise<Claimed & { paced: number }> {
     const all = await this.dialect.claim(this.db, args);
     // PostgreSQL's claim that took nothing answers with one row of nulls and the next due times.
     const rows = all.filter((r) => r.id != null);
     if (rows.length === 0) {
       const next = all[0];
-      if (!next || !('next_delivery' in next)) return [];
+      if (!next || !('next_delivery' in next)) return withPaced([], 0);
       // Not enumerable: the result still looks (and compares, and serializes) like the empty list it is.
-      return Object.defineProperty([], 'nextDueAt', { value: earliest(next.next_delivery, next.next_notice) });
+      return Object.defineProperty(withPaced([], 0), 'nextDueAt', { value: earliest(next.next_delivery, next.next_notice) });
     }
     // PostgreSQL's claim brings them (on one row, wherever the sort put it); SQLite reads them.
     const fromClaim = 'webhooks' in rows[0]!;
@@ -384,7 +417,17 @@ export class KyselyStore implements Store<HostTransaction> {
       const dueAt = row.claimed_due_at == null ? delivery.updatedAt : Number(row.claimed_due_at);
       claimed.push({ delivery, webhook, event: found.event, dueAt, traceparent: found.traceparent, lease: toLease(row) });
     }
-    return claimed;
+    const states = new Map(hooks.map((h) => [h.id, h]));
+    const admitted = await paceClaims(this.db, claimed, states, args.now, args.workerId);
+    return withPaced(admitted === claimed ? claimed : [...admitted], claimed.length - admitted.length);
+  }
+
+  paceWebhook(webhookId: string, slowDown: { deferUntil?: number; slowUntil?: number }): Promise<void> {
+    return paceWebhook(this.db, webhookId, slowDown);
+  }
+
+  disableGone(webhookId: string, now: number): Promise<WebhookRecord | null> {
+    return disableGone(this.db, webhookId, now);
   }
 
   async countDue(now: number): Promise<number> {

@@ -87,6 +87,13 @@ export function buildPlan({ quick }) {
       config: { events: q(2_500, 200), timeoutMs: q(1_000, 300), runs },
     },
     {
+      id: 'ratelimit',
+      title: 'rate limit: one webhook at 20/s with a backlog, beside neighbours of another and of the same environment',
+      module: 'ratelimit.mjs',
+      kinds: ['sqlite', 'postgres'],
+      config: { perSecond: 20, backlog: q(2_000, 100), neighbourEvents: q(2_000, 100), processes: 3, runs: 1 },
+    },
+    {
       id: 'baseline',
       title: 'baseline: pg-boss + jose + fetch, fan-out 1',
       module: 'baseline-pgboss.mjs',

@@ -44,6 +44,13 @@ export const TARGETS = [
   ['backlog idle CPU, PostgreSQL', at('backlog', 'postgres', 'idleCpuPct'), '<', 1, '%'],
   ['isolation, SQLite, healthy × solo', at('isolation', 'sqlite', 'healthyRatio'), '>=', 0.9, '×'],
   ['isolation, PostgreSQL, healthy × solo', at('isolation', 'postgres', 'healthyRatio'), '>=', 0.9, '×'],
+  // Endpoint options (issue 36): a webhook at 20/s, arrivals over any 10 s window; its neighbours beside its backlog.
+  ['rate limit, SQLite, max over 10 s', at('ratelimit', 'sqlite', 'throttledMaxPerSec'), '<=', 22, '/s'],
+  ['rate limit, PostgreSQL (3 processes), max over 10 s', at('ratelimit', 'postgres', 'throttledMaxPerSec'), '<=', 22, '/s'],
+  ['rate limit, SQLite, other environment × solo', at('ratelimit', 'sqlite', 'otherEnvRatio'), '>=', 0.9, '×'],
+  ['rate limit, SQLite, same environment × solo', at('ratelimit', 'sqlite', 'sameEnvRatio'), '>=', 0.9, '×'],
+  ['rate limit, PostgreSQL, other environment × solo', at('ratelimit', 'postgres', 'otherEnvRatio'), '>=', 0.9, '×'],
+  ['rate limit, PostgreSQL, same environment × solo', at('ratelimit', 'postgres', 'sameEnvRatio'), '>=', 0.9, '×'],
   ['baseline, PostgreSQL, × pg-boss pipeline', derived('baseline.ratio'), '>=', 1.5, '×'],
 ];
 

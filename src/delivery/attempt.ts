@@ -1,8 +1,11 @@
 import type { Clock } from '../clock.js';
+import { HEADER_MASK, isCredentialHeader } from '../endpoint-options.js';
 import { newId } from '../ids.js';
 import type { AttemptRecord, ClaimedDelivery } from '../model.js';
+import type { Sealer } from '../secrets/seal.js';
 import { VERSION } from '../version.js';
 import type { Guard } from './guard/guard.js';
+import { slowDownOf, slowDowns } from './slow-down.js';
 import { type Transport, TransportError, type TransportRequest } from './transport.js';
 
 /** Names us to receivers; the version comes from package.json at build time (scripts/version.mjs). */
@@ -20,7 +23,17 @@ export const USER_AGENT = `identity-webhooks/${VERSION}`;
 export async function runAttempt(
   claimed: ClaimedDelivery,
   token: Promise<string>,
-  deps: { transport: Transport; clock: Clock; timeoutMs: number; guard?: Guard },
+  deps: {
+    transport: Transport;
+    clock: Clock;
+    timeoutMs: number;
+    guard?: Guard;
+    /** Bounds a webhook's own deadline: the attempt must end within its lease. */
+    leaseMs?: number;
+    /** Opens credential header values (sealed at rest). */
+    sealer?: Sealer | null;
+    disableOnGone?: boolean;
+  },
   /** W3C trace context for the receiver (`telemetry.propagateTraceContext`); absent: no header. */
   traceparent?: string,
 ): Promise<AttemptRecord> {
@@ -53,20 +66,74 @@ export async function runAttempt(
       'user-agent': USER_AGENT,
     };
     if (traceparent !== undefined) headers.traceparent = traceparent;
-    const request: TransportRequest = { url: claimed.webhook.endpoint, headers, body, timeoutMs: deps.timeoutMs };
+    const custom = claimed.webhook.headers;
+    const secrets = custom === undefined ? NONE : addCustomHeaders(headers, custom, claimed.webhook.id, deps.sealer ?? null);
+    const request: TransportRequest = { url: claimed.webhook.endpoint, headers, body, timeoutMs: timeoutOf(claimed, deps) };
     if (deps.guard) request.guard = deps.guard;
     const res = await deps.transport.send(request);
-    if (res.status === 200) return record(200, null, null, res.excerpt || null);
+    // An endpoint that echoes what it got must not put a credential value into the attempt log.
+    const excerpt = secrets.length > 0 ? redact(res.excerpt, secrets) : res.excerpt;
+    if (res.status === 200) return record(200, null, null, excerpt || null);
     const kind = res.status >= 300 && res.status < 400 ? 'redirect' : 'status';
-    return record(res.status, kind, unexpectedStatus(res.status, res.excerpt), res.excerpt || null);
+    const { slowDown, note } = slowDownOf(claimed, res.status, res.wait, deps.clock.now(), deps.disableOnGone === true);
+    const failed = record(res.status, kind, unexpectedStatus(res.status, excerpt, note), excerpt || null);
+    if (slowDown) slowDowns.set(failed, slowDown);
+    return failed;
   } catch (error) {
     const kind = error instanceof TransportError ? error.code : 'internal';
     return record(null, kind, (error instanceof Error ? error.message : String(error)).slice(0, 500), null);
   }
 }
 
-/** Says what was wrong with the answer: only 200 counts (a 204 or 201 surprises people), and how the body began. */
-function unexpectedStatus(status: number, excerpt: string): string {
+/**
+ * Says what was wrong with the answer: only 200 counts (a 204 or 201 surprises people), what it
+ * asked of the next attempts (`note`), and how the body began.
+ */
+function unexpectedStatus(status: number, excerpt: string, note = ''): string {
   const start = excerpt.replace(/\s+/g, ' ').trim().slice(0, 200);
-  return `expected HTTP 200, got ${status}${start ? `: ${start}` : ''}`;
+  return `expected HTTP 200, got ${status}${note}${start ? `: ${start}` : ''}`;
+}
+
+/** The webhook's own deadline (endpoint options), else the engine's; never past its lease less a second. */
+function timeoutOf(claimed: ClaimedDelivery, deps: { timeoutMs: number; leaseMs?: number }): number {
+  const own = claimed.webhook.timeoutMs;
+  if (own === undefined || own === null) return deps.timeoutMs;
+  return deps.leaseMs === undefined ? own : Math.max(1, Math.min(own, deps.leaseMs - 1000));
+}
+
+/**
+ * The webhook's custom headers beside ours (validation keeps their names apart from ours), the
+ * sealed values of credential headers opened (a key gone from secretsKey throws: an `internal`
+ * failure, never the endpoint's).
+ */
+function addCustomHeaders(
+  headers: Record<string, string>,
+  custom: Record<string, string>,
+  webhookId: string,
+  sealer: Sealer | null,
+): readonly string[] {
+  let secrets: string[] | null = null; // most webhooks have none: no array then
+  for (const name in custom) {
+    const value = custom[name]!;
+    if (!isCredentialHeader(name)) {
+      headers[name] = value;
+      continue;
+    }
+    if (!sealer) throw new Error(`a credential header of ${webhookId} is sealed and the engine has no secretsKey to open it`);
+    const open = sealer.open(value, webhookId);
+    headers[name] = open;
+    // Its value, and its token alone (`Bearer <token>`), for redact().
+    if (secrets === null) secrets = [];
+    for (const part of [open, open.split(' ').at(-1)!]) if (part.length >= 4) secrets.push(part);
+  }
+  return secrets ?? NONE;
+}
+
+const NONE: readonly string[] = [];
+
+/** `text` with every credential value replaced by the mask. */
+function redact(text: string, secrets: readonly string[]): string {
+  let out = text;
+  for (const secret of secrets) out = out.replaceAll(secret, HEADER_MASK);
+  return out;
 }

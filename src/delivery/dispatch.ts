@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { AttemptRecord, ClaimedDelivery } from '../model.js';
+import type { Sealer } from '../secrets/seal.js';
 import type { KeySet } from '../signing/keyset.js';
 import { buildClaims, signClaims } from '../signing/token.js';
 import type { Store } from '../store.js';
@@ -10,6 +11,7 @@ import { runAttempt } from './attempt.js';
 import type { Backoff } from './backoff.js';
 import type { Guard } from './guard/guard.js';
 import { OutcomeRecorder } from './recorder.js';
+import { type SlowDown, slowDowns } from './slow-down.js';
 import type { Transport } from './transport.js';
 
 export interface DispatchDeps {
@@ -28,6 +30,12 @@ export interface DispatchDeps {
   workerId: string;
   timeoutMs: number;
   disableAfterMs: number;
+  /** Bounds a webhook's own deadline (endpoint options): an attempt ends within its lease. */
+  leaseMs?: number;
+  /** Opens the sealed values of credential headers. */
+  sealer?: Sealer | null;
+  /** A 410 disables the webhook at once (reason `gone`). */
+  disableOnGone?: boolean;
 }
 
 /**
@@ -186,7 +194,10 @@ export class Dispatcher {
       });
     }
     const now = clock.now();
-    const nextAttemptAt = attempt.success ? null : backoff.nextAttemptAt(claimed.delivery.attemptCount + 1, now);
+    const slowDown = slowDowns.get(attempt);
+    let nextAttemptAt = attempt.success ? null : backoff.nextAttemptAt(claimed.delivery.attemptCount + 1, now);
+    // A Retry-After: this delivery's next attempt waits for it too (still within the back-off's count).
+    if (nextAttemptAt !== null && slowDown?.deferUntil !== undefined) nextAttemptAt = Math.max(nextAttemptAt, slowDown.deferUntil);
     let noticeWritten = false;
     try {
       // Fenced on the lease it was claimed under, not on the lease's end: however late, it is
@@ -203,6 +214,7 @@ export class Dispatcher {
         this.deps.onNotice();
         noticeWritten = true;
       }
+      if (slowDown && (await this.#slowDown(claimed, slowDown, now))) noticeWritten = true;
     } catch (error) {
       // Not recorded: once its lease has run out the delivery is attempted again (same webhook-id).
       this.deps.logger.error(
@@ -211,6 +223,24 @@ export class Dispatcher {
       );
     }
     return { success: result.success, charged: result.charged, noticeWritten };
+  }
+
+  /**
+   * What the answer asked of the webhook (endpoint options, after its attempt is recorded): its
+   * other deliveries wait for a Retry-After, its pace is halved, or (a 410 with `disableOnGone`)
+   * it is disabled with its notice. True when a notice was written.
+   */
+  async #slowDown(claimed: ClaimedDelivery, slowDown: SlowDown, now: number): Promise<boolean> {
+    const { store, telemetry } = this.deps;
+    if (slowDown.gone) {
+      const disabled = (await store.disableGone?.(claimed.webhook.id, now)) ?? null;
+      if (!disabled) return false;
+      telemetry.disabled(disabled);
+      this.deps.onNotice();
+      return true;
+    }
+    await store.paceWebhook?.(claimed.webhook.id, slowDown);
+    return false;
   }
 
   async #sign(c: ClaimedDelivery, now: number): Promise<string> {

@@ -26,6 +26,8 @@ export interface TransportResponse {
   status: number;
   /** First bytes of the body as text, at most `maxResponseBytes`; the rest is discarded unread. */
   excerpt: string;
+  /** The `Retry-After` header of a 429 or 503, as sent (the engine defers the webhook by it). */
+  wait?: string;
 }
 
 /**
@@ -155,6 +157,7 @@ function exchange(agent: Agent, url: URL, req: TransportRequest, deadline: Deadl
   return new Promise((resolve, reject) => {
     let controller: Dispatcher.DispatchController | null = null;
     let status = 0;
+    let wait: string | undefined;
     let size = 0;
     const chunks: Buffer[] = [];
     let settled = false;
@@ -167,7 +170,8 @@ function exchange(agent: Agent, url: URL, req: TransportRequest, deadline: Deadl
       if (settled) return;
       settled = true;
       const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
-      resolve({ status, excerpt: clean(bytes.subarray(0, maxBytes).toString('utf8')) });
+      const excerpt = clean(bytes.subarray(0, maxBytes).toString('utf8'));
+      resolve(wait === undefined ? { status, excerpt } : { status, excerpt, wait });
     };
     deadline.onExpire(() => {
       const reason = timeoutReason();
@@ -192,8 +196,12 @@ function exchange(agent: Agent, url: URL, req: TransportRequest, deadline: Deadl
           controller = c;
           if (settled) c.abort(timeoutReason());
         },
-        onResponseStart(_c, statusCode) {
+        onResponseStart(_c, statusCode, headers) {
           if (statusCode >= 200) status = statusCode; // 1xx is informational: the answer follows
+          if (statusCode === 429 || statusCode === 503) {
+            const value = headers['retry-after'];
+            wait = Array.isArray(value) ? value[0] : value;
+          }
         },
         onResponseData(c, chunk) {
           if (settled) return;

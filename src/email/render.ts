@@ -66,8 +66,11 @@ export function renderDisabledEmail(info: WebhookDisabledInfo, options: RenderDi
   ];
   const subject = `Webhook "${oneLine(info.webhook.name, SUBJECT_NAME_CHARS) || '(unnamed)'}" was disabled`;
   const lead =
-    `Your webhook "${name}" was disabled on ${formatUtc(info.disabledAt)}: every delivery to its endpoint ` +
-    `failed for ${formatDuration(info.disabledAt - info.failingSince)}, since ${formatUtc(info.failingSince)}.`;
+    info.reason === 'gone'
+      ? `Your webhook "${name}" was disabled on ${formatUtc(info.disabledAt)}: its endpoint answered 410 Gone, ` +
+        'which says it is gone for good.'
+      : `Your webhook "${name}" was disabled on ${formatUtc(info.disabledAt)}: every delivery to its endpoint ` +
+        `failed for ${formatDuration(info.disabledAt - info.failingSince)}, since ${formatUtc(info.failingSince)}.`;
   const held =
     'While it is disabled, no events are sent to it. Deliveries that were still waiting are held, ' +
     'and are sent when you enable it again.';

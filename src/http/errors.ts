@@ -38,6 +38,9 @@ export const HTTP_ERROR_CODES = [
   'INVALID_HOST',
   'INVALID_REQUEST_TARGET',
   'SECRETS_KEY_REQUIRED',
+  'INVALID_HEADERS',
+  'INVALID_TIMEOUT_MS',
+  'INVALID_RATE_LIMIT_PER_SECOND',
   // 403
   'INVALID_CREDENTIALS',
   'CROSS_SITE_REQUEST',
@@ -131,6 +134,10 @@ const FIELD_CODES: Record<string, HttpErrorCode> = {
   description: 'INVALID_DESCRIPTION',
   endpoint: 'INVALID_ENDPOINT',
   event_types: 'INVALID_EVENT_TYPES',
+  // Endpoint options (the engine's names for them).
+  headers: 'INVALID_HEADERS',
+  timeoutMs: 'INVALID_TIMEOUT_MS',
+  rateLimit: 'INVALID_RATE_LIMIT_PER_SECOND',
 };
 
 /**

@@ -8,9 +8,11 @@ import { HttpError } from './errors.js';
  * in-process callers get the same rules and the same messages.
  */
 
-const CREATE_FIELDS = ['name', 'endpoint', 'event_types', 'description'];
+/** Endpoint options (extensions, docs/endpoint-options.md): optional in both bodies; in a PATCH, null clears one. */
+const OPTION_FIELDS = ['headers', 'timeout_ms', 'rate_limit_per_second'];
+const CREATE_FIELDS = ['name', 'endpoint', 'event_types', 'description', ...OPTION_FIELDS];
 /** `endpoint` is our extension: Kinde's PATCH cannot move a webhook. */
-const PATCH_FIELDS = ['name', 'endpoint', 'event_types', 'description'];
+const PATCH_FIELDS = ['name', 'endpoint', 'event_types', 'description', ...OPTION_FIELDS];
 const ENABLE_FIELDS = ['resume_held'];
 
 /** `POST /api/v1/webhooks` body. */
@@ -23,7 +25,18 @@ export function createInput(body: Record<string, unknown>, environment: string):
     // Any value: the engine checks it against the catalog and answers 400 for what it is not.
     eventTypes: body.event_types as EventType[],
     description: body.description as string | null | undefined,
+    ...optionsInput(body),
   };
+}
+
+/** The endpoint options of a body, in the engine's names (their values are the engine's to judge). */
+function optionsInput(body: Record<string, unknown>): Pick<WebhookInput, 'headers' | 'timeoutMs' | 'rateLimit'> {
+  const out: Pick<WebhookInput, 'headers' | 'timeoutMs' | 'rateLimit'> = {};
+  if (body.headers !== undefined) out.headers = body.headers as Record<string, string> | null;
+  if (body.timeout_ms !== undefined) out.timeoutMs = body.timeout_ms as number | null;
+  const rate = body.rate_limit_per_second;
+  if (rate !== undefined) out.rateLimit = rate === null ? null : { perSecond: rate as number };
+  return out;
 }
 
 /**
@@ -37,6 +50,7 @@ export function patchInput(body: Record<string, unknown>): WebhookPatch {
   if (body.endpoint !== undefined && body.endpoint !== null) patch.endpoint = body.endpoint as string;
   if (body.event_types !== undefined && body.event_types !== null) patch.eventTypes = body.event_types as string[];
   if (body.description !== undefined) patch.description = body.description as string | null;
+  Object.assign(patch, optionsInput(body));
   return patch;
 }
 

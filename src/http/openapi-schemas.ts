@@ -1,3 +1,4 @@
+import { ENDPOINT_LIMITS } from '../endpoint-options.js';
 import { LIMITS } from '../validate.js';
 import type { SUCCESS } from './operations.js';
 
@@ -34,10 +35,31 @@ const eventTypes = {
   description: 'Event type codes (see GET /api/v1/event_types).',
 };
 
+/* Endpoint options (extensions; docs/endpoint-options.md). */
+const headers = {
+  type: 'object',
+  additionalProperties: { type: 'string', maxLength: ENDPOINT_LIMITS.headerValueLength },
+  description:
+    'Extension: up to 20 custom request headers sent with every attempt (names of at most 64 token characters, not content-type, content-length, host, user-agent, traceparent, webhook-* or the connection headers; values of visible ASCII). Values of credential headers (authorization, proxy-authorization, cookie, *-key, *-token, *-secret) are write-only: read as ••••••••, which sent back keeps the stored value; they need the host to set secretsKey (else 400 SECRETS_KEY_REQUIRED).',
+};
+const timeoutMs = {
+  type: ['integer', 'null'],
+  minimum: ENDPOINT_LIMITS.minTimeoutMs,
+  maximum: ENDPOINT_LIMITS.maxTimeoutMs,
+  description: "Extension: this webhook's attempt deadline in milliseconds; null for the engine's.",
+};
+const ratePerSecond = {
+  type: ['integer', 'null'],
+  minimum: ENDPOINT_LIMITS.minPerSecond,
+  maximum: ENDPOINT_LIMITS.maxPerSecond,
+  description: 'Extension: most attempts started per second, across every process; null for no limit.',
+};
+
 export const ERROR_CODES_DOC = [
   '400: INVALID_JSON, INVALID_BODY, UNKNOWN_FIELD, INVALID_NAME, INVALID_DESCRIPTION, INVALID_ENDPOINT, INVALID_EVENT_TYPES,',
   'UNKNOWN_EVENT_TYPE, ENDPOINT_NOT_ALLOWED, INVALID_RESUME_HELD, WEBHOOK_LIMIT_REACHED, INVALID_REQUEST,',
-  'UNKNOWN_PARAMETER, INVALID_STATUS, INVALID_EVENT_TYPE, INVALID_PAGE_SIZE, INVALID_NEXT_TOKEN, INVALID_SINCE, INVALID_UNTIL;',
+  'UNKNOWN_PARAMETER, INVALID_STATUS, INVALID_EVENT_TYPE, INVALID_PAGE_SIZE, INVALID_NEXT_TOKEN, INVALID_SINCE, INVALID_UNTIL,',
+  'INVALID_HEADERS, INVALID_TIMEOUT_MS, INVALID_RATE_LIMIT_PER_SECOND, SECRETS_KEY_REQUIRED;',
   '403: INVALID_CREDENTIALS; 404: ROUTE_NOT_FOUND, WEBHOOK_NOT_FOUND, EVENT_NOT_FOUND, DELIVERY_NOT_FOUND; 405: METHOD_NOT_ALLOWED;',
   '409: WEBHOOK_DISABLED;',
   '413: PAYLOAD_TOO_LARGE; 415: UNSUPPORTED_MEDIA_TYPE; 429: returned by the host, not this library;',
@@ -97,7 +119,11 @@ export const SCHEMAS = {
       event_types: { type: 'array', items: str },
       created_on: time,
       status: { type: 'string', enum: ['enabled', 'disabled'], description: 'Extension.' },
-      disabled_reason: { type: ['string', 'null'], description: 'Extension: `manual`, or `failing` (every delivery failed for 72 hours).' },
+      disabled_reason: {
+        type: ['string', 'null'],
+        description:
+          'Extension: `manual`, `failing` (every delivery failed for 72 hours), or `gone` (the endpoint answered 410 and the host set disableOnGone).',
+      },
       disabled_on: { ...nullableTime, description: 'Extension.' },
       failing_since: { ...nullableTime, description: 'Extension: first failure since the last success; null while healthy.' },
       last_error: { type: ['string', 'null'], description: 'Extension: the last delivery failure seen.' },
@@ -108,13 +134,24 @@ export const SCHEMAS = {
         description:
           'Extension, derived from failing_since: closed (healthy: several attempts at once), or half_open (failing: one attempt at a time per process until a success closes it). A disabled webhook is not attempted at all: see status.',
       },
+      headers,
+      timeout_ms: timeoutMs,
+      rate_limit_per_second: ratePerSecond,
     },
   },
   CreateWebhookRequest: {
     type: 'object',
     additionalProperties: false,
     required: ['endpoint', 'event_types', 'name'],
-    properties: { endpoint, event_types: eventTypes, name, description },
+    properties: {
+      endpoint,
+      event_types: eventTypes,
+      name,
+      description,
+      headers: { ...headers, type: ['object', 'null'] },
+      timeout_ms: timeoutMs,
+      rate_limit_per_second: ratePerSecond,
+    },
   },
   UpdateWebhookRequest: {
     type: 'object',
@@ -125,6 +162,9 @@ export const SCHEMAS = {
       event_types: { ...eventTypes, type: ['array', 'null'] },
       name: { ...name, type: ['string', 'null'] },
       description,
+      headers: { ...headers, type: ['object', 'null'], description: `${headers.description} Replaces the whole set; null clears it.` },
+      timeout_ms: timeoutMs,
+      rate_limit_per_second: ratePerSecond,
     },
   },
   EnableWebhookRequest: {

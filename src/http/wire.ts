@@ -30,6 +30,12 @@ export interface WireWebhook {
    * success); derived from `failing_since`.
    */
   circuit: WebhookCircuit;
+  /** Extension (endpoint options): custom request headers; credential values read as `••••••••`. */
+  headers: Record<string, string>;
+  /** Extension: this webhook's attempt deadline in ms; null for the engine's. */
+  timeout_ms: number | null;
+  /** Extension: most attempts started per second; null for no limit. */
+  rate_limit_per_second: number | null;
 }
 
 export function wireWebhook(w: WebhookRecord): WireWebhook {
@@ -47,6 +53,9 @@ export function wireWebhook(w: WebhookRecord): WireWebhook {
     last_error: w.lastError,
     updated_on: iso(w.updatedAt),
     circuit: circuitOf(w),
+    headers: { ...(w.headers ?? {}) },
+    timeout_ms: w.timeoutMs ?? null,
+    rate_limit_per_second: w.rateLimit?.perSecond ?? null,
   };
 }
 

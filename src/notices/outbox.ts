@@ -119,7 +119,7 @@ export class NoticeOutbox {
       noticeId: notice.id,
       webhook,
       environment: notice.environment,
-      reason: 'failing',
+      reason: webhook.disabledReason === 'gone' ? 'gone' : 'failing',
       failingSince,
       disabledAt,
       lastError,

@@ -56,6 +56,9 @@ describe.each(['direct', 'http'] as const)('management routes (%s)', (mode) => {
         last_error: null,
         updated_on: expect.stringMatching(ISO),
         circuit: 'closed',
+        headers: {},
+        timeout_ms: null,
+        rate_limit_per_second: null,
       },
     ]);
 

@@ -5,6 +5,7 @@ import type { AttemptRecord, DeliveryRecord, EventRecord, WebhookRecord } from '
 import type { RecordAttemptArgs, Store } from '../../src/store.js';
 import { describeLogContract } from './conformance-log.js';
 import { describeNoticeContract } from './conformance-notices.js';
+import { describePaceContract } from './conformance-pace.js';
 import { describePoisonContract } from './conformance-poison.js';
 import { describeTelemetryContract } from './conformance-telemetry.js';
 
@@ -60,6 +61,9 @@ export function webhook(environment: string, overrides: Partial<WebhookRecord> =
     lastError: null,
     createdAt: at,
     updatedAt: at,
+    headers: {},
+    timeoutMs: null,
+    rateLimit: null,
     ...overrides,
   };
 }
@@ -273,6 +277,7 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
 
     describeLogContract(() => s, ready);
     describeNoticeContract(ready, () => t.sibling());
+    describePaceContract(ready, () => t.sibling());
     describeTelemetryContract(ready);
     describePoisonContract(ready);
 

@@ -201,3 +201,70 @@ test('migrating waits while another connection holds the file’s write lock pas
     dir.cleanup();
   }
 });
+
+/**
+ * Migration 17 (endpoint options) on a file the current release wrote (migrations 1 to 14): its
+ * webhooks read with no options and keep delivering, and the options can be set on them.
+ */
+test('migration 17 (endpoint options) upgrades a file of the current release: webhooks without options, then with', async () => {
+  const dir = tempDir();
+  try {
+    const file = dir.file('release.db');
+    const old = await migratedTo(file, 14);
+    await old
+      .insertInto('iw_webhooks')
+      .values({
+        id: 'webhook_1',
+        environment: 'default',
+        name: 'CRM',
+        description: null,
+        endpoint: 'https://example.com/in',
+        event_types: '["user.created"]',
+        status: 'enabled',
+        created_at: 1,
+        updated_at: 1,
+      })
+      .execute();
+    await old
+      .insertInto('iw_events')
+      .values({ id: 'event_1', environment: 'default', type: 'user.created', source: 'api', data: '{}', event_timestamp: 1, created_at: 1 })
+      .execute();
+    await old
+      .insertInto('iw_deliveries')
+      .values({
+        id: 'msg_1',
+        environment: 'default',
+        webhook_id: 'webhook_1',
+        event_id: 'event_1',
+        status: 'pending',
+        attempt_count: 0,
+        next_attempt_at: 1,
+        event_type: 'user.created',
+        created_at: 1,
+        updated_at: 1,
+      })
+      .execute();
+    await old.destroy();
+
+    const store = sqliteStore({ filename: file });
+    try {
+      await store.migrate(10);
+      expect(await store.getWebhook('default', 'webhook_1')).toMatchObject({ headers: {}, timeoutMs: null, rateLimit: null });
+      const [claimed] = await store.claimDue({ now: 10, limit: 10, workerId: 'w', leaseMs: 1000 });
+      expect(claimed!.delivery.id).toBe('msg_1');
+      const patched = await store.updateWebhook(
+        'default',
+        'webhook_1',
+        { headers: { 'X-A': 'b' }, timeoutMs: 5000, rateLimit: { perSecond: 3 } },
+        20,
+      );
+      expect(patched).toMatchObject({ headers: { 'X-A': 'b' }, timeoutMs: 5000, rateLimit: { perSecond: 3 } });
+      const ledger = await store.kysely.selectFrom('iw_migrations').select('version').where('version', '=', 17).execute();
+      expect(ledger).toHaveLength(1);
+    } finally {
+      await store.close();
+    }
+  } finally {
+    dir.cleanup();
+  }
+});

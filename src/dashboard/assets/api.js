@@ -29,6 +29,9 @@
  * @property {string | null} [description]
  * @property {string} endpoint
  * @property {string[]} event_types
+ * @property {Record<string, string>} [headers] Endpoint options (the Advanced section): the whole set.
+ * @property {number | string | null} [timeout_ms] A string is sent as typed, for the server to refuse.
+ * @property {number | string | null} [rate_limit_per_second]
  *
  * @typedef {{ name: 'list' } | { name: 'new' } | { name: 'webhook', id: string }} Route
  *

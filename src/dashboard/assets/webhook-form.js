@@ -6,6 +6,7 @@
  */
 /** @import { ViewContext, Webhook, WebhookFields } from './api.js' */
 
+import { advancedSection } from './advanced.js';
 import { h, replace, uid } from './dom.js';
 import { chooseEvents } from './event-dialog.js';
 import { explain } from './words.js';
@@ -50,6 +51,7 @@ export function webhookForm(context, { webhook, onSave, onCancel }) {
     addEvent,
     eventsSlot,
   );
+  const advanced = advancedSection(webhook);
   const formSlot = h('div', { class: 'slot' });
   let busy = false;
   const form = h(
@@ -59,6 +61,7 @@ export function webhookForm(context, { webhook, onSave, onCancel }) {
     description.wrap,
     endpoint.wrap,
     events,
+    advanced.element,
     formSlot,
     h(
       'div',
@@ -121,13 +124,15 @@ export function webhookForm(context, { webhook, onSave, onCancel }) {
     event.preventDefault();
     if (busy) return; // a double click must not create two webhooks
     busy = true;
-    for (const slot of [name.slot, description.slot, endpoint.slot, eventsSlot, formSlot]) clear(slot);
+    const optionSlots = Object.values(advanced.targets).map((t) => t.slot);
+    for (const slot of [name.slot, description.slot, endpoint.slot, eventsSlot, formSlot, ...optionSlots]) clear(slot);
     try {
       await onSave({
         name: name.control.value,
         description: description.control.value,
         endpoint: endpoint.control.value.trim(),
         event_types: [...selected],
+        ...advanced.values(),
       });
     } catch (error) {
       const { field: which, text } = explain(error);
@@ -138,6 +143,12 @@ export function webhookForm(context, { webhook, onSave, onCancel }) {
       } else if (which === 'event_types') {
         alertIn(eventsSlot, text);
         addEvent.focus();
+      } else if (which !== null && advanced.targets[which] !== undefined) {
+        // An option of the Advanced section: opened, so its error and field show.
+        const option = /** @type {{ slot: HTMLElement, control: HTMLElement }} */ (advanced.targets[which]);
+        advanced.element.open = true;
+        alertIn(option.slot, server(error, text), option.control);
+        option.control.focus();
       } else {
         alertIn(formSlot, text);
       }
@@ -180,6 +191,18 @@ function alertIn(slot, text, control) {
     control.setAttribute('aria-describedby', [control.getAttribute('aria-describedby'), id].filter(Boolean).join(' '));
     slot.dataset.describes = id;
   }
+}
+
+/**
+ * The words for a refused option, and for a refused header the server's own sentence too, which
+ * names the header.
+ *
+ * @param {unknown} error
+ * @param {string} text
+ */
+function server(error, text) {
+  const failure = /** @type {{ code?: string, message?: string } | null} */ (error);
+  return failure?.code === 'INVALID_HEADERS' && failure.message ? `${text} (${failure.message})` : text;
 }
 
 /** @param {HTMLElement} slot */

@@ -37,6 +37,12 @@ export const ERROR_WORDS = Object.freeze({
     null,
     'This option needs secrets stored encrypted, and this server has no key to encrypt them with. Ask its administrator to set one.',
   ],
+  INVALID_HEADERS: [
+    'headers',
+    'Check the headers: at most 20, names of letters, digits and dashes (not Content-Type, Host, User-Agent or webhook-…), values of plain text without line breaks.',
+  ],
+  INVALID_TIMEOUT_MS: ['timeout_ms', 'Enter a timeout from 1 to 30 seconds.'],
+  INVALID_RATE_LIMIT_PER_SECOND: ['rate_limit_per_second', 'Enter a rate limit from 1 to 1000 requests per second.'],
   INVALID_EVENT_TYPES: ['event_types', 'Choose at least one event (at most 50).'],
   UNKNOWN_EVENT_TYPE: ['event_types', 'One of the chosen events is not offered any more. Remove it and try again.'],
   WEBHOOK_LIMIT_REACHED: [
@@ -105,6 +111,7 @@ export function webhookStatus(webhook, formatTime) {
     if (webhook.disabled_reason === 'failing') {
       return { kind: 'failing', text: `Disabled because failing since ${formatTime(webhook.failing_since ?? webhook.disabled_on)}` };
     }
+    if (webhook.disabled_reason === 'gone') return { kind: 'failing', text: 'Disabled because the endpoint answered 410 Gone' };
     return { kind: 'disabled', text: 'Disabled' };
   }
   if (webhook.failing_since) return { kind: 'warning', text: `Enabled, failing since ${formatTime(webhook.failing_since)}` };

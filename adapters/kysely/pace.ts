@@ -1,0 +1,179 @@
+import { type Kysely, sql } from 'kysely';
+import type { ClaimedDelivery, WebhookRecord } from '../../src/model.js';
+import { writeNotice } from './notices.js';
+import { holdPending } from './outcomes.js';
+import { toWebhook } from './rows.js';
+import type { EngineTables, WebhookRow } from './schema.js';
+
+type Db = Kysely<EngineTables>;
+
+/** What a claim needs to know of a webhook's pace (migration 17's columns, as the claim read them). */
+export type PaceState = Pick<WebhookRow, 'rate_limit_per_second' | 'next_start_at'>;
+
+/** Whether a claimed delivery of this webhook must be paced: a rate limit, or a deferral (Retry-After) not yet over. */
+export function isPaced(state: PaceState | undefined, now: number): boolean {
+  if (!state) return false;
+  return state.rate_limit_per_second != null || (state.next_start_at != null && Number(state.next_start_at) > now);
+}
+
+/**
+ * How late a reserved start time may still be used. Later, the delivery reserves again: a claim
+ * that comes after a stall starts at most this long's worth of start times together, so any
+ * window of the pace holds at most that many more than the limit.
+ */
+const LATE_MS = 500;
+
+/** Milliseconds between two starts at `perSecond`, rounded up: never faster than the limit. */
+const stepOf = (perSecond: number) => Math.ceil(1000 / perSecond);
+
+/**
+ * The pace of rate-limited and deferred webhooks, shared by every process through the webhook's
+ * row (docs/endpoint-options.md, decision 028). A claim takes due deliveries as always; those of
+ * a paced webhook then each get a start time, reserved from the webhook's `next_start_at` one
+ * step apart (one atomic update per webhook, so two processes never reserve the same time). A
+ * delivery whose start time has come starts now; the others are given back due at their start
+ * time, with a token (`iw_paced`) that says the time is theirs: the claim that finds one due at
+ * exactly that time starts it without reserving again. So each delivery of a backlog is claimed
+ * at most twice (once to get its time, once at it), and between the two it sits in the due index
+ * at its own time, in nobody's way: a throttled webhook's backlog never holds slots or claims.
+ *
+ * Returns the claimed deliveries that may start now, in their order.
+ */
+export async function paceClaims(
+  db: Db,
+  claimed: ClaimedDelivery[],
+  states: ReadonlyMap<string, PaceState>,
+  now: number,
+  workerId: string,
+): Promise<ClaimedDelivery[]> {
+  const paced = claimed.filter((c) => isPaced(states.get(c.webhook.id), now));
+  if (paced.length === 0) return claimed;
+  const later = new Map<string, number>();
+  await db.transaction().execute(async (trx) => {
+    const ids = paced.map((c) => c.delivery.id);
+    // Tokens are taken whatever they say: a stale one (its delivery since attempted, resent or
+    // deferred) is worth nothing.
+    const tokens = await trx.deleteFrom('iw_paced').where('delivery_id', 'in', ids).returning(['delivery_id', 'slot']).execute();
+    const slotOf = new Map(tokens.map((t) => [t.delivery_id, Number(t.slot)]));
+    const byWebhook = new Map<string, ClaimedDelivery[]>();
+    for (const c of paced) {
+      // Its reserved start time, come (and not long gone: a process that fell behind must not
+      // start a pile of late start times at once, over the pace): it starts now.
+      if (slotOf.get(c.delivery.id) === c.dueAt && now - c.dueAt <= LATE_MS) continue;
+      const list = byWebhook.get(c.webhook.id) ?? [];
+      list.push(c);
+      byWebhook.set(c.webhook.id, list);
+    }
+    for (const [webhookId, list] of byWebhook) {
+      const perSecond = states.get(webhookId)?.rate_limit_per_second;
+      const starts =
+        perSecond == null ? await deferredStart(trx, webhookId, list.length) : await reserve(trx, webhookId, list.length, perSecond, now);
+      list.forEach((c, i) => {
+        const at = starts[i]!;
+        if (at > now) later.set(c.delivery.id, at);
+      });
+    }
+    if (later.size === 0) return;
+    const entries = [...later];
+    // Given back, due at their start time: the lease cleared, only if still ours.
+    const due = sql.join(
+      entries.map(([id, at]) => sql`when ${id} then cast(${at} as bigint)`),
+      sql` `,
+    );
+    await trx
+      .updateTable('iw_deliveries')
+      .set({ locked_by: null, locked_until: null, next_attempt_at: sql`case id ${due} end` })
+      .where(
+        'id',
+        'in',
+        entries.map(([id]) => id),
+      )
+      .where('locked_by', '=', workerId)
+      .where('status', '=', sql.lit('pending'))
+      .execute();
+    const webhookOf = new Map(paced.map((c) => [c.delivery.id, c.webhook.id]));
+    await trx
+      .insertInto('iw_paced')
+      .values(entries.map(([id, at]) => ({ delivery_id: id, webhook_id: webhookOf.get(id)!, slot: at })))
+      .onConflict((oc) => oc.column('delivery_id').doUpdateSet({ slot: (eb) => eb.ref('excluded.slot') }))
+      .execute();
+  });
+  return later.size === 0 ? claimed : claimed.filter((c) => !later.has(c.delivery.id));
+}
+
+/**
+ * Reserves `n` start times one step apart from the webhook's `next_start_at` (or `now`, when that
+ * has passed), a step twice as long while `slow_until` has not: one atomic update of its row.
+ */
+async function reserve(trx: Db, webhookId: string, n: number, perSecond: number, now: number): Promise<number[]> {
+  const step = stepOf(perSecond);
+  const row = await trx
+    .updateTable('iw_webhooks')
+    .set({
+      next_start_at: sql`(case when coalesce(next_start_at, 0) > cast(${now} as bigint) then next_start_at else cast(${now} as bigint) end) + cast(${n} as bigint) * (case when coalesce(slow_until, 0) > cast(${now} as bigint) then cast(${2 * step} as bigint) else cast(${step} as bigint) end)`,
+    })
+    .where('id', '=', webhookId)
+    .returning(['next_start_at', 'slow_until'])
+    .executeTakeFirst();
+  if (!row) return Array.from({ length: n }, () => now); // deleted meanwhile: its deliveries went with it
+  const used = row.slow_until != null && Number(row.slow_until) > now ? 2 * step : step;
+  const first = Number(row.next_start_at) - n * used;
+  return Array.from({ length: n }, (_, i) => first + i * used);
+}
+
+/** A webhook without a rate limit, deferred by a Retry-After: all its deliveries start when the deferral ends. */
+async function deferredStart(trx: Db, webhookId: string, n: number): Promise<number[]> {
+  const row = await trx.selectFrom('iw_webhooks').select('next_start_at').where('id', '=', webhookId).executeTakeFirst();
+  const at = Number(row?.next_start_at ?? 0);
+  return Array.from({ length: n }, () => at);
+}
+
+/**
+ * Store.paceWebhook: a Retry-After moves the webhook's `next_start_at` (never earlier) and voids
+ * the tokens of start times before it; a 429 without one halves its pace until `slowUntil`.
+ */
+export async function paceWebhook(db: Db, webhookId: string, { deferUntil, slowUntil }: { deferUntil?: number; slowUntil?: number }) {
+  await db.transaction().execute(async (trx) => {
+    if (deferUntil !== undefined) {
+      await trx
+        .updateTable('iw_webhooks')
+        .set({
+          next_start_at: sql`case when coalesce(next_start_at, 0) < cast(${deferUntil} as bigint) then cast(${deferUntil} as bigint) else next_start_at end`,
+        })
+        .where('id', '=', webhookId)
+        .execute();
+      await trx.deleteFrom('iw_paced').where('webhook_id', '=', webhookId).where('slot', '<', deferUntil).execute();
+    }
+    if (slowUntil !== undefined) {
+      await trx
+        .updateTable('iw_webhooks')
+        .set({
+          slow_until: sql`case when coalesce(slow_until, 0) < cast(${slowUntil} as bigint) then cast(${slowUntil} as bigint) else slow_until end`,
+        })
+        .where('id', '=', webhookId)
+        .execute();
+    }
+  });
+}
+
+/**
+ * Store.disableGone: a 410 with `disableOnGone` disables the webhook at once, reason `gone`, its
+ * pending deliveries held and its notice written in the same transaction (as the automatic
+ * disable does in outcomes.ts). Only an enabled webhook: the notice goes once.
+ */
+export async function disableGone(db: Db, webhookId: string, now: number): Promise<WebhookRecord | null> {
+  return db.transaction().execute(async (trx) => {
+    const row = await trx
+      .updateTable('iw_webhooks')
+      .set({ status: 'disabled', disabled_reason: 'gone', disabled_at: now, updated_at: now })
+      .where('id', '=', webhookId)
+      .where('status', '=', 'enabled')
+      .returningAll()
+      .executeTakeFirst();
+    if (!row) return null;
+    await holdPending(trx, webhookId, now);
+    const webhook = toWebhook(row);
+    await writeNotice(trx, webhook, now);
+    return webhook;
+  });
+}

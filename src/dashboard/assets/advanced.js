@@ -1,0 +1,218 @@
+/**
+ * The webhook form's Advanced section: a closed <details> holding groups of options, each a
+ * fieldset of its own. Today one group, how the endpoint is called (custom headers, timeout, rate
+ * limit: docs/endpoint-options.md); another group slots in by being added to {@link GROUPS}.
+ * The server judges every value: what the form sends is what was typed, and the server's
+ * refusal appears next to its field, in the words of words.js.
+ */
+/** @import { Webhook, WebhookFields } from './api.js' */
+
+import { h, uid } from './dom.js';
+
+/** Read for every credential value the server holds; sent back unchanged, it keeps the value. */
+export const HEADER_MASK = '••••••••';
+
+/**
+ * @typedef {object} OptionGroup One fieldset of the Advanced section.
+ * @property {HTMLFieldSetElement} element
+ * @property {() => Partial<WebhookFields>} values The group's fields as the API takes them.
+ * @property {Record<string, { slot: HTMLElement, control: HTMLElement }>} targets Where the
+ *   server's refusal of each of its wire fields goes (`explain(error).field`).
+ */
+
+/** @type {ReadonlyArray<(webhook: Webhook | null) => OptionGroup>} */
+export const GROUPS = [endpointOptions];
+
+/**
+ * @param {Webhook | null} webhook
+ * @returns {{ element: HTMLDetailsElement, values: () => Partial<WebhookFields>, targets: OptionGroup['targets'] }}
+ */
+export function advancedSection(webhook) {
+  const groups = GROUPS.map((make) => make(webhook));
+  const element = /** @type {HTMLDetailsElement} */ (
+    h(
+      'details',
+      { class: 'advanced' },
+      h('summary', {}, 'Advanced'),
+      groups.map((g) => g.element),
+    )
+  );
+  // Open from the start when something in it is set, so nothing set is hidden.
+  if (groups.some((g) => Object.values(g.values()).some((v) => v !== null && !(typeof v === 'object' && Object.keys(v).length === 0))))
+    element.open = true;
+  return {
+    element,
+    values: () => Object.assign({}, ...groups.map((g) => g.values())),
+    targets: Object.assign({}, ...groups.map((g) => g.targets)),
+  };
+}
+
+/**
+ * How the endpoint is called: custom headers (rows of name and value, added and removed; a
+ * credential value shows masked once saved), the timeout in seconds and the rate limit.
+ *
+ * @param {Webhook | null} webhook
+ * @returns {OptionGroup}
+ */
+function endpointOptions(webhook) {
+  const rows = h('ul', { class: 'header-rows', 'aria-label': 'Headers' });
+  const addHeader = h('button', { type: 'button', onclick: () => addRow('', '', true) }, 'Add header');
+  const headersSlot = h('div', { class: 'slot' });
+  const headersLabel = uid('headers');
+  const headers = h(
+    'div',
+    { class: 'field', role: 'group', 'aria-labelledby': headersLabel },
+    h('span', { class: 'field-label', id: headersLabel }, 'Headers'),
+    h(
+      'p',
+      { class: 'hint' },
+      'Sent with every request, up to 20. Values of Authorization, Cookie and names ending in -Key, -Token or -Secret are hidden once saved; type a new value to replace one.',
+    ),
+    rows,
+    addHeader,
+    headersSlot,
+  );
+  for (const [name, value] of Object.entries(webhook?.headers ?? {})) addRow(name, value, false);
+
+  const timeoutMs = webhook?.timeout_ms ?? null;
+  const timeout = numberField(
+    'Timeout (seconds)',
+    'timeout',
+    timeoutMs === null ? '' : String(timeoutMs / 1000),
+    'From 1 to 30. Empty: the service’s default.',
+  );
+  const rateValue = webhook?.rate_limit_per_second ?? null;
+  const rate = numberField(
+    'Rate limit (requests per second)',
+    'rate_limit',
+    rateValue === null ? '' : String(rateValue),
+    'From 1 to 1000. Empty: no limit.',
+  );
+
+  const element = /** @type {HTMLFieldSetElement} */ (
+    h('fieldset', { class: 'option-group' }, h('legend', {}, 'Endpoint'), headers, timeout.wrap, rate.wrap)
+  );
+  return {
+    element,
+    values() {
+      /** @type {Record<string, string>} */
+      const set = {};
+      for (const row of rows.querySelectorAll('li')) {
+        const [name, value] = /** @type {NodeListOf<HTMLInputElement>} */ (row.querySelectorAll('input'));
+        if (!name || !value || (name.value === '' && value.value === '')) continue;
+        set[name.value.trim()] = value.value;
+      }
+      return {
+        headers: set,
+        timeout_ms: seconds(timeout.control.value),
+        rate_limit_per_second: whole(rate.control.value),
+      };
+    },
+    targets: {
+      headers: { slot: headersSlot, control: addHeader },
+      timeout_ms: { slot: timeout.slot, control: timeout.control },
+      rate_limit_per_second: { slot: rate.slot, control: rate.control },
+    },
+  };
+
+  /**
+   * @param {string} name
+   * @param {string} value
+   * @param {boolean} focus
+   */
+  function addRow(name, value, focus) {
+    const masked = value === HEADER_MASK;
+    const nameInput = h('input', {
+      name: 'header-name',
+      autocomplete: 'off',
+      spellcheck: 'false',
+      maxlength: 64,
+      value: name,
+      'aria-label': 'Header name',
+      placeholder: 'X-Header-Name',
+    });
+    const valueInput = h('input', {
+      name: 'header-value',
+      autocomplete: 'off',
+      spellcheck: 'false',
+      maxlength: 1024,
+      value,
+      'aria-label': masked ? `Value of ${name} (hidden; type a new value to replace it)` : 'Header value',
+      placeholder: 'value',
+    });
+    // A hidden value is replaced whole: focusing it selects the mask, so typing replaces it.
+    if (masked) valueInput.addEventListener('focus', () => /** @type {HTMLInputElement} */ (valueInput).select());
+    const row = h(
+      'li',
+      { class: 'header-row' },
+      nameInput,
+      valueInput,
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'chip-remove',
+          onclick: () => {
+            const next = row.nextElementSibling ?? row.previousElementSibling;
+            row.remove();
+            /** @type {HTMLElement} */ (next?.querySelector('input') ?? addHeader).focus();
+          },
+        },
+        h('span', { 'aria-hidden': 'true' }, '×'),
+      ),
+    );
+    const remove = /** @type {HTMLButtonElement} */ (row.querySelector('button'));
+    remove.setAttribute('aria-label', name ? `Remove header ${name}` : 'Remove header');
+    nameInput.addEventListener('input', () =>
+      remove.setAttribute('aria-label', `Remove header ${/** @type {HTMLInputElement} */ (nameInput).value}`),
+    );
+    rows.append(row);
+    if (focus) nameInput.focus();
+  }
+}
+
+/**
+ * @param {string} label
+ * @param {string} name
+ * @param {string} value
+ * @param {string} hint
+ */
+function numberField(label, name, value, hint) {
+  const id = uid('field');
+  const control = /** @type {HTMLInputElement} */ (
+    h('input', { id, name, inputmode: 'numeric', autocomplete: 'off', value, 'aria-describedby': `${id}-hint`, class: 'short' })
+  );
+  const slot = h('div', { class: 'slot' });
+  const wrap = h(
+    'div',
+    { class: 'field' },
+    h('label', { for: id }, label),
+    h('p', { class: 'hint', id: `${id}-hint` }, hint),
+    control,
+    slot,
+  );
+  return { wrap, control, slot };
+}
+
+/**
+ * Seconds as typed, in milliseconds; empty is null; anything else is sent as typed, for the
+ * server to refuse in its own words.
+ *
+ * @param {string} text
+ * @returns {number | string | null}
+ */
+function seconds(text) {
+  const t = text.trim();
+  if (t === '') return null;
+  return /^\d+(\.\d+)?$/.test(t) ? Math.round(Number(t) * 1000) : t;
+}
+
+/**
+ * @param {string} text
+ * @returns {number | string | null}
+ */
+function whole(text) {
+  const t = text.trim();
+  if (t === '') return null;
+  return /^\d+$/.test(t) ? Number(t) : t;
+}
