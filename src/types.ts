@@ -115,6 +115,7 @@
  * `2026-03-01T12:00:00.000Z`). Every time comes from the injected Clock.
  */
 import type { CatalogEntry } from './catalog/catalog.js';
+import type { DashboardLinkOptions } from './dashboard-links.js';
 import type {
   AttemptRecord,
   DeliveryRecord,
@@ -279,6 +280,17 @@ export interface Webhooks<Tx = unknown> extends Management, AsyncDisposable {
    * `{prefix}/`), behind the same `authorize`, refusing cross-site writes. See docs/dashboard.md.
    */
   dashboard: (request: Request) => Promise<Response>;
+  /**
+   * A single-use link into the dashboard for one environment, under `dashboard.url`: opening it
+   * starts a session (a cookie scoped to the dashboard, 12 hours by default) and lands on `next`.
+   * A used, expired or forged link answers 403. See docs/dashboard.md, "Links".
+   *
+   * @example
+   * ```ts
+   * const url = await hooks.dashboardLink({ environment: 'org_123', capabilities: ['read'], next: '#/catalog' });
+   * ```
+   */
+  dashboardLink(options: DashboardLinkOptions): Promise<string>;
   /** Signing keys: rotation and what is published (public facts only). See SECURITY.md. */
   keys: {
     /** Publishes `newKey` now, signs with it after the overlap, unpublishes the old key once its tokens are stale. */

@@ -12,6 +12,7 @@ export interface EngineTables {
   iw_attempts: AttemptRow;
   iw_notices: NoticeRow;
   iw_migrations: { version: number; name: string; applied_at: number | string };
+  iw_dashboard_grants: DashboardGrantRow;
 }
 
 type Millis = number | string;
@@ -114,4 +115,16 @@ export interface NoticeRow {
   sent_at: Millis | null;
   created_at: Millis;
   updated_at: Millis;
+}
+
+/** Dashboard link access (migration 20): a minted link or the session it started, by token hash. */
+export interface DashboardGrantRow {
+  id: string;
+  kind: string;
+  environment: string;
+  capability: string;
+  next: string | null;
+  expires_at: Millis;
+  used_at: Millis | null;
+  created_at: Millis;
 }

@@ -65,6 +65,10 @@ export const ERROR_WORDS = Object.freeze({
   ASSET_NOT_FOUND: [null, RELOAD],
   WEBHOOK_DISABLED: [null, 'This webhook is disabled. Enable it first, then try again.'],
   INVALID_CREDENTIALS: [null, 'You are not signed in, or not allowed to manage webhooks here. Sign in again and reload the page.'],
+  READ_ONLY_ACCESS: [
+    null,
+    'You can look but not change anything here: this link gives read-only access. Ask for a link that lets you manage webhooks.',
+  ],
   CROSS_SITE_REQUEST: [null, 'This change was refused because it did not come from this page. Reload the page and try again.'],
   PAYLOAD_TOO_LARGE: [null, 'That is too much text. Shorten the description and try again.'],
   SERVICE_UNAVAILABLE: [null, 'The service is restarting. Try again in a moment.'],
