@@ -257,6 +257,8 @@ export interface Management {
     resend(id: string, options?: EnvironmentOption): Promise<DeliveryRecord>;
   };
   eventTypes: { list(): CatalogEntry[] };
+  /** What a receiver needs to verify an environment's deliveries: `iss` and where its keys are served. */
+  verification: { get(options?: EnvironmentOption): { issuer: string; jwksUrl: string } };
 }
 
 /** The engine a host embeds. See `createWebhooks`. */
