@@ -134,6 +134,7 @@ export function pageHtml(
 export function linkPageHtml(prefix: string, assets: AssetSet, locale: string, to: string | null): string {
   const words = wordsFor(locale);
   const css = escapeHtml(`${prefix}/assets/${assets.lookup('page.css')!.asset.hashedName}`);
+  const icon = escapeHtml(`${prefix}/assets/${assets.lookup('icon.svg')!.asset.hashedName}`);
   const head = [
     '<!doctype html>',
     `<html lang="${escapeHtml(locale)}">`,
@@ -143,6 +144,7 @@ export function linkPageHtml(prefix: string, assets: AssetSet, locale: string, t
     '<meta name="color-scheme" content="light dark">',
     to ? `<meta http-equiv="refresh" content="0;url=${escapeHtml(to)}">` : '',
     `<title>${escapeHtml(to ? words.webhooks : words.linkTitle)}</title>`,
+    `<link rel="icon" href="${icon}" type="image/svg+xml">`,
     `<link rel="stylesheet" href="${css}">`,
     '</head>',
     '<body><main>',
