@@ -107,6 +107,10 @@
  *   behind `authorize` (the only other `api` is the event source `'api'`).
  * - **dashboard**: the web page the host mounts for its account holders (`hooks.dashboard`, the
  *   `<webhooks-dashboard>` element), over the management API (retired: "portal").
+ * - **dashboard link**: a single-use address into the dashboard for one environment that the host
+ *   mints (`hooks.dashboardLink`); opening it starts a **dashboard session** (a cookie scoped to the
+ *   dashboard, bounded in time) with a **capability**: `read` (sees everything, changes nothing) or
+ *   `manage`.
  *
  * **Times.** One unit per surface. The JavaScript API (records, options, `ManualClock`) uses
  * milliseconds since the Unix epoch, the Clock's unit; where a time is an argument, a `Date` is

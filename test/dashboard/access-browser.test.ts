@@ -96,7 +96,7 @@ describe.runIf(run)('issue 38 views in Chromium', () => {
         await context.close();
       }
     }
-  });
+  }, 120_000);
 
   test('the catalog by keyboard alone: the filter narrows it, a schema opens with Enter', async () => {
     const { page, context } = await openDashboard(browser, host);

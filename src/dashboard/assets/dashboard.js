@@ -179,9 +179,10 @@ class WebhooksDashboard extends HTMLElement {
     replace(
       shell.nav,
       this.getAttribute('capabilities') === 'read' ? h('p', { class: 'read-only' }, t('shell.readOnly')) : null,
-      route.name === 'catalog'
-        ? null
-        : h('button', { type: 'button', class: 'link', onclick: () => this.#navigate({ name: 'catalog' }) }, t('nav.catalog')),
+      // On the list only: the other views keep their own order of stops for the keyboard.
+      route.name === 'list'
+        ? h('button', { type: 'button', class: 'link', onclick: () => this.#navigate({ name: 'catalog' }) }, t('nav.catalog'))
+        : null,
     );
     // For the host's own timing (and bench/dashboard-load.mjs): when each view was on screen.
     performance.mark('webhooks-dashboard:render', { detail: route.name });
@@ -196,7 +197,7 @@ class WebhooksDashboard extends HTMLElement {
  * @property {ShadowRoot} root
  * @property {HTMLElement} main Where views are shown.
  * @property {HTMLElement} notice The live status line.
- * @property {HTMLElement} nav What every view offers: the event catalog; a read-only session's note.
+ * @property {HTMLElement} nav Above every view: a read-only session's note; on the list, the way to the event catalog.
  * @property {Promise<unknown>} styled Settles once the stylesheet loaded (or failed to).
  * @property {Client} client
  */

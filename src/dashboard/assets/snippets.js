@@ -5,6 +5,9 @@
  * shown, against a real delivery. Each listens on PORT (default 3000) and prints
  * `verified <type> <webhook-id>` for a delivery it accepted.
  *
+ * (The programs' own imports use double quotes: the dashboard's structure test reads single-quoted
+ * `from '…'` in this file as this module's imports.)
+ *
  * Keyed by the webhook's format: a webhook in the Standard Webhooks format (`format:
  * 'standard-webhooks'`) is verified with its signing secret instead of the key set.
  */
@@ -27,8 +30,8 @@ function jwtSnippets({ issuer, jwksUrl }) {
       id: 'node-receiver',
       label: 'Node.js (identity-webhooks/receiver)',
       install: 'npm install identity-webhooks',
-      code: `import http from 'node:http';
-import { createReceiver, createVerifier } from 'identity-webhooks/receiver';
+      code: `import http from "node:http";
+import { createReceiver, createVerifier } from "identity-webhooks/receiver";
 
 // Checks the RS256 signature with the keys at ${jwksUrl},
 // the issuer, the timestamp, and answers a webhook-id seen before without running it again.
@@ -56,8 +59,8 @@ http
       id: 'node-kinde',
       label: 'Node.js (@kinde/webhooks)',
       install: 'npm install @kinde/webhooks',
-      code: `import http from 'node:http';
-import { decodeWebhook } from '@kinde/webhooks';
+      code: `import http from "node:http";
+import { decodeWebhook } from "@kinde/webhooks";
 
 http
   .createServer(async (req, res) => {
@@ -158,8 +161,8 @@ function standardWebhooksSnippets() {
       id: 'node-standardwebhooks',
       label: 'Node.js (standardwebhooks)',
       install: 'npm install standardwebhooks',
-      code: `import http from 'node:http';
-import { Webhook } from 'standardwebhooks';
+      code: `import http from "node:http";
+import { Webhook } from "standardwebhooks";
 
 // The webhook's signing secret (whsec_…), from its settings.
 const webhook = new Webhook(process.env.WEBHOOK_SECRET);
