@@ -1,7 +1,8 @@
 // Screenshots of every view of the dashboard, for a person to look at (they assert nothing):
 //   npm run screenshots        (builds first; Chromium at $CHROMIUM_PATH or /usr/bin/chromium)
 // writes .tmp/dashboard/*.png (the list, the add form with its dialog open and with an error, a
-// webhook with its log; 1280 and 360 px; light and dark) and docs/dashboard.png, the README's.
+// webhook with its log, the event catalog; 1280 and 360 px; light and dark), docs/dashboard.png, the
+// README's, and docs/dashboard-catalog-{light,dark}.png (docs/dashboard.md).
 // It runs the built package (dist/) as a host would: a SQLite file, the dashboard on node:http,
 // a cookie session, and a receiver on 127.0.0.1 that fails some deliveries so the log shows both.
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -138,6 +139,16 @@ async function main() {
       if (width === 1280 && colorScheme === 'light') {
         await page.setViewportSize({ width: 1100, height: 1180 });
         await page.screenshot({ path: README_IMAGE, fullPage: false });
+      }
+      await page.goto(`${url}#/catalog`);
+      await page.getByRole('heading', { name: 'Event catalog' }).waitFor();
+      const created = page.getByRole('article', { name: 'user.created' });
+      await created.getByText('Example data').click();
+      await page.mouse.move(0, 0);
+      await page.screenshot({ path: name('catalog'), fullPage: true });
+      if (width === 1280) {
+        await page.setViewportSize({ width: 1100, height: 1000 });
+        await page.screenshot({ path: `docs/dashboard-catalog-${colorScheme}.png`, fullPage: false });
       }
       await context.close();
     }

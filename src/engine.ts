@@ -1,4 +1,5 @@
 import { createDashboard } from './dashboard/handler.js';
+import { DashboardLinks } from './dashboard-links.js';
 import { Dispatcher } from './delivery/dispatch.js';
 import { httpTransport } from './delivery/transport.js';
 import { createEmit } from './emit.js';
@@ -90,6 +91,7 @@ export function createWebhooks<Tx = unknown>(options: WebhooksOptions<Tx>): Webh
     clock,
     catalog: o.catalog,
     guard: o.guard,
+    issuer: o.issuer,
     maxWebhooks: o.maxWebhooks,
     wake,
     emitTo,
@@ -97,11 +99,24 @@ export function createWebhooks<Tx = unknown>(options: WebhooksOptions<Tx>): Webh
   });
   const jwks = () => keys.jwks();
   const handler = createHandler({ management, jwks, authorize: options.authorize, onError });
+  const dashboardOptions = options.dashboard;
+  const links = new DashboardLinks({ access, clock, url: dashboardOptions?.url, sessionTtlMs: dashboardOptions?.sessionTtlMs });
+  // Requests under a link's session: the same routes, answered for the session's environment.
+  const sessions = new WeakMap<Request, { environment: string }>();
+  const sessionHandler = createHandler({ management, jwks, authorize: (request) => sessions.get(request) ?? null, onError });
   const dashboard = createDashboard({
-    api: handler,
+    api: (request, session) => {
+      if (!session) return handler(request);
+      sessions.set(request, session);
+      return sessionHandler(request);
+    },
     authorize: options.authorize,
     onError,
-    allowedOrigins: options.dashboard?.allowedOrigins,
+    allowedOrigins: dashboardOptions?.allowedOrigins,
+    links,
+    secureCookies: dashboardOptions?.url?.startsWith('https:') ?? false,
+    theme: dashboardOptions?.theme,
+    locale: dashboardOptions?.locale,
   });
 
   let closed = false;
@@ -110,6 +125,7 @@ export function createWebhooks<Tx = unknown>(options: WebhooksOptions<Tx>): Webh
     jwks,
     handler,
     dashboard,
+    dashboardLink: (linkOptions) => links.mint(linkOptions),
     emit,
     async start() {
       if (!options.authorize) {

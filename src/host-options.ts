@@ -5,6 +5,7 @@
 import type { MeterProvider, TracerProvider } from '@opentelemetry/api';
 import type { EventTypeDefinition } from './catalog/catalog.js';
 import type { Clock } from './clock.js';
+import type { DashboardTheme } from './dashboard/look.js';
 import type { BackoffOptions } from './delivery/backoff.js';
 import type { GuardOptions, Resolver } from './delivery/guard/guard.js';
 import type { Transport } from './delivery/transport.js';
@@ -84,6 +85,18 @@ export interface WebhooksOptions<Tx = unknown> {
      * `http://…`). Every other cross-site write is refused with 403.
      */
     allowedOrigins?: string[];
+    /**
+     * Where the dashboard is mounted, e.g. `https://auth.example.com/settings/webhooks`: the
+     * address `hooks.dashboardLink` mints links under (required for links; their session cookie
+     * is `Secure` when it is https).
+     */
+    url?: string;
+    /** How long a session started by a link lasts. Default 12 hours, at most 7 days. */
+    sessionTtlMs?: number;
+    /** The look: `{ name, logo, accent, mode }` (docs/dashboard.md, "Theming"). */
+    theme?: DashboardTheme;
+    /** A fixed locale (`en`, `fr`, `de`). Default: each request's Accept-Language. */
+    locale?: 'en' | 'fr' | 'de';
   };
 }
 

@@ -4,6 +4,8 @@ export type { CatalogEntry } from './catalog/catalog.js';
 export type { JsonSchema } from './catalog/schema.js';
 export type { Clock, TimerHandle } from './clock.js';
 export { ManualClock, systemClock } from './clock.js';
+export type { DashboardTheme } from './dashboard/look.js';
+export type { DashboardCapability, DashboardLinkOptions } from './dashboard-links.js';
 export type { BackoffOptions } from './delivery/backoff.js';
 export { DEFAULT_BACKOFF_SCHEDULE } from './delivery/backoff.js';
 export type { AddressCategory, AddressClass } from './delivery/guard/address.js';

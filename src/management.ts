@@ -19,6 +19,8 @@ export interface ManagementDeps {
   clock: Clock;
   catalog: Catalog;
   guard: Guard;
+  /** `iss` per environment (the `issuer` option). */
+  issuer(environment: string): string;
   maxWebhooks(environment: string): number | null;
   /** Tells the scheduler that work may be due now (held deliveries resumed). */
   wake(): void;
@@ -206,6 +208,13 @@ export function createManagement(deps: ManagementDeps): Management {
     },
     deliveries,
     eventTypes: { list: () => catalog.list() },
+    verification: {
+      get(options) {
+        const issuer = deps.issuer(env(options));
+        // Where the engine's handler serves the key set under the issuer (receiver/verifier.ts reads the same).
+        return { issuer, jwksUrl: `${issuer.replace(/\/+$/, '')}/.well-known/jwks` };
+      },
+    },
   };
 }
 

@@ -147,3 +147,23 @@ export interface NoticeRecord {
   /** What the notifier is told. */
   info: { webhook: WebhookRecord; failingSince: number; disabledAt: number; lastError: string | null };
 }
+
+/**
+ * Dashboard link access (issue 38): a single-use link the host minted (`hooks.dashboardLink`), or
+ * the session it started. Stored by the SHA-256 of its random token, never the token itself
+ * (docs/decisions/031-dashboard-link-access.md).
+ */
+export interface DashboardGrantRecord {
+  /** Hex SHA-256 of the token in the link or the session cookie. */
+  id: string;
+  kind: 'link' | 'session';
+  environment: string;
+  /** `read` (sees everything, changes nothing) or `manage`. */
+  capability: 'read' | 'manage';
+  /** A link's deep link (a path under the dashboard's prefix, or a `#/…` view); null on sessions. */
+  next: string | null;
+  expiresAt: number;
+  /** When a link was opened; null until then, and on sessions. */
+  usedAt: number | null;
+  createdAt: number;
+}

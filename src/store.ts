@@ -1,6 +1,7 @@
 import type {
   AttemptRecord,
   ClaimedDelivery,
+  DashboardGrantRecord,
   DeliveryRecord,
   DeliveryStatus,
   EventRecord,
@@ -165,6 +166,22 @@ export interface Store<Tx = unknown> {
    * the automatic disable. The webhook when this call disabled it, else null (already disabled).
    */
   disableGone?(webhookId: string, now: number): Promise<WebhookRecord | null>;
+  // Dashboard link access (issue 38, migration 20). Optional: a store without them cannot mint
+  // links (`hooks.dashboardLink` throws), and the dashboard then knows only the host's `authorize`.
+  /** Stores a minted link; also deletes up to 100 grants that expired before `now`. */
+  insertDashboardGrant?(grant: DashboardGrantRecord, now: number): Promise<void>;
+  /**
+   * In one transaction: marks the link `linkId` used if it is unused and unexpired at `now`, and
+   * stores `session` (environment and capability copied from the link). Null when the link is
+   * unknown, used or expired: nothing is written then.
+   */
+  redeemDashboardLink?(
+    linkId: string,
+    session: Pick<DashboardGrantRecord, 'id' | 'expiresAt'>,
+    now: number,
+  ): Promise<DashboardGrantRecord | null>;
+  /** The session `id` when it exists and has not expired at `now`. */
+  getDashboardSession?(id: string, now: number): Promise<DashboardGrantRecord | null>;
 }
 
 export interface WebhookPatch {

@@ -118,6 +118,10 @@
  *   behind `authorize` (the only other `api` is the event source `'api'`).
  * - **dashboard**: the web page the host mounts for its account holders (`hooks.dashboard`, the
  *   `<webhooks-dashboard>` element), over the management API (retired: "portal").
+ * - **dashboard link**: a single-use address into the dashboard for one environment that the host
+ *   mints (`hooks.dashboardLink`); opening it starts a **dashboard session** (a cookie scoped to the
+ *   dashboard, bounded in time) with a **capability**: `read` (sees everything, changes nothing) or
+ *   `manage`.
  *
  * **Times.** One unit per surface. The JavaScript API (records, options, `ManualClock`) uses
  * milliseconds since the Unix epoch, the Clock's unit; where a time is an argument, a `Date` is
@@ -126,6 +130,7 @@
  * `2026-03-01T12:00:00.000Z`). Every time comes from the injected Clock.
  */
 import type { CatalogEntry } from './catalog/catalog.js';
+import type { DashboardLinkOptions } from './dashboard-links.js';
 import type {
   AttemptRecord,
   DeliveryRecord,
@@ -279,6 +284,8 @@ export interface Management {
     resend(id: string, options?: EnvironmentOption): Promise<DeliveryRecord>;
   };
   eventTypes: { list(): CatalogEntry[] };
+  /** What a receiver needs to verify an environment's deliveries: `iss` and where its keys are served. */
+  verification: { get(options?: EnvironmentOption): { issuer: string; jwksUrl: string } };
 }
 
 /** The engine a host embeds. See `createWebhooks`. */
@@ -302,6 +309,17 @@ export interface Webhooks<Tx = unknown> extends Management, AsyncDisposable {
    * `{prefix}/`), behind the same `authorize`, refusing cross-site writes. See docs/dashboard.md.
    */
   dashboard: (request: Request) => Promise<Response>;
+  /**
+   * A single-use link into the dashboard for one environment, under `dashboard.url`: opening it
+   * starts a session (a cookie scoped to the dashboard, 12 hours by default) and lands on `next`.
+   * A used, expired or forged link answers 403. See docs/dashboard.md, "Links".
+   *
+   * @example
+   * ```ts
+   * const url = await hooks.dashboardLink({ environment: 'org_123', capabilities: ['read'], next: '#/catalog' });
+   * ```
+   */
+  dashboardLink(options: DashboardLinkOptions): Promise<string>;
   /** Signing keys: rotation and what is published (public facts only). See SECURITY.md. */
   keys: {
     /** Publishes `newKey` now, signs with it after the overlap, unpublishes the old key once its tokens are stale. */

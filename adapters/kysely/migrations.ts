@@ -382,6 +382,27 @@ export const MIGRATIONS: readonly Migration[] = [
       await db.schema.createIndex('iw_paced_webhook').on('iw_paced').column('webhook_id').execute();
     },
   },
+  {
+    version: 20,
+    name: 'dashboard link access: links and sessions by token hash',
+    async up(db) {
+      // One table for both: a link and the session it starts differ only in kind and lifetime.
+      // The key is the SHA-256 of the random token (docs/decisions/031-dashboard-link-access.md).
+      await db.schema
+        .createTable('iw_dashboard_grants')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('kind', 'text', (c) => c.notNull())
+        .addColumn('environment', 'text', (c) => c.notNull())
+        .addColumn('capability', 'text', (c) => c.notNull())
+        .addColumn('next', 'text')
+        .addColumn('expires_at', 'bigint', (c) => c.notNull())
+        .addColumn('used_at', 'bigint')
+        .addColumn('created_at', 'bigint', (c) => c.notNull())
+        .execute();
+      // What the clean-up on each mint reads: the oldest expired grants first.
+      await db.schema.createIndex('iw_dashboard_grants_expiry').on('iw_dashboard_grants').column('expires_at').execute();
+    },
+  },
 ];
 
 /**

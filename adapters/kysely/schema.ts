@@ -14,6 +14,7 @@ export interface EngineTables {
   iw_migrations: { version: number; name: string; applied_at: number | string };
   /** Deliveries given back to a reserved start time (migration 17, adapters/kysely/pace.ts). */
   iw_paced: { delivery_id: string; webhook_id: string; slot: Millis };
+  iw_dashboard_grants: DashboardGrantRow;
 }
 
 type Millis = number | string;
@@ -122,4 +123,16 @@ export interface NoticeRow {
   sent_at: Millis | null;
   created_at: Millis;
   updated_at: Millis;
+}
+
+/** Dashboard link access (migration 20): a minted link or the session it started, by token hash. */
+export interface DashboardGrantRow {
+  id: string;
+  kind: string;
+  environment: string;
+  capability: string;
+  next: string | null;
+  expires_at: Millis;
+  used_at: Millis | null;
+  created_at: Millis;
 }

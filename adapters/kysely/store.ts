@@ -1,6 +1,6 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { LimitReachedError, WebhookDisabledError } from '../../src/errors.js';
-import type { ClaimedDelivery, DeliveryRecord, EventRecord, NoticeRecord, WebhookRecord } from '../../src/model.js';
+import type { ClaimedDelivery, DashboardGrantRecord, DeliveryRecord, EventRecord, NoticeRecord, WebhookRecord } from '../../src/model.js';
 import type {
   ClaimArgs,
   Claimed,
@@ -15,6 +15,7 @@ import type {
   WebhookPatch,
 } from '../../src/store.js';
 import { storable } from '../../src/validate.js';
+import { getSession, insertGrant, redeemLink } from './dashboard-grants.js';
 import { NEXT_DELIVERY, NEXT_NOTICE } from './due.js';
 import { listPage, recoverBatch, resend } from './log.js';
 import { runMigrations } from './migrations.js';
@@ -505,6 +506,21 @@ export class KyselyStore implements Store<HostTransaction> {
       counts[step] = n;
     }
     return counts;
+  }
+
+  // Dashboard link access (issue 38): adapters/kysely/dashboard-grants.ts.
+  async insertDashboardGrant(grant: DashboardGrantRecord, now: number): Promise<void> {
+    await insertGrant(this.db, grant, now);
+  }
+
+  async redeemDashboardLink(linkId: string, session: Pick<DashboardGrantRecord, 'id' | 'expiresAt'>, now: number) {
+    if (!known(linkId, session.id)) return null;
+    return redeemLink(this.db, linkId, session, now);
+  }
+
+  async getDashboardSession(id: string, now: number): Promise<DashboardGrantRecord | null> {
+    if (!known(id)) return null;
+    return getSession(this.db, id, now);
   }
 }
 

@@ -2,11 +2,17 @@ import { type Authorize, authorizeRequest } from '../http/auth.js';
 import { wireError } from '../http/errors.js';
 import { type AssetSet, loadAssets } from './assets.js';
 import { allowedOriginSet, contentTypeRefusal, crossSiteRefusal } from './cross-site.js';
-import { pageHtml, SECURITY_HEADERS } from './page.js';
+import { type DashboardTheme, localeFor, lookOf } from './look.js';
+import { CONTENT_SECURITY_POLICY, linkPageHtml, pageHtml, SECURITY_HEADERS } from './page.js';
+import { type DashboardSession, SESSION_COOKIE } from './session.js';
 
 export interface DashboardDeps {
-  /** The management API handler (`hooks.handler`); it matches the `…/api/v1/…` tail of the path. */
-  api: (request: Request) => Promise<Response>;
+  /**
+   * The management API handler (`hooks.handler`); it matches the `…/api/v1/…` tail of the path.
+   * With `session` (a request under a link's session), it must answer for that environment
+   * instead of asking `authorize` (the engine passes a handler that does).
+   */
+  api: (request: Request, session?: { environment: string }) => Promise<Response>;
   /** The host's authorization hook, the same one the API uses (undefined = everything 403). */
   authorize: Authorize | undefined;
   onError(message: string, error: unknown): void;
@@ -16,6 +22,18 @@ export interface DashboardDeps {
    * admin app on another origin that embeds the element. Exact origins, no paths.
    */
   allowedOrigins?: readonly string[];
+  /** Link access (`hooks.dashboardLink`): opens links once and finds the sessions they started. */
+  links?: {
+    redeem(token: string): Promise<{ sessionToken: string; session: DashboardSession; next: string | null } | null>;
+    session(request: Request): Promise<DashboardSession | null>;
+    readonly sessionTtlMs: number;
+  };
+  /** Session cookies are `Secure` when true, or when the request itself came over https. */
+  secureCookies?: boolean;
+  /** The host's look: name, logo, accent, light or dark (see look.ts). */
+  theme?: DashboardTheme;
+  /** A fixed locale (`en`, `fr`, `de`); default: each request's Accept-Language. */
+  locale?: string;
 }
 
 const ASSET_DIR = new URL('./assets/', import.meta.url);
@@ -46,6 +64,13 @@ export function createDashboard(deps: DashboardDeps): (request: Request) => Prom
   if (typeof deps?.api !== 'function') throw new TypeError('dashboard: api must be the management handler');
   if (typeof deps.onError !== 'function') throw new TypeError('dashboard: onError must be a function');
   const allowedOrigins = allowedOriginSet(deps.allowedOrigins);
+  const look = lookOf(deps.theme, deps.locale);
+  const headers = {
+    ...SECURITY_HEADERS,
+    'content-security-policy': look.logoOrigin
+      ? CONTENT_SECURITY_POLICY.replace("img-src 'self'", `img-src 'self' ${look.logoOrigin}`)
+      : CONTENT_SECURITY_POLICY,
+  };
   // Read on first use, so a host that never mounts the dashboard never touches the files; a
   // failed read is tried again by the next request rather than remembered.
   let assets: Promise<AssetSet> | undefined;
@@ -57,10 +82,10 @@ export function createDashboard(deps: DashboardDeps): (request: Request) => Prom
 
   return async (request) => {
     try {
-      return secured(await route(request));
+      return secured(await route(request), headers);
     } catch (error) {
       deps.onError('unexpected error in the dashboard handler', error);
-      return secured(wireError(500, 'INTERNAL_ERROR', 'internal error'));
+      return secured(wireError(500, 'INTERNAL_ERROR', 'internal error'), headers);
     }
   };
 
@@ -77,7 +102,13 @@ export function createDashboard(deps: DashboardDeps): (request: Request) => Prom
         const refusal = contentTypeRefusal(request);
         if (refusal) return refusal;
       }
-      return deps.api(request);
+      // A link's session answers for its environment; without one, the host's authorize as ever.
+      const session = await sessionOf(request);
+      if (!session) return deps.api(request);
+      if (!reading && session.capability !== 'manage') {
+        return wireError(403, 'READ_ONLY_ACCESS', 'this session may look but not change anything');
+      }
+      return deps.api(request, { environment: session.environment });
     }
     if (!reading)
       return wireError(405, 'METHOD_NOT_ALLOWED', `${request.method.slice(0, 16)} is not allowed here`, {
@@ -85,22 +116,68 @@ export function createDashboard(deps: DashboardDeps): (request: Request) => Prom
       });
     const set = await loaded();
     if (target.kind === 'asset') return assetResponse(request, set, target.name);
-    try {
-      await authorizeRequest(deps.authorize, request, deps.onError);
-    } catch {
-      // The refusal says nothing of why, and carries no page: no names, no ids, not even the markup.
-      return new Response('Forbidden: you may not manage webhooks here.\n', {
-        status: 403,
-        headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' },
-      });
+    const locale = localeFor(look, request);
+    if (target.kind === 'link') return openLink(request, url, set, target, locale);
+    const session = await sessionOf(request);
+    if (!session) {
+      try {
+        await authorizeRequest(deps.authorize, request, deps.onError);
+      } catch {
+        // The refusal says nothing of why, and carries no page: no names, no ids, not even the markup.
+        const ended = request.headers.get('cookie')?.includes(`${SESSION_COOKIE}=`) && deps.links;
+        return new Response(
+          ended
+            ? 'Forbidden: your session from a dashboard link has ended. Open the dashboard again from where you found the link, or ask for a new link.\n'
+            : 'Forbidden: you may not manage webhooks here.\n',
+          { status: 403, headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' } },
+        );
+      }
     }
-    const body = request.method === 'HEAD' ? null : pageHtml(target.prefix, set);
+    const capability = session?.capability ?? 'manage';
+    const body = request.method === 'HEAD' ? null : pageHtml(target.prefix, set, { locale, theme: look.theme, capability });
     // no-store: the page is answered per caller, and names this release's assets.
     return new Response(body, { headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' } });
   }
+
+  async function sessionOf(request: Request): Promise<DashboardSession | null> {
+    if (!deps.links || !request.headers.get('cookie')?.includes(`${SESSION_COOKIE}=`)) return null;
+    return deps.links.session(request);
+  }
+
+  /**
+   * `GET {prefix}/link/{token}`: a link opened once starts a session (a cookie scoped to the
+   * prefix) and moves on to its `next`; a used, expired or forged one answers 403 and what to do.
+   */
+  async function openLink(request: Request, url: URL, set: AssetSet, target: { prefix: string; token: string }, locale: string) {
+    const html = { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' };
+    // HEAD must not spend the link (a link checker, a preview).
+    const opened = request.method === 'HEAD' || !deps.links ? null : await deps.links.redeem(target.token);
+    if (!opened) {
+      return new Response(request.method === 'HEAD' ? null : linkPageHtml(target.prefix, set, locale, null), {
+        status: 403,
+        headers: html,
+      });
+    }
+    const to = opened.next ?? `${target.prefix}/`;
+    const secure = deps.secureCookies || url.protocol === 'https:';
+    const cookie = [
+      `${SESSION_COOKIE}=${opened.sessionToken}`,
+      `Path=${target.prefix || '/'}`,
+      // The browser forgets it with the session; the stored expiry is what the server goes by.
+      `Max-Age=${Math.ceil(deps.links!.sessionTtlMs / 1000)}`,
+      'HttpOnly',
+      'SameSite=Strict',
+      secure ? 'Secure' : '',
+    ].filter(Boolean);
+    return new Response(linkPageHtml(target.prefix, set, locale, to), { headers: { ...html, 'set-cookie': cookie.join('; ') } });
+  }
 }
 
-type Target = { kind: 'api' } | { kind: 'asset'; name: string } | { kind: 'page'; prefix: string };
+type Target =
+  | { kind: 'api' }
+  | { kind: 'asset'; name: string }
+  | { kind: 'link'; prefix: string; token: string }
+  | { kind: 'page'; prefix: string };
 
 /**
  * What a path asks for. The mount prefix is not configured, so it is read off the path: the API
@@ -114,6 +191,9 @@ function locate(pathname: string): Target {
   }
   if (segments.length >= 3 && segments.at(-2) === 'assets' && segments.at(-1)!.includes('.')) {
     return { kind: 'asset', name: segments.at(-1)! };
+  }
+  if (segments.length >= 3 && segments.at(-2) === 'link' && /^[A-Za-z0-9_-]{1,200}$/.test(segments.at(-1)!)) {
+    return { kind: 'link', prefix: segments.slice(0, -2).join('/'), token: segments.at(-1)! };
   }
   return { kind: 'page', prefix: pathname.replace(/\/+$/, '') };
 }
@@ -132,8 +212,8 @@ function assetResponse(request: Request, set: AssetSet, name: string): Response 
 }
 
 /** The same response with the dashboard's security headers added (the API's own are kept). */
-function secured(response: Response): Response {
+function secured(response: Response, extra: Readonly<Record<string, string>>): Response {
   const headers = new Headers(response.headers);
-  for (const [key, value] of Object.entries(SECURITY_HEADERS)) headers.set(key, value);
+  for (const [key, value] of Object.entries(extra)) headers.set(key, value);
   return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
 }

@@ -11,4 +11,6 @@
 
 export type { DashboardDeps } from './handler.js';
 export { createDashboard } from './handler.js';
+export type { DashboardTheme } from './look.js';
 export { CONTENT_SECURITY_POLICY } from './page.js';
+export type { DashboardCapability, DashboardSession } from './session.js';

@@ -1,4 +1,5 @@
 import type { AssetSet } from './assets.js';
+import type { DashboardTheme } from './look.js';
 
 /**
  * What every dashboard response carries. Nothing loads from elsewhere (`default-src 'self'`, no
@@ -31,25 +32,81 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = Object.freeze(
   'cross-origin-opener-policy': 'same-origin',
 });
 
+/** Who is looking, in what language and look: what the page tells the element. */
+export interface PageOptions {
+  locale: string;
+  theme: Readonly<DashboardTheme>;
+  /** `read` hides every control that would change something (the API refuses them anyway). */
+  capability: 'read' | 'manage';
+}
+
+/** The full page's heading and title, per locale (the element's own words are in assets/words*.js). */
+const PAGE_WORDS: Record<
+  string,
+  { settings: string; webhooks: string; linkTitle: string; linkRefused: string; linkWhat: string; open: string }
+> = {
+  en: {
+    settings: 'Settings',
+    webhooks: 'Webhooks',
+    linkTitle: 'This link cannot be used',
+    linkRefused: 'This link has expired or was already used: each link opens the dashboard once.',
+    linkWhat: 'Go back to where you found it and ask for a new one.',
+    open: 'Open the webhooks dashboard',
+  },
+  fr: {
+    settings: 'Paramètres',
+    webhooks: 'Webhooks',
+    linkTitle: 'Ce lien ne peut pas être utilisé',
+    linkRefused: 'Ce lien a expiré ou a déjà servi : chaque lien n’ouvre le tableau de bord qu’une fois.',
+    linkWhat: 'Retournez là où vous l’avez trouvé et demandez-en un nouveau.',
+    open: 'Ouvrir le tableau de bord des webhooks',
+  },
+  de: {
+    settings: 'Einstellungen',
+    webhooks: 'Webhooks',
+    linkTitle: 'Dieser Link kann nicht verwendet werden',
+    linkRefused: 'Dieser Link ist abgelaufen oder wurde bereits benutzt: Jeder Link öffnet das Dashboard nur einmal.',
+    linkWhat: 'Gehen Sie dorthin zurück, wo Sie ihn gefunden haben, und fordern Sie einen neuen an.',
+    open: 'Webhooks-Dashboard öffnen',
+  },
+};
+const wordsFor = (locale: string) => PAGE_WORDS[locale] ?? PAGE_WORDS.en!;
+
 /**
  * The full page: the element in a minimal document. Every address is absolute, computed from the
  * request path, so the page works at `{prefix}` and at `{prefix}/` alike. The modules the list
  * needs are preloaded, so the browser fetches them in parallel rather than one import at a time.
  */
-export function pageHtml(prefix: string, assets: AssetSet): string {
+export function pageHtml(
+  prefix: string,
+  assets: AssetSet,
+  options: PageOptions = { locale: 'en', theme: {}, capability: 'manage' },
+): string {
   const at = (name: string) => escapeHtml(`${prefix}/assets/${assets.lookup(name)!.asset.hashedName}`);
   const preloads = assets
     .staticGraph('dashboard.js')
     .filter((a) => a.name !== 'dashboard.js')
     .map((a) => `<link rel="modulepreload" href="${escapeHtml(`${prefix}/assets/${a.hashedName}`)}">`);
+  const { theme, locale, capability } = options;
+  const words = wordsFor(locale);
+  const mode = theme.mode === 'light' || theme.mode === 'dark' ? theme.mode : null;
+  const attributes = [
+    `api="${escapeHtml(`${prefix}/api/v1`)}"`,
+    'history',
+    `locale="${escapeHtml(locale)}"`,
+    mode ? `theme="${mode}"` : '',
+    theme.accent ? `accent="${escapeHtml(theme.accent)}"` : '',
+    capability === 'read' ? 'capabilities="read"' : '',
+  ].filter(Boolean);
+  const brand = theme.name ?? words.settings;
   return [
     '<!doctype html>',
-    '<html lang="en">',
+    `<html lang="${escapeHtml(locale)}"${mode ? ` data-theme="${mode}"` : ''}>`,
     '<head>',
     '<meta charset="utf-8">',
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
-    '<meta name="color-scheme" content="light dark">',
-    '<title>Webhooks</title>',
+    `<meta name="color-scheme" content="${mode ?? 'light dark'}">`,
+    `<title>${escapeHtml(theme.name ? `${words.webhooks} · ${theme.name}` : words.webhooks)}</title>`,
     // An icon of our own, or the browser asks the host's /favicon.ico (outside the prefix).
     `<link rel="icon" href="${at('icon.svg')}" type="image/svg+xml">`,
     `<link rel="stylesheet" href="${at('page.css')}">`,
@@ -60,14 +117,48 @@ export function pageHtml(prefix: string, assets: AssetSet): string {
     '<body>',
     // The element's own headings start at h2 (it is made to sit inside a host's page); the full
     // page gives it the h1 a screen reader expects: where in the host's settings this is.
-    '<main><h1>Settings</h1>',
-    `<webhooks-dashboard api="${escapeHtml(`${prefix}/api/v1`)}" history></webhooks-dashboard></main>`,
+    `<main><h1>${theme.logo ? `<img class="logo" src="${escapeHtml(theme.logo)}" alt="" height="28"> ` : ''}${escapeHtml(brand)}</h1>`,
+    `<webhooks-dashboard ${attributes.join(' ')}></webhooks-dashboard></main>`,
     '</body>',
     '</html>',
     '',
   ].join('\n');
 }
 
+/**
+ * What opening a link answers. Refused (`to` null): 403 and what to do. Accepted: a page that
+ * moves on to `to` by itself (a meta refresh, not a 303: a navigation this page starts is
+ * same-site, so the browser sends the new SameSite=Strict cookie with it, where a redirect that
+ * ends a chain begun on another site, an email, would not), with a link for the reader who needs it.
+ */
+export function linkPageHtml(prefix: string, assets: AssetSet, locale: string, to: string | null): string {
+  const words = wordsFor(locale);
+  const css = escapeHtml(`${prefix}/assets/${assets.lookup('page.css')!.asset.hashedName}`);
+  const icon = escapeHtml(`${prefix}/assets/${assets.lookup('icon.svg')!.asset.hashedName}`);
+  const head = [
+    '<!doctype html>',
+    `<html lang="${escapeHtml(locale)}">`,
+    '<head>',
+    '<meta charset="utf-8">',
+    '<meta name="viewport" content="width=device-width, initial-scale=1">',
+    '<meta name="color-scheme" content="light dark">',
+    to ? `<meta http-equiv="refresh" content="0;url=${escapeHtml(to)}">` : '',
+    `<title>${escapeHtml(to ? words.webhooks : words.linkTitle)}</title>`,
+    `<link rel="icon" href="${icon}" type="image/svg+xml">`,
+    `<link rel="stylesheet" href="${css}">`,
+    '</head>',
+    '<body><main>',
+  ];
+  const body = to
+    ? [`<h1>${escapeHtml(words.webhooks)}</h1>`, `<p><a href="${escapeHtml(to)}">${escapeHtml(words.open)}</a></p>`]
+    : [
+        `<h1>${escapeHtml(words.webhooks)}</h1>`,
+        `<h2>${escapeHtml(words.linkTitle)}</h2>`,
+        `<p>${escapeHtml(words.linkRefused)}</p>`,
+        `<p>${escapeHtml(words.linkWhat)}</p>`,
+      ];
+  return [...head.filter(Boolean), ...body, '</main></body>', '</html>', ''].join('\n');
+}
 function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }

@@ -44,6 +44,8 @@ export const HTTP_ERROR_CODES = [
   // 403
   'INVALID_CREDENTIALS',
   'CROSS_SITE_REQUEST',
+  // dashboard link access: a `read` session may not change anything
+  'READ_ONLY_ACCESS',
   // 404
   'ROUTE_NOT_FOUND',
   'NOT_FOUND',

@@ -296,11 +296,20 @@ export const SCHEMAS = {
             name: str,
             origin: str,
             schema: { type: 'object', description: 'JSON Schema of the event data.' },
+            example: { type: 'object', description: 'Extension: sample `data` of this type (what a test event carries).' },
           },
         },
       },
     },
     ['event_types'],
+  ),
+  GetVerificationResponse: envelope(
+    ['OK'],
+    {
+      issuer: { type: 'string', description: 'The `iss` of every token sent to this environment.' },
+      jwks_url: { type: 'string', description: 'Where the public keys that verify them are served.' },
+    },
+    ['issuer', 'jwks_url'],
   ),
   Jwks: {
     type: 'object',

@@ -99,6 +99,11 @@ const OPS: Record<string, Op> = {
   },
   GetEvent: { summary: 'Get an event', response: 'GetEventResponse', errors: ['NotFound'] },
   GetEventTypes: { summary: 'List event types', response: 'GetEventTypesResponse', errors: [] },
+  GetVerification: {
+    summary: "What a receiver needs to verify this environment's deliveries: issuer and JWKS URL (extension)",
+    response: 'GetVerificationResponse',
+    errors: [],
+  },
 };
 
 const json = (schema: string) => ({ 'application/json': { schema: { $ref: `#/components/schemas/${schema}` } } });

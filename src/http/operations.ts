@@ -87,6 +87,12 @@ export async function getEvent({ management, environment, params }: OperationCon
   return ok('OK', { event: wireEvent(event) });
 }
 
+/** Extension: the issuer and JWKS URL a receiver verifies this environment's deliveries with (the dashboard's "How to verify"). */
+export async function getVerification({ management, environment }: OperationContext): Promise<Response> {
+  const { issuer, jwksUrl } = management.verification.get({ environment });
+  return ok('OK', { issuer, jwks_url: jwksUrl });
+}
+
 export async function listEventTypes({ management }: OperationContext): Promise<Response> {
   return ok('OK', { event_types: management.eventTypes.list().map(wireEventType) });
 }

@@ -65,7 +65,8 @@ export function wireEvent(e: EventRecord) {
 }
 
 export function wireEventType(t: CatalogEntry) {
-  return { id: t.id, code: t.code, name: t.name, origin: t.origin, schema: t.schema };
+  // `example` is ours (the dashboard's event catalog shows it); Kinde's clients ignore a field they do not know.
+  return { id: t.id, code: t.code, name: t.name, origin: t.origin, schema: t.schema, example: t.example };
 }
 
 /**

@@ -64,7 +64,7 @@ describe('the page', () => {
     expect(res.headers.get('referrer-policy')).toBe('no-referrer');
     const html = await res.text();
     expect(html).toMatch(new RegExp(`<script type="module" src="${PREFIX}/assets/dashboard\\.[0-9a-f]{12}\\.js"></script>`));
-    expect(html).toContain(`<webhooks-dashboard api="${PREFIX}/api/v1" history>`);
+    expect(html).toContain(`<webhooks-dashboard api="${PREFIX}/api/v1" history `);
     // What the list needs is preloaded; the other views are not (they load on demand).
     expect(html).toMatch(/<link rel="modulepreload" href="[^"]+\/list-view\.[0-9a-f]{12}\.js">/);
     expect(html).not.toContain('detail-view');
@@ -74,7 +74,7 @@ describe('the page', () => {
 
   test('mounted at the root, and under a prefix with characters that need escaping', async () => {
     const { call } = await setup();
-    expect(await (await call('/')).text()).toContain('<webhooks-dashboard api="/api/v1" history>');
+    expect(await (await call('/')).text()).toContain('<webhooks-dashboard api="/api/v1" history ');
     const odd = await (await call("/a'b/c%22d/")).text();
     expect(odd).toContain('api="/a&#39;b/c%22d/api/v1"');
   });

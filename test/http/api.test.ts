@@ -142,7 +142,16 @@ describe.each(['direct', 'http'] as const)('management routes (%s)', (mode) => {
     expect(missing.json.errors[0].code).toBe('EVENT_NOT_FOUND');
   });
 
-  test('GET /api/v1/event_types: id, code, name, origin, schema', async () => {
+  test('GET /api/v1/verification: the issuer and JWKS URL a receiver verifies with', async () => {
+    const { engine, api } = await setup(mode);
+    const res = await api('GET', '/api/v1/verification');
+    expect(res.status).toBe(200);
+    const { issuer, jwksUrl } = engine.hooks.verification.get({ environment: 'env-a' });
+    expect(res.json).toMatchObject({ code: 'OK', issuer, jwks_url: jwksUrl });
+    expect(res.json.jwks_url).toBe(`${issuer.replace(/\/+$/, '')}/.well-known/jwks`);
+  });
+
+  test('GET /api/v1/event_types: id, code, name, origin, schema, and our sample data', async () => {
     const { engine, api } = await setup(mode);
     const res = await api('GET', '/api/v1/event_types');
     expect(res.status).toBe(200);
@@ -153,6 +162,7 @@ describe.each(['direct', 'http'] as const)('management routes (%s)', (mode) => {
       name: expect.any(String),
       origin: 'kinde',
       schema: expect.objectContaining({ type: 'object' }),
+      example: expect.objectContaining({ user: expect.any(Object) }),
     });
   });
 
@@ -345,6 +355,7 @@ test('OpenAPI document: served publicly at /api/v1/openapi.json, servers follow 
     '/api/v1/event_types',
     '/api/v1/events/{event_id}',
     '/api/v1/openapi.json',
+    '/api/v1/verification',
     '/api/v1/webhooks',
     '/api/v1/webhooks/{webhook_id}',
     '/api/v1/webhooks/{webhook_id}/deliveries',

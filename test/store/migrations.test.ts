@@ -268,3 +268,39 @@ test('migration 17 (endpoint options) upgrades a file of the current release: we
     dir.cleanup();
   }
 });
+
+test('migration 20 (dashboard links) adds its table to a database an earlier release wrote, rows kept', async () => {
+  const dir = tempDir();
+  try {
+    const file = dir.file('before-links.db');
+    const old = await migratedTo(file, 19);
+    await old
+      .insertInto('iw_events')
+      .values({ id: 'event_1', environment: 'default', type: 'role.created', source: 'api', data: '{}', event_timestamp: 1, created_at: 1 })
+      .execute();
+    await old.destroy();
+    const store = sqliteStore({ filename: file });
+    await store.migrate(10);
+    expect(await store.getEvent('default', 'event_1')).toMatchObject({ type: 'role.created' });
+    const link = {
+      id: 'h1',
+      kind: 'link',
+      environment: 'default',
+      capability: 'manage',
+      next: null,
+      expiresAt: 100,
+      usedAt: null,
+      createdAt: 10,
+    } as const;
+    await store.insertDashboardGrant(link, 10);
+    expect(await store.redeemDashboardLink('h1', { id: 'h2', expiresAt: 200 }, 11)).toMatchObject({
+      kind: 'session',
+      environment: 'default',
+    });
+    const versions = (await store.kysely.selectFrom('iw_migrations').select('version').execute()).map((r) => Number(r.version));
+    expect(versions).toEqual(MIGRATIONS.map((m) => m.version));
+    await store.close();
+  } finally {
+    dir.cleanup();
+  }
+});

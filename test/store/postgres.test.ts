@@ -527,6 +527,33 @@ describe('postgres: migrations', () => {
     expect(await claim(until, 'new')).toEqual([]);
   });
 
+  test('migration 20 (dashboard links) adds its table to a schema an earlier release wrote, rows kept', async () => {
+    const { store } = await fresh({ migrate: false });
+    const run = async (q: string, parameters: unknown[] = []) =>
+      (await store.kysely.executeQuery<any>(CompiledQuery.raw(q, parameters))).rows;
+    await run('create table iw_migrations (version integer primary key, name text not null, applied_at bigint not null)');
+    for (const m of MIGRATIONS.filter((m) => m.version < 20)) {
+      await m.up(store.kysely, 'postgres');
+      await run('insert into iw_migrations (version, name, applied_at) values ($1, $2, $3)', [m.version, m.name, T0]);
+    }
+    const hook = webhook('env_a');
+    await store.createWebhook(hook, { maxWebhooks: null });
+    await store.migrate(T0 + 20);
+    expect(await store.getWebhook('env_a', hook.id)).toMatchObject({ id: hook.id });
+    const link = {
+      id: 'h1',
+      kind: 'link',
+      environment: 'env_a',
+      capability: 'read',
+      next: null,
+      expiresAt: T0 + 100,
+      usedAt: null,
+      createdAt: T0,
+    } as const;
+    await store.insertDashboardGrant(link, T0);
+    expect(await store.redeemDashboardLink('h1', { id: 'h2', expiresAt: T0 + 200 }, T0 + 1)).toMatchObject({ capability: 'read' });
+  });
+
   test('several stores migrating one empty schema at once: one applies, all succeed', async () => {
     const { url, open } = await fresh({ migrate: false });
     const stores = Array.from({ length: 5 }, () => open());

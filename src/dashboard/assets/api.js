@@ -33,7 +33,7 @@
  * @property {number | string | null} [timeout_ms] A string is sent as typed, for the server to refuse.
  * @property {number | string | null} [rate_limit_per_second]
  *
- * @typedef {{ name: 'list' } | { name: 'new' } | { name: 'webhook', id: string }} Route
+ * @typedef {{ name: 'list' } | { name: 'new' } | { name: 'webhook', id: string } | { name: 'catalog' }} Route
  *
  * @typedef {object} ViewContext What a view may do: call the API, go elsewhere, say something,
  *   open dialogs in the element's shadow root.
@@ -101,6 +101,8 @@ export function createClient(element) {
   const id = encodeURIComponent;
   /** @type {Promise<EventType[]> | undefined} */
   let eventTypes;
+  /** @type {Promise<{ issuer: string, jwks_url: string }> | undefined} */
+  let verification;
   return {
     /** @returns {Promise<Webhook[]>} */
     listWebhooks: () => call('GET', '/webhooks').then((r) => r.webhooks ?? []),
@@ -129,6 +131,17 @@ export function createClient(element) {
         },
       );
       return eventTypes;
+    },
+    /**
+     * The issuer and JWKS URL receivers verify with (How to verify): asked once per element.
+     * @returns {Promise<{ issuer: string, jwks_url: string }>}
+     */
+    verification: () => {
+      verification ??= call('GET', '/verification').catch((error) => {
+        verification = undefined;
+        throw error;
+      });
+      return verification;
     },
     /**
      * @param {string} webhookId

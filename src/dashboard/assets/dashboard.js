@@ -8,14 +8,17 @@
  *
  * Attributes: `api` (the management API's base, default: `api/v1` beside the `assets/` folder this
  * script came from); `history` (keep the view in the address's #fragment, so Back works; the full
- * page sets it). Properties: `headers` and `fetch` (see api.js). Themed with `--wd-*` custom
- * properties (see dashboard.css).
+ * page sets it); `locale` (`en`, `fr`, `de`; default: the page's `lang`, then the browser's
+ * language); `theme` (`light` or `dark` forces one; default: the reader's `prefers-color-scheme`);
+ * `accent` (a CSS colour); `capabilities="read"` (hides every control that would change
+ * something: a read-only link's session). Properties: `headers` and `fetch` (see api.js). Themed
+ * with `--wd-*` custom properties (see dashboard.css).
  */
 /** @import { Client, FetchOption, HeadersOption, Route, ViewContext } from './api.js' */
 import { createClient } from './api.js';
 import { h, replace } from './dom.js';
 import { renderList } from './list-view.js';
-import { explain } from './words.js';
+import { explain, t, useLocale } from './words.js';
 
 const STYLESHEET = new URL('./dashboard.css', import.meta.url).href;
 const DEFAULT_API = new URL('../api/v1', import.meta.url).href;
@@ -23,6 +26,7 @@ const DEFAULT_API = new URL('../api/v1', import.meta.url).href;
 // page); the other views load on first use, or when the browser is idle after the first render.
 const detailView = () => import('./detail-view.js');
 const newView = () => import('./new-view.js');
+const catalogView = () => import('./catalog-view.js');
 
 /**
  * How a view gets focus once shown: false (first load: the page keeps its own focus), 'heading'
@@ -42,6 +46,8 @@ class WebhooksDashboard extends HTMLElement {
   /** @type {Route} */
   #route = { name: 'list' };
   #renders = 0;
+  /** @type {Promise<string> | undefined} The locale's table, loaded once before the first render. */
+  #locale;
   #onHash = () => void this.#show(routeFromHash(), { focus: 'heading' });
 
   /** Headers for every API call: an object, or a function returning one (or a promise of one). */
@@ -77,6 +83,10 @@ class WebhooksDashboard extends HTMLElement {
       window.addEventListener('hashchange', this.#onHash);
       this.#route = routeFromHash();
     }
+    this.#locale ??= useLocale(this.getAttribute('locale') || document.documentElement.lang || navigator.language);
+    // Set through the CSSOM (the page's CSP allows no style attribute): it crosses into the shadow root.
+    const accent = this.getAttribute('accent');
+    if (accent) this.style.setProperty('--wd-accent', accent);
     void this.#show(this.#route, { focus: false });
   }
 
@@ -96,8 +106,9 @@ class WebhooksDashboard extends HTMLElement {
     });
     const notice = h('p', { class: 'notice', role: 'status' });
     const main = h('div', { class: 'dashboard', 'aria-busy': 'true' }, h('p', { class: 'loading' }, 'Loading…'));
-    root.append(link, notice, main);
-    this.#shell = { root, main, notice, styled, client: createClient(this) };
+    const nav = h('nav', { class: 'shell-nav' });
+    root.append(link, notice, nav, main);
+    this.#shell = { root, main, notice, nav, styled, client: createClient(this) };
     return this.#shell;
   }
 
@@ -153,8 +164,10 @@ class WebhooksDashboard extends HTMLElement {
     /** @type {HTMLElement} */
     let view;
     try {
+      await this.#locale;
       if (route.name === 'webhook') view = await (await detailView()).renderDetail(context, route.id);
       else if (route.name === 'new') view = await (await newView()).renderNew(context);
+      else if (route.name === 'catalog') view = await (await catalogView()).renderCatalog(context);
       else view = await renderList(context);
     } catch (error) {
       view = errorView(context, error);
@@ -163,6 +176,14 @@ class WebhooksDashboard extends HTMLElement {
     if (render !== this.#renders) return; // a later navigation won
     replace(shell.main, view);
     shell.main.removeAttribute('aria-busy');
+    replace(
+      shell.nav,
+      this.getAttribute('capabilities') === 'read' ? h('p', { class: 'read-only' }, t('shell.readOnly')) : null,
+      // On the list only: the other views keep their own order of stops for the keyboard.
+      route.name === 'list'
+        ? h('button', { type: 'button', class: 'link', onclick: () => this.#navigate({ name: 'catalog' }) }, t('nav.catalog'))
+        : null,
+    );
     // For the host's own timing (and bench/dashboard-load.mjs): when each view was on screen.
     performance.mark('webhooks-dashboard:render', { detail: route.name });
     if (render === 1) (window.requestIdleCallback ?? setTimeout)(() => Promise.all([detailView(), newView()]).catch(() => {}));
@@ -176,6 +197,7 @@ class WebhooksDashboard extends HTMLElement {
  * @property {ShadowRoot} root
  * @property {HTMLElement} main Where views are shown.
  * @property {HTMLElement} notice The live status line.
+ * @property {HTMLElement} nav Above every view: a read-only session's note; on the list, the way to the event catalog.
  * @property {Promise<unknown>} styled Settles once the stylesheet loaded (or failed to).
  * @property {Client} client
  */
@@ -188,9 +210,9 @@ function errorView(context, error) {
   return h(
     'section',
     { class: 'view' },
-    h('h2', { tabindex: -1 }, 'Webhooks'),
+    h('h2', { tabindex: -1 }, t('shell.title')),
     h('p', { class: 'error', role: 'alert' }, explain(error).text),
-    h('button', { type: 'button', onclick: () => context.navigate({ name: 'list' }) }, 'Back to all webhooks'),
+    h('button', { type: 'button', onclick: () => context.navigate({ name: 'list' }) }, t('shell.back')),
   );
 }
 
@@ -198,12 +220,14 @@ function errorView(context, error) {
 function routeFromHash() {
   const match = /^#\/webhooks\/([^/]+)$/.exec(location.hash);
   if (match?.[1] !== undefined) return { name: 'webhook', id: decodeURIComponent(match[1]) };
+  if (location.hash === '#/catalog') return { name: 'catalog' };
   return location.hash === '#/new' ? { name: 'new' } : { name: 'list' };
 }
 
 /** @param {Route} route */
 function hashFromRoute(route) {
   if (route.name === 'webhook') return `#/webhooks/${encodeURIComponent(route.id)}`;
+  if (route.name === 'catalog') return '#/catalog';
   return route.name === 'new' ? '#/new' : '#/';
 }
 

@@ -139,7 +139,11 @@ export function deliveryLog(context, webhookId) {
       'Attempts',
     );
     const slot = h('div', { class: 'slot' });
-    const resend = h('button', { type: 'button', 'data-delivery': delivery.id, onclick: () => doResend(delivery, slot) }, 'Resend');
+    const resend = h(
+      'button',
+      { type: 'button', 'data-delivery': delivery.id, 'data-write': '', onclick: () => doResend(delivery, slot) },
+      'Resend',
+    );
     const last = delivery.last_status_code ? `HTTP ${delivery.last_status_code}` : delivery.last_error;
     return h(
       'li',

@@ -6,8 +6,9 @@
 import { deliveryLog } from './delivery-log.js';
 import { formatTime, h, openModal, uid } from './dom.js';
 import { testEventPanel } from './test-event.js';
+import { verifyPanel } from './verify-panel.js';
 import { webhookForm } from './webhook-form.js';
-import { explain, webhookStatus } from './words.js';
+import { explain, t, webhookStatus } from './words.js';
 
 /**
  * @param {ViewContext} context
@@ -21,10 +22,10 @@ export async function renderDetail(context, id) {
   const enabled = webhook.status === 'enabled';
   const toggle = h(
     'button',
-    { type: 'button', 'data-focus': 'toggle', onclick: () => setEnabled(!enabled) },
+    { type: 'button', 'data-focus': 'toggle', 'data-write': '', onclick: () => setEnabled(!enabled) },
     enabled ? 'Disable' : 'Enable',
   );
-  const remove = h('button', { type: 'button', class: 'danger', onclick: () => confirmDelete(remove) }, 'Delete');
+  const remove = h('button', { type: 'button', class: 'danger', 'data-write': '', onclick: () => confirmDelete(remove) }, 'Delete');
   const log = deliveryLog(context, webhook.id);
 
   const settings = webhookForm(context, {
@@ -50,9 +51,11 @@ export async function renderDetail(context, id) {
     section(
       'Send a test event',
       testEventPanel(context, webhook, () => log.refresh()),
+      true,
     ),
     section('Delivery log', log.element),
-    section('Settings', settings),
+    section(t('verify.title'), verifyPanel(context, webhook)),
+    section('Settings', settings, true),
   );
 
   /** @param {boolean} on */
@@ -114,8 +117,9 @@ export async function renderDetail(context, id) {
 /**
  * @param {string} title
  * @param {HTMLElement} content
+ * @param {boolean} [write] Only for those who may change things: hidden from a read-only session.
  */
-function section(title, content) {
+function section(title, content, write = false) {
   const id = uid('section');
-  return h('section', { class: 'panel', 'aria-labelledby': id }, h('h3', { id }, title), content);
+  return h('section', { class: 'panel', 'aria-labelledby': id, 'data-write': write ? '' : null }, h('h3', { id }, title), content);
 }

@@ -7,6 +7,8 @@
  * Props: `on*` are listeners; `value`, `checked`, `disabled`, `hidden` and `open` are set as
  * properties; `null`, `undefined` and `false` are left out; the rest are attributes.
  */
+import { locale } from './words.js';
+
 const PROPERTIES = new Set(['value', 'checked', 'disabled', 'hidden', 'selected']);
 
 /**
@@ -67,7 +69,18 @@ let nextId = 0;
 /** A unique id inside the shadow root, for label/aria wiring. @param {string} stem */
 export const uid = (stem) => `${stem}-${++nextId}`;
 
-const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+/** @type {Intl.DateTimeFormat | undefined} */
+let dateTimeFormat;
+/** Dates and times in the page's locale (words.js `useLocale`), in the reader's own zone. */
+const dateTime = {
+  /** @param {Date} date */
+  format(date) {
+    if (dateTimeFormat?.resolvedOptions().locale.split('-')[0] !== locale()) {
+      dateTimeFormat = new Intl.DateTimeFormat(locale(), { dateStyle: 'medium', timeStyle: 'medium' });
+    }
+    return dateTimeFormat.format(date);
+  },
+};
 
 /**
  * An ISO time as a `<time>` in the reader's locale and zone.

@@ -6,7 +6,7 @@
  */
 /** @import { EventType, ViewContext } from './api.js' */
 import { h, openModal, uid } from './dom.js';
-import { resourceLabel } from './words.js';
+import { resourceLabel, t } from './words.js';
 
 /**
  * Resolves with the chosen codes (catalog order), or null when the dialog was dismissed.
@@ -35,6 +35,8 @@ export async function chooseEvents(context, selected, opener) {
     { class: 'dialog-body' },
     h('h2', { id: titleId }, 'Add events'),
     h('p', { class: 'hint', id: hintId }, 'The webhook receives every event you check.'),
+    // In a new tab: the choice being made here stays as it is.
+    h('p', {}, h('a', { href: '#/catalog', target: '_blank', rel: 'noopener' }, t('dialog.catalogLink'))),
     h(
       'div',
       { class: 'groups' },

@@ -13,7 +13,7 @@ export async function renderList(context) {
     'div',
     { class: 'bar' },
     h('h2', { tabindex: -1 }, 'Webhooks'),
-    h('button', { type: 'button', class: 'primary', onclick: () => context.navigate({ name: 'new' }) }, 'Add webhook'),
+    h('button', { type: 'button', class: 'primary', 'data-write': '', onclick: () => context.navigate({ name: 'new' }) }, 'Add webhook'),
   );
   if (webhooks.length === 0) {
     return h(

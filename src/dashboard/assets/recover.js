@@ -20,6 +20,7 @@ export function recoverForm(context, webhookId, onRecovered) {
     'button',
     {
       type: 'button',
+      'data-write': '',
       'aria-expanded': 'false',
       'aria-controls': formId,
       onclick: () => show(opener.getAttribute('aria-expanded') !== 'true'),

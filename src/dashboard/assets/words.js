@@ -71,6 +71,10 @@ export const ERROR_WORDS = Object.freeze({
   ASSET_NOT_FOUND: [null, RELOAD],
   WEBHOOK_DISABLED: [null, 'This webhook is disabled. Enable it first, then try again.'],
   INVALID_CREDENTIALS: [null, 'You are not signed in, or not allowed to manage webhooks here. Sign in again and reload the page.'],
+  READ_ONLY_ACCESS: [
+    null,
+    'You can look but not change anything here: this link gives read-only access. Ask for a link that lets you manage webhooks.',
+  ],
   CROSS_SITE_REQUEST: [null, 'This change was refused because it did not come from this page. Reload the page and try again.'],
   PAYLOAD_TOO_LARGE: [null, 'That is too much text. Shorten the description and try again.'],
   SERVICE_UNAVAILABLE: [null, 'The service is restarting. Try again in a moment.'],
@@ -91,10 +95,10 @@ export function explain(error) {
   const code = failure?.code;
   if (code !== undefined && Object.hasOwn(ERROR_WORDS, code)) {
     const [field, text] = ERROR_WORDS[/** @type {keyof typeof ERROR_WORDS} */ (code)];
-    return { field, text };
+    return { field, text: current.errors[code] ?? text };
   }
   const status = failure?.status ?? 0;
-  if (status >= 500 || !status) return { field: null, text: OUR_SIDE };
+  if (status >= 500 || !status) return { field: null, text: current.errors.INTERNAL_ERROR ?? OUR_SIDE };
   // A 4xx of the host's own (a 429 in front of the API): its message is the best we have.
   return { field: null, text: failure?.message || 'The request was refused.' };
 }
@@ -109,16 +113,21 @@ export function explain(error) {
 export function webhookStatus(webhook, formatTime) {
   if (webhook.status === 'disabled') {
     if (webhook.disabled_reason === 'failing') {
-      return { kind: 'failing', text: `Disabled because failing since ${formatTime(webhook.failing_since ?? webhook.disabled_on)}` };
+      return { kind: 'failing', text: t('status.disabledFailing', { since: formatTime(webhook.failing_since ?? webhook.disabled_on) }) };
     }
-    if (webhook.disabled_reason === 'gone') return { kind: 'failing', text: 'Disabled because the endpoint answered 410 Gone' };
-    return { kind: 'disabled', text: 'Disabled' };
+    if (webhook.disabled_reason === 'gone') return { kind: 'failing', text: t('status.disabledGone') };
+    return { kind: 'disabled', text: t('status.disabled') };
   }
-  if (webhook.failing_since) return { kind: 'warning', text: `Enabled, failing since ${formatTime(webhook.failing_since)}` };
-  return { kind: 'enabled', text: 'Enabled' };
+  if (webhook.failing_since) return { kind: 'warning', text: t('status.failing', { since: formatTime(webhook.failing_since) }) };
+  return { kind: 'enabled', text: t('status.enabled') };
 }
 
-/** @type {Readonly<Record<string, string>>} */
+/**
+ * Delivery statuses in words; the current locale's replace these when it loads (useLocale), so
+ * views that read it after that speak the locale.
+ *
+ * @type {Record<string, string>}
+ */
 export const DELIVERY_STATUS = {
   pending: 'Pending',
   held: 'Held (webhook disabled)',
@@ -139,3 +148,97 @@ export function resourceLabel(code) {
 
 /** @type {(n: number, one: string, many: string) => string} */
 export const plural = (n, one, many) => `${n} ${n === 1 ? one : many}`;
+
+/**
+ * Every other string of the page, by key, in English: the table each locale translates
+ * (words-fr.js, words-de.js: the same keys, test/dashboard/words.test.ts checks). `{name}` is
+ * filled in by `t`.
+ */
+export const UI = Object.freeze({
+  'status.enabled': 'Enabled',
+  'status.disabled': 'Disabled',
+  'status.failing': 'Enabled, failing since {since}',
+  'status.disabledFailing': 'Disabled because failing since {since}',
+  'status.disabledGone': 'Disabled because the endpoint answered 410 Gone',
+  'shell.loading': 'Loading…',
+  'shell.title': 'Webhooks',
+  'shell.back': 'Back to all webhooks',
+  'shell.readOnly': 'You can look but not change anything here.',
+  'nav.all': 'All webhooks',
+  'nav.catalog': 'Event catalog',
+  'catalog.title': 'Event catalog',
+  'catalog.intro': 'Every event a webhook can receive: what it means, the JSON Schema of its data, and an example.',
+  'catalog.count': '{count} event types',
+  'catalog.filter': 'Filter events',
+  'catalog.none': 'No event type matches “{query}”.',
+  'catalog.origin': 'Defined by {origin}',
+  'catalog.schema': 'JSON Schema of data',
+  'catalog.example': 'Example data',
+  'copy.button': 'Copy',
+  'copy.done': 'Copied to the clipboard.',
+  'copy.failed': 'Could not copy: select the text and copy it yourself.',
+  'dialog.catalogLink': 'What each event contains: the event catalog',
+  'verify.title': 'How to verify',
+  'verify.intro':
+    'Each delivery’s body is a JWT signed with RS256. Check its signature with the public keys at the JWKS URL and its issuer, then deduplicate on the webhook-id header.',
+  'verify.introStandard':
+    'This webhook uses the Standard Webhooks format: check the webhook-signature header with the webhook’s signing secret, then deduplicate on webhook-id.',
+  'verify.jwks': 'JWKS URL',
+  'verify.issuer': 'Issuer',
+  'verify.install': 'Install: {command}',
+  'verify.snippet': '{label} example',
+});
+
+/** @typedef {keyof typeof UI} UiKey */
+
+/**
+ * A locale's table: its UI strings, error texts (by wire code) and delivery statuses; what it
+ * leaves out is said in English.
+ *
+ * @typedef {object} LocaleTable
+ * @property {Partial<Record<string, string>>} ui
+ * @property {Partial<Record<string, string>>} errors
+ * @property {Partial<Record<string, string>>} statuses
+ */
+
+/** The locales with a table (English is this file). */
+export const LOCALES = /** @type {const} */ (['en', 'fr', 'de']);
+const ENGLISH_STATUS = { ...DELIVERY_STATUS };
+/** @type {{ locale: string, ui: Partial<Record<string, string>>, errors: Partial<Record<string, string>> }} */
+let current = { locale: 'en', ui: {}, errors: {} };
+
+/**
+ * Loads the table of the best locale we have for `tag` (`fr-CA` → fr; anything else: English).
+ * Call before rendering; every element on the page shares the locale.
+ *
+ * @param {string | null | undefined} tag
+ * @returns {Promise<string>} The locale now in use.
+ */
+export async function useLocale(tag) {
+  const base = (tag ?? '').toLowerCase().split(/[-_]/, 1)[0] ?? '';
+  /** @type {LocaleTable | null} */
+  let table = null;
+  if (base === 'fr') table = (await import('./words-fr.js')).default;
+  else if (base === 'de') table = (await import('./words-de.js')).default;
+  const locale = table ? base : 'en';
+  current = { locale, ui: table?.ui ?? {}, errors: table?.errors ?? {} };
+  Object.assign(DELIVERY_STATUS, ENGLISH_STATUS, table?.statuses ?? {});
+  return locale;
+}
+
+/** The locale in use (`en`, `fr`, `de`), for Intl formatting. */
+export const locale = () => current.locale;
+
+/**
+ * The current locale's words for `key`, with `{name}` filled in from `values`.
+ *
+ * @param {UiKey} key
+ * @param {Record<string, string | number>} [values]
+ */
+export function t(key, values) {
+  const text = current.ui[key] ?? UI[key] ?? key;
+  return values ? text.replace(/\{(\w+)\}/g, (m, name) => (name in values ? String(values[name]) : m)) : text;
+}
+
+/** @param {number} n */
+export const formatNumber = (n) => new Intl.NumberFormat(current.locale).format(n);
