@@ -11,6 +11,8 @@ export interface EngineTables {
   iw_deliveries: DeliveryRow;
   iw_attempts: AttemptRow;
   iw_notices: NoticeRow;
+  /** The dashboard's stats: attempts per webhook and hour (migration 19). */
+  iw_webhook_hours: WebhookHourRow;
   iw_migrations: { version: number; name: string; applied_at: number | string };
 }
 
@@ -114,4 +116,26 @@ export interface NoticeRow {
   sent_at: Millis | null;
   created_at: Millis;
   updated_at: Millis;
+}
+
+/**
+ * One webhook's attempts in one hour (migration 19), added to with every recorded attempt:
+ * `d0` … `d9` count them per duration bucket (`DURATION_BOUNDS` in src/stats.ts).
+ */
+export interface WebhookHourRow {
+  webhook_id: string;
+  hour: Millis;
+  environment: string;
+  succeeded: number;
+  failed: number;
+  d0: number;
+  d1: number;
+  d2: number;
+  d3: number;
+  d4: number;
+  d5: number;
+  d6: number;
+  d7: number;
+  d8: number;
+  d9: number;
 }

@@ -6,6 +6,7 @@ import type { RecordAttemptArgs, Store } from '../../src/store.js';
 import { describeLogContract } from './conformance-log.js';
 import { describeNoticeContract } from './conformance-notices.js';
 import { describePoisonContract } from './conformance-poison.js';
+import { describeStatsContract } from './conformance-stats.js';
 import { describeTelemetryContract } from './conformance-telemetry.js';
 
 /**
@@ -274,6 +275,7 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
     describeLogContract(() => s, ready);
     describeNoticeContract(ready, () => t.sibling());
     describeTelemetryContract(ready);
+    describeStatsContract(ready);
     describePoisonContract(ready);
 
     describe('claims and leases', () => {
