@@ -82,7 +82,16 @@ export function createWebhooks<Tx = unknown>(options: WebhooksOptions<Tx>): Webh
   const wake = () => telemetry.detached(() => scheduler.wake());
 
   const { emit, emitTo } = createEmit({ access, clock, catalog: o.catalog, maxPayloadBytes: o.maxPayloadBytes, wake, telemetry });
-  const management = createManagement({ access, clock, catalog: o.catalog, guard: o.guard, maxWebhooks: o.maxWebhooks, wake, emitTo });
+  const management = createManagement({
+    access,
+    clock,
+    catalog: o.catalog,
+    guard: o.guard,
+    maxWebhooks: o.maxWebhooks,
+    wake,
+    emitTo,
+    issuer: o.issuer,
+  });
   const jwks = () => keys.jwks();
   const handler = createHandler({ management, jwks, authorize: options.authorize, onError });
   const dashboard = createDashboard({

@@ -37,7 +37,7 @@ export interface HourRecord {
   succeeded: number;
   /** Attempts that failed (any other answer, or none). */
   failed: number;
-  /** Attempts per duration bucket ({@link DURATION_BOUNDS}). */
+  /** Attempts per duration bucket (their upper bounds: `DURATION_BOUNDS` in src/stats.ts; the last bucket is open). */
   durations: number[];
 }
 
