@@ -131,10 +131,17 @@ export function createManagement(deps: ManagementDeps): Management {
       const environment = env(options);
       const window = windowOf('24h', clock.now());
       const [list, rows] = await access.run('reading webhook stats', (s) =>
-        Promise.all([s.listWebhooks(environment), s.readHours(environment, { since: window.since, until: window.until })]),
+        Promise.all([
+          s.listWebhooks(environment),
+          s.readHours(environment, { since: window.since, until: window.until, durations: false }),
+        ]),
       );
       const byWebhook = new Map<string, typeof rows>();
-      for (const r of rows) byWebhook.set(r.webhookId, [...(byWebhook.get(r.webhookId) ?? []), r]);
+      for (const r of rows) {
+        const mine = byWebhook.get(r.webhookId);
+        if (mine) mine.push(r);
+        else byWebhook.set(r.webhookId, [r]);
+      }
       return list.map((w) => {
         const series = seriesOf(byWebhook.get(w.id) ?? [], window);
         return {

@@ -70,9 +70,10 @@ export interface Store<Tx = unknown> {
   /**
    * The hourly counters of the environment's webhooks (of one when `webhookId` is given) whose
    * hour starts in `[since, until)`, in no particular order: what `recordAttempts` added for each
-   * attempt it wrote (src/stats.ts). A row per webhook and hour with attempts.
+   * attempt it wrote (src/stats.ts). A row per webhook and hour with attempts. With
+   * `durations: false`, each record's `durations` may be empty (only the counts are read).
    */
-  readHours(environment: string, args: { webhookId?: string; since: number; until: number }): Promise<HourRecord[]>;
+  readHours(environment: string, args: { webhookId?: string; since: number; until: number; durations?: boolean }): Promise<HourRecord[]>;
   /**
    * Makes a delivery in any state due `now` again, with its id (its `webhook-id`) unchanged. A
    * delivery in flight under a live lease is left alone (its attempt is the one asked for).

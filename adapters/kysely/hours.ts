@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import { DURATION_BOUNDS, DURATION_BUCKETS, HOUR_MS, type HourRecord, type HourTally } from '../../src/stats.js';
 import type { EngineTables } from './schema.js';
-import { list, type Run, type Texts, text } from './texts.js';
+import { list, precompiled, type Run, type Texts, text } from './texts.js';
 
 /**
  * The hourly counters (`iw_webhook_hours`, migration 19): added to in the transaction that records
@@ -58,25 +58,66 @@ export const POSTGRES_TALLY = (rows: string) => {
   );
 };
 
-/** One environment's counters in `[since, until)`, of one webhook or of all. */
+/**
+ * One environment's counters in `[since, until)`, of one webhook or of all. Without `durations`
+ * (the list's stats) only the counts are read: the list reads a row per webhook and hour of a day,
+ * and each column read costs on every one of them.
+ */
 export async function readHours(
   db: Kysely<EngineTables>,
   environment: string,
-  { webhookId, since, until }: { webhookId?: string; since: number; until: number },
+  { webhookId, since, until, durations = true }: { webhookId?: string; since: number; until: number; durations?: boolean },
 ): Promise<HourRecord[]> {
-  let q = db
-    .selectFrom('iw_webhook_hours')
-    .selectAll()
-    .where('environment', '=', environment)
-    .where('hour', '>=', since)
-    .where('hour', '<', until);
-  if (webhookId !== undefined) q = q.where('webhook_id', '=', webhookId);
-  const rows = await q.execute();
+  const { run, texts } = precompiled(db);
+  if (!durations && webhookId === undefined) return readSeries(run, texts, environment, since, until);
+  const columns = durations ? READ_COLUMNS_ALL : READ_COLUMNS;
+  const key = `read hours ${durations} ${webhookId !== undefined}`;
+  const statement = text(
+    texts,
+    key,
+    (p) =>
+      `select ${columns} from "iw_webhook_hours" where "environment" = ${p()} and "hour" >= ${p()} and "hour" < ${p()}` +
+      (webhookId !== undefined ? ` and "webhook_id" = ${p()}` : ''),
+  );
+  const rows = await run<Record<string, string | number>>(
+    statement,
+    webhookId !== undefined ? [environment, since, until, webhookId] : [environment, since, until],
+  );
+  const none: number[] = [];
   return rows.map((r) => ({
-    webhookId: r.webhook_id,
+    webhookId: r.webhook_id as string,
     hour: Number(r.hour),
     succeeded: Number(r.succeeded),
     failed: Number(r.failed),
-    durations: BUCKETS.map((b) => Number(r[b as keyof typeof r])),
+    durations: durations ? BUCKETS.map((b) => Number(r[b])) : none,
   }));
+}
+
+const READ_COLUMNS = '"webhook_id", "hour", "succeeded", "failed"';
+const READ_COLUMNS_ALL = `${READ_COLUMNS}, ${BUCKETS.map((b) => `"${b}"`).join(', ')}`;
+
+/**
+ * The list's read: every webhook's counts in one row per webhook, its hours as text
+ * (`hour:succeeded:failed,…`), so the database hands over a row per webhook instead of one per
+ * webhook and hour (the drivers' cost is per row); expanded here to the records `readHours` returns.
+ */
+async function readSeries(run: Run, texts: Texts, environment: string, since: number, until: number): Promise<HourRecord[]> {
+  const statement = text(texts, 'read series', (p) => {
+    const item = `"hour" || ':' || "succeeded" || ':' || "failed"`;
+    const joined = texts.dialect === 'postgres' ? `string_agg(${item}, ',')` : `group_concat(${item}, ',')`;
+    return (
+      `select "webhook_id", ${joined} as "hours" from "iw_webhook_hours" ` +
+      `where "environment" = ${p()} and "hour" >= ${p()} and "hour" < ${p()} group by "webhook_id"`
+    );
+  });
+  const rows = await run<{ webhook_id: string; hours: string }>(statement, [environment, since, until]);
+  const records: HourRecord[] = [];
+  const none: number[] = [];
+  for (const r of rows) {
+    for (const item of r.hours.split(',')) {
+      const [hour, succeeded, failed] = item.split(':');
+      records.push({ webhookId: r.webhook_id, hour: Number(hour), succeeded: Number(succeeded), failed: Number(failed), durations: none });
+    }
+  }
+  return records;
 }

@@ -67,6 +67,11 @@ export function describeStatsContract(ready: () => Promise<Store>): void {
         { webhookId: b.id, hour: hour + HOUR_MS, succeeded: 1, failed: 0 },
       ].sort((x, y) => (x.webhookId + x.hour).localeCompare(y.webhookId + y.hour));
       expect(sorted.map(({ durations, ...r }) => r)).toEqual(expected);
+      // The list's read (counts only, a row per webhook from the database): the same counts.
+      const counts = await s.readHours('env_a', { since: hour, until: hour + 2 * HOUR_MS, durations: false });
+      expect(counts.map(({ durations, ...r }) => r).sort((x, y) => (x.webhookId + x.hour).localeCompare(y.webhookId + y.hour))).toEqual(
+        expected,
+      );
       // Durations: 30 ms and 1030 ms and the failure's 12.6 ms in the first hour of `a`.
       const first = sorted.find((r) => r.webhookId === a.id && r.hour === hour)!;
       expect(first.durations).toEqual([1, 1, 0, 0, 0, 0, 1, 0, 0, 0]);
