@@ -5,6 +5,7 @@
 /** @import { ViewContext, WebhookFields } from './api.js' */
 import { deliveryLog } from './delivery-log.js';
 import { formatTime, h, openModal, uid } from './dom.js';
+import { overviewPanel } from './overview.js';
 import { testEventPanel } from './test-event.js';
 import { webhookForm } from './webhook-form.js';
 import { explain, webhookStatus } from './words.js';
@@ -12,8 +13,9 @@ import { explain, webhookStatus } from './words.js';
 /**
  * @param {ViewContext} context
  * @param {string} id
+ * @param {string} [query] The log's filters, as the address keeps them.
  */
-export async function renderDetail(context, id) {
+export async function renderDetail(context, id, query = '') {
   const webhook = await context.api.getWebhook(id);
   const status = webhookStatus(webhook, formatTime);
   const heading = h('h2', { tabindex: -1 }, webhook.name);
@@ -25,7 +27,7 @@ export async function renderDetail(context, id) {
     enabled ? 'Disable' : 'Enable',
   );
   const remove = h('button', { type: 'button', class: 'danger', onclick: () => confirmDelete(remove) }, 'Delete');
-  const log = deliveryLog(context, webhook.id);
+  const log = deliveryLog(context, webhook, query);
 
   const settings = webhookForm(context, {
     webhook,
@@ -51,6 +53,7 @@ export async function renderDetail(context, id) {
       'Send a test event',
       testEventPanel(context, webhook, () => log.refresh()),
     ),
+    section('Overview', overviewPanel(context, webhook.id)),
     section('Delivery log', log.element),
     section('Settings', settings),
   );
