@@ -258,7 +258,7 @@ export function deliveryLog(context, webhook, query = '') {
         h('span', { class: `badge badge-${delivery.status}` }, DELIVERY_STATUS[delivery.status] ?? delivery.status),
         h('span', { class: 'hint' }, plural(delivery.attempt_count, 'attempt', 'attempts'), last ? `, last: ${last}` : ''),
       ),
-      h('div', { class: 'delivery-actions' }, expand, view, resend),
+      h('div', { class: 'delivery-actions' }, expand, resend, view),
       slot,
       panel,
     );
