@@ -19,6 +19,14 @@ const PAGE_SIZE = 20;
  * @typedef {'previous' | 'next' | { resent: string, index: number } | null | undefined} LogFocus
  */
 
+/** What an empty page says, by the filters the address keeps. @param {string} kept */
+const emptyWords = (kept) =>
+  !kept
+    ? 'No deliveries yet. Send a test event to see one here.'
+    : /^status=[^&]*$/.test(kept)
+      ? 'No deliveries with this status.'
+      : 'No deliveries match these filters.';
+
 /** The period presets: their length, and their words. */
 const PERIODS = /** @type {const} */ ({
   '': [0, 'Any time'],
@@ -194,11 +202,7 @@ export function deliveryLog(context, webhook, query = '') {
     replace(
       list,
       deliveries.length === 0
-        ? h(
-            'p',
-            { class: 'hint' },
-            filters().kept ? 'No deliveries match these filters.' : 'No deliveries yet. Send a test event to see one here.',
-          )
+        ? h('p', { class: 'hint' }, emptyWords(filters().kept))
         : h(
             'ul',
             { class: 'deliveries', 'aria-label': 'Deliveries' },
