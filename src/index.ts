@@ -25,11 +25,14 @@ export type { PublicJwk, SigningKey } from './signing/keys.js';
 export { generateSigningKey } from './signing/keys.js';
 export type { KeyInfo, RotateOptions } from './signing/keyset.js';
 export type { WebhookClaims } from './signing/token.js';
+export type { HourRecord } from './stats.js';
 export type { ClaimArgs, DeliveryFilter, RecordAttemptArgs, Store, WebhookPatch } from './store.js';
 export type {
+  ActivityPoint,
   AuthorizeResult,
   BuiltinEventData,
   CustomEventTypes,
+  DeliveryMessage,
   DeliveryOptions,
   EmitInput,
   EmittedEvent,
@@ -40,9 +43,12 @@ export type {
   LogMeta,
   Management,
   Notifier,
+  StatsRange,
   TelemetryOptions,
+  WebhookActivity,
   WebhookDisabledInfo,
   WebhookInput,
+  WebhookOverview,
   Webhooks,
   WebhooksOptions,
 } from './types.js';

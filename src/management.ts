@@ -3,12 +3,14 @@ import type { Clock } from './clock.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { assertEndpointAllowed } from './delivery/guard/check.js';
 import type { Guard } from './delivery/guard/guard.js';
+import { messageHeaders, messagePayload } from './delivery/message.js';
 import type { LooseEmitInput } from './emit.js';
 import { maskHeaders, mergeHeaders, needsSeal } from './endpoint-options.js';
-import { ValidationError } from './errors.js';
+import { NotFoundError, ValidationError } from './errors.js';
 import { newId } from './ids.js';
 import { type DeliveryStatus, type WebhookRecord, withCircuit } from './model.js';
 import { requireSealer, type Sealer } from './secrets/seal.js';
+import { durationQuantile, RANGES, type Range, seriesOf, successRate, windowOf } from './stats.js';
 import type { DeliveryCursor } from './store.js';
 import type { StoreAccess } from './store-access.js';
 import type { EmittedEvent, Management } from './types.js';
@@ -142,6 +144,60 @@ export function createManagement(deps: ManagementDeps): Management {
       const sent = await deps.emitTo(id, { type: entry.code, source: 'admin', data: structuredClone(entry.example), environment });
       return { eventId: sent.id, deliveryId: sent.deliveryIds[0]! };
     },
+    async stats(options) {
+      const environment = env(options);
+      const window = windowOf('24h', clock.now());
+      const [list, rows] = await access.run('reading webhook stats', (s) =>
+        Promise.all([
+          s.listWebhooks(environment),
+          s.readHours(environment, { since: window.since, until: window.until, durations: false }),
+        ]),
+      );
+      const byWebhook = new Map<string, typeof rows>();
+      for (const r of rows) {
+        const mine = byWebhook.get(r.webhookId);
+        if (mine) mine.push(r);
+        else byWebhook.set(r.webhookId, [r]);
+      }
+      return list.map((w) => {
+        const series = seriesOf(byWebhook.get(w.id) ?? [], window);
+        return {
+          webhookId: w.id,
+          attempts: series.succeeded + series.failed,
+          succeeded: series.succeeded,
+          failed: series.failed,
+          successRate: successRate(series.succeeded, series.failed),
+          series: series.points,
+        };
+      });
+    },
+    async overview(id, options) {
+      const environment = env(options);
+      const range = options?.range ?? '24h';
+      if (typeof range !== 'string' || !Object.hasOwn(RANGES, range))
+        throw new ValidationError(`range must be one of ${Object.keys(RANGES).join(', ')}`, { field: 'range' });
+      const window = windowOf(range as Range, clock.now());
+      const rows = await access.find('webhook', id, 'reading a webhook overview', async (s) =>
+        (await s.getWebhook(environment, id))
+          ? s.readHours(environment, { webhookId: id, since: window.since, until: window.until })
+          : null,
+      );
+      const series = seriesOf(rows, window);
+      return {
+        webhookId: id,
+        range: range as Range,
+        since: series.since,
+        until: series.until,
+        stepMs: series.stepMs,
+        points: series.points,
+        attempts: series.succeeded + series.failed,
+        succeeded: series.succeeded,
+        failed: series.failed,
+        successRate: successRate(series.succeeded, series.failed),
+        medianMs: durationQuantile(series.durations, 0.5),
+        p95Ms: durationQuantile(series.durations, 0.95),
+      };
+    },
   };
 
   const deliveries: Management['deliveries'] = {
@@ -160,10 +216,15 @@ export function createManagement(deps: ManagementDeps): Management {
         });
       }
       const after = filter.cursor === undefined || filter.cursor === null ? null : decodeCursor(filter.cursor);
+      const since = filter.since === undefined ? undefined : timeOf(filter.since, 'since');
+      const until = filter.until === undefined ? undefined : timeOf(filter.until, 'until');
+      if (since !== undefined && until !== undefined && since >= until)
+        throw new ValidationError('since must be before until', { field: 'since' });
       // An id that cannot exist matches nothing (as it would not be found).
       for (const [key, prefix] of [
         ['webhookId', 'webhook'],
         ['eventId', 'event'],
+        ['deliveryId', 'msg'],
       ] as const) {
         const value = filter[key];
         if (value !== undefined && !v.isPlausibleId(value, prefix)) return { deliveries: [], nextCursor: null };
@@ -176,6 +237,9 @@ export function createManagement(deps: ManagementDeps): Management {
           eventId: filter.eventId,
           status: filter.status,
           eventType: filter.eventType,
+          deliveryId: filter.deliveryId,
+          since,
+          until,
           limit,
           after,
         });
@@ -195,6 +259,23 @@ export function createManagement(deps: ManagementDeps): Management {
       const delivery = await access.find('delivery', id, 'resending a delivery', (s) => s.resendDelivery(environment, id, clock.now()));
       deps.wake();
       return delivery;
+    },
+    async message(id, options) {
+      const environment = env(options);
+      const delivery = await deliveries.get(id, { environment });
+      const [event, attempts] = await access.run('reading a message', (s) =>
+        Promise.all([s.getEvent(environment, delivery.eventId), s.listAttempts(environment, id)]),
+      );
+      // Retention deletes events only once none of their deliveries is left.
+      if (!event) throw new NotFoundError('event', delivery.eventId);
+      const at = attempts.at(-1)?.startedAt ?? clock.now();
+      return {
+        delivery,
+        payload: { ...messagePayload(event, deps.issuer(environment), at) },
+        // Custom headers (a webhook's own, when it has them) are passed here, masked.
+        headers: messageHeaders(delivery.id),
+        attempts,
+      };
     },
   };
 

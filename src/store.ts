@@ -9,6 +9,7 @@ import type {
   NoticeStatus,
   WebhookRecord,
 } from './model.js';
+import type { HourRecord } from './stats.js';
 
 /**
  * The contract every storage adapter implements (SQLite, PostgreSQL). `Tx` is the type of a host
@@ -67,6 +68,13 @@ export interface Store<Tx = unknown> {
   getDelivery(environment: string, id: string): Promise<DeliveryRecord | null>;
   /** Oldest first. */
   listAttempts(environment: string, deliveryId: string): Promise<AttemptRecord[]>;
+  /**
+   * The hourly counters of the environment's webhooks (of one when `webhookId` is given) whose
+   * hour starts in `[since, until)`, in no particular order: what `recordAttempts` added for each
+   * attempt it wrote (src/stats.ts). A row per webhook and hour with attempts. With
+   * `durations: false`, each record's `durations` may be empty (only the counts are read).
+   */
+  readHours(environment: string, args: { webhookId?: string; since: number; until: number; durations?: boolean }): Promise<HourRecord[]>;
   /**
    * Makes a delivery in any state due `now` again, with its id (its `webhook-id`) unchanged. A
    * delivery in flight under a live lease is left alone (its attempt is the one asked for).
@@ -216,6 +224,12 @@ export interface DeliveryCursor {
 export interface DeliveryFilter {
   webhookId?: string;
   eventId?: string;
+  /** One delivery by its id (its `webhook-id`): a page of it or of nothing. */
+  deliveryId?: string;
+  /** Created at or after (epoch ms). */
+  since?: number;
+  /** Created before (epoch ms). */
+  until?: number;
   status?: DeliveryStatus;
   eventType?: string;
   /** Page size. Default 25. */

@@ -44,6 +44,12 @@
  * - **resend** (one new attempt of a delivery now), **recover** (a webhook's failed deliveries
  *   queued again) and **test event** (a type's example data sent to one webhook): what an
  *   account holder does by hand, each recorded like any other attempt or event.
+ * - **hourly counters**: each webhook's attempts per hour (succeeded, failed, durations in
+ *   buckets), added to in the transaction that records the attempts (`stats.ts`); the
+ *   dashboard's **stats** (a webhook's **activity** over the last 24 hours on the list, its
+ *   **overview** over 24 hours, 7 or 30 days) read them, never the delivery log.
+ * - **message**: a delivery as its receiver got it: the token's claims (the **payload**), the
+ *   request headers we sent (credentials masked), and its attempts (`deliveries.message`).
  *
  * **How a delivery runs.**
  * - **claim**: a scheduler taking due deliveries for itself, in one statement. What a claim
@@ -229,6 +235,12 @@ export type EnvironmentOption = { environment?: string };
 export interface DeliveryListOptions extends EnvironmentOption {
   webhookId?: string;
   eventId?: string;
+  /** One delivery by its id (its `webhook-id`). */
+  deliveryId?: string;
+  /** Only deliveries created at or after this time (epoch ms or a Date). */
+  since?: number | Date;
+  /** Only deliveries created before this time (epoch ms or a Date). */
+  until?: number | Date;
   status?: DeliveryStatus;
   eventType?: string;
   /** Page size, 1–100. Default 25. */
@@ -241,6 +253,60 @@ export interface DeliveryPage {
   deliveries: DeliveryRecord[];
   /** Pass as `cursor` for the next page; null on the last page. */
   nextCursor: string | null;
+}
+
+/** The dashboard's stats: a period of a webhook's hourly counters (see "hourly counters" above). */
+export type StatsRange = '24h' | '7d' | '30d';
+
+/** Attempts in one period of a chart (an hour, six hours or a day), from the hourly counters. */
+export interface ActivityPoint {
+  /** The period's start (epoch ms). */
+  at: number;
+  succeeded: number;
+  failed: number;
+}
+
+/** A webhook at a glance over the last 24 hours (`hooks.webhooks.stats`): the list's line and chart. */
+export interface WebhookActivity {
+  webhookId: string;
+  /** Attempts in the last 24 hours (this hour and the 23 before it). */
+  attempts: number;
+  succeeded: number;
+  failed: number;
+  /** `succeeded / attempts` (0 to 1); null without attempts. */
+  successRate: number | null;
+  /** 24 hourly points, oldest first; the last is the current hour. */
+  series: ActivityPoint[];
+}
+
+/** A webhook's chart and figures over a range (`hooks.webhooks.overview`). */
+export interface WebhookOverview extends Omit<WebhookActivity, 'series'> {
+  range: StatsRange;
+  /** The first point's start and the last point's end (epoch ms). */
+  since: number;
+  until: number;
+  /** Each point's length: an hour (24h), six hours (7d) or a day (30d). */
+  stepMs: number;
+  /** Oldest first. */
+  points: ActivityPoint[];
+  /** Median and 95th percentile of the attempts' durations, estimated from buckets; null without attempts. */
+  medianMs: number | null;
+  p95Ms: number | null;
+}
+
+/** A delivery as its receiver got it (`hooks.deliveries.message`). */
+export interface DeliveryMessage {
+  delivery: DeliveryRecord;
+  /**
+   * The token's claims as the receiver verifies them (built again from the stored event: tokens
+   * are not kept). `timestamp` and `iat` are those of the last attempt's start (the token's own
+   * were set when it was signed, just before); before any attempt, of now.
+   */
+  payload: Record<string, unknown>;
+  /** The request headers every attempt sent, credential values masked. */
+  headers: Record<string, string>;
+  /** Oldest first. */
+  attempts: AttemptRecord[];
 }
 
 /** The in-process management functions: webhooks, events, deliveries, event types. */
@@ -268,6 +334,13 @@ export interface Management {
      * receiver can tell it from a real one) and `source: 'admin'`. It is stored and delivered like any event. Refused with `ERR_WEBHOOK_DISABLED` when disabled.
      */
     test(id: string, options?: EnvironmentOption & { eventType?: string }): Promise<{ eventId: string; deliveryId: string }>;
+    /**
+     * Every webhook's activity over the last 24 hours (attempts, success rate, an hourly series),
+     * from the hourly counters: one read of at most 24 rows per webhook. In `list()` order.
+     */
+    stats(options?: EnvironmentOption): Promise<WebhookActivity[]>;
+    /** One webhook's chart over `range` (default `24h`) with its median and 95th percentile attempt durations. */
+    overview(id: string, options?: EnvironmentOption & { range?: StatsRange }): Promise<WebhookOverview>;
   };
   events: { get(id: string, options?: EnvironmentOption): Promise<EventRecord> };
   deliveries: {
@@ -282,6 +355,8 @@ export interface Management {
      * delivery already in flight is left to that attempt. `ERR_WEBHOOK_DISABLED` when disabled.
      */
     resend(id: string, options?: EnvironmentOption): Promise<DeliveryRecord>;
+    /** The delivery as its receiver got it: the payload, the headers we sent (credentials masked), every attempt. */
+    message(id: string, options?: EnvironmentOption): Promise<DeliveryMessage>;
   };
   eventTypes: { list(): CatalogEntry[] };
   /** What a receiver needs to verify an environment's deliveries: `iss` and where its keys are served. */

@@ -34,10 +34,15 @@ export async function listPage(
 ): Promise<{ deliveries: DeliveryRecord[]; next: DeliveryCursor | null }> {
   const limit = filter.limit ?? 25;
   const after = filter.after;
+  const range = { since: filter.since, until: filter.until };
   const wholeLog =
-    filter.webhookId !== undefined && filter.status === undefined && filter.eventType === undefined && filter.eventId === undefined;
+    filter.webhookId !== undefined &&
+    filter.status === undefined &&
+    filter.eventType === undefined &&
+    filter.eventId === undefined &&
+    filter.deliveryId === undefined;
   if (wholeLog) {
-    const { rows } = await wholeLogPage(environment, filter.webhookId!, after ?? null, limit + 1).execute(db);
+    const { rows } = await wholeLogPage(environment, filter.webhookId!, after ?? null, limit + 1, range).execute(db);
     return pageOf(rows, limit);
   }
   let q = db.selectFrom('iw_deliveries').selectAll().where('environment', '=', environment);
@@ -45,6 +50,10 @@ export async function listPage(
   if (filter.eventId !== undefined) q = q.where('event_id', '=', filter.eventId);
   if (filter.status !== undefined) q = q.where('status', '=', filter.status);
   if (filter.eventType !== undefined) q = q.where('event_type', '=', filter.eventType);
+  if (filter.deliveryId !== undefined) q = q.where('id', '=', filter.deliveryId);
+  // A date range bounds the same index range the page walks (created_at follows the key's prefix).
+  if (range.since !== undefined) q = q.where('created_at', '>=', range.since);
+  if (range.until !== undefined) q = q.where('created_at', '<', range.until);
   if (after) q = q.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(after.createdAt, after.id)));
   const rows = await q
     .orderBy('created_at', 'desc')
@@ -67,10 +76,18 @@ const RANGE: Record<DeliveryStatus, RawBuilder<unknown>> = {
  * {@link listPage}). Each range is a subquery of its own, a form both databases take (SQLite
  * has no parenthesized member with its own ORDER BY in a compound).
  */
-export function wholeLogPage(environment: string, webhookId: string, after: DeliveryCursor | null, rows: number) {
+export function wholeLogPage(
+  environment: string,
+  webhookId: string,
+  after: DeliveryCursor | null,
+  rows: number,
+  range: { since?: number | undefined; until?: number | undefined } = {},
+) {
   const branch = (status: DeliveryStatus) =>
     sql`select * from (select * from "iw_deliveries" where "environment" = ${environment} and "webhook_id" = ${webhookId} and "status" = ${status}${
       after ? sql` and ("created_at", "id") < (${after.createdAt}, ${after.id})` : sql``
+    }${range.since !== undefined ? sql` and "created_at" >= ${range.since}` : sql``}${
+      range.until !== undefined ? sql` and "created_at" < ${range.until}` : sql``
     } order by "created_at" desc, "id" desc limit ${rows}) as ${RANGE[status]}`;
   return sql<DeliveryRow>`select * from (${sql.join(STATUSES.map(branch), sql` union all `)}) as "page" order by "created_at" desc, "id" desc limit ${rows}`;
 }

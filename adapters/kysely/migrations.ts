@@ -383,6 +383,27 @@ export const MIGRATIONS: readonly Migration[] = [
     },
   },
   {
+    version: 19,
+    name: "hourly counters of each webhook's attempts (the dashboard's stats)",
+    async up(db) {
+      // One row per webhook and hour, added to in the transaction that records the attempts
+      // (`hours.ts`): the list's 24 hours and a webhook's 30 days read at most 24 and 720 rows
+      // per webhook, never the delivery log (docs/decisions/030-hourly-counters.md). `d0` … `d9`
+      // count attempts per duration bucket (`DURATION_BOUNDS` in src/stats.ts).
+      let table = db.schema
+        .createTable('iw_webhook_hours')
+        .addColumn('webhook_id', 'text', (c) => c.notNull())
+        .addColumn('hour', 'bigint', (c) => c.notNull())
+        .addColumn('environment', 'text', (c) => c.notNull())
+        .addColumn('succeeded', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('failed', 'integer', (c) => c.notNull().defaultTo(0));
+      for (let i = 0; i < 10; i++) table = table.addColumn(`d${i}`, 'integer', (c) => c.notNull().defaultTo(0));
+      await table.addPrimaryKeyConstraint('iw_webhook_hours_pk', ['webhook_id', 'hour']).execute();
+      // The list's stats: every webhook of an environment over the last day, one range.
+      await db.schema.createIndex('iw_webhook_hours_env').on('iw_webhook_hours').columns(['environment', 'hour']).execute();
+    },
+  },
+  {
     version: 20,
     name: 'dashboard link access: links and sessions by token hash',
     async up(db) {

@@ -1,6 +1,8 @@
 import { sql, type Transaction } from 'kysely';
 import type { WebhookRecord } from '../../src/model.js';
+import { tallyHours } from '../../src/stats.js';
 import type { RecordAttemptArgs } from '../../src/store.js';
+import { countHours } from './hours.js';
 import { writeNotice } from './notices.js';
 import { fromAttempt, toWebhook } from './rows.js';
 import type { EngineTables } from './schema.js';
@@ -38,6 +40,8 @@ export async function recordOutcomes(trx: Trx, batch: readonly RecordAttemptArgs
     ).map((r) => r.id),
   );
   const fresh = present.filter(({ args }) => inserted.has(args.attempt.id));
+  // The dashboard's hourly counters, for the attempts written now only (one statement: hours.ts).
+  await countHours(run, texts, tallyHours(fresh.map(({ args }) => args.attempt)));
   for (const { args, i } of present) if (!inserted.has(args.attempt.id)) results[i] = await sameAnswer(trx, args);
 
   const failing = new Set(fresh.filter(({ args }) => !args.attempt.success).map(({ args }) => args.attempt.webhookId));

@@ -11,6 +11,8 @@ export interface EngineTables {
   iw_deliveries: DeliveryRow;
   iw_attempts: AttemptRow;
   iw_notices: NoticeRow;
+  /** The dashboard's stats: attempts per webhook and hour (migration 19). */
+  iw_webhook_hours: WebhookHourRow;
   iw_migrations: { version: number; name: string; applied_at: number | string };
   /** Deliveries given back to a reserved start time (migration 17, adapters/kysely/pace.ts). */
   iw_paced: { delivery_id: string; webhook_id: string; slot: Millis };
@@ -135,4 +137,26 @@ export interface DashboardGrantRow {
   expires_at: Millis;
   used_at: Millis | null;
   created_at: Millis;
+}
+
+/**
+ * One webhook's attempts in one hour (migration 19), added to with every recorded attempt:
+ * `d0` … `d9` count them per duration bucket (`DURATION_BOUNDS` in src/stats.ts).
+ */
+export interface WebhookHourRow {
+  webhook_id: string;
+  hour: Millis;
+  environment: string;
+  succeeded: number;
+  failed: number;
+  d0: number;
+  d1: number;
+  d2: number;
+  d3: number;
+  d4: number;
+  d5: number;
+  d6: number;
+  d7: number;
+  d8: number;
+  d9: number;
 }

@@ -17,6 +17,7 @@ import type {
 import { storable } from '../../src/validate.js';
 import { getSession, insertGrant, redeemLink } from './dashboard-grants.js';
 import { NEXT_DELIVERY, NEXT_NOTICE } from './due.js';
+import { readHours } from './hours.js';
 import { listPage, recoverBatch, resend } from './log.js';
 import { runMigrations } from './migrations.js';
 import { claimNotices, finishNotice, listNotices } from './notices.js';
@@ -218,6 +219,7 @@ export class KyselyStore implements Store<HostTransaction> {
         .where('delivery_id', 'in', (eb) => eb.selectFrom('iw_deliveries').select('id').where('webhook_id', '=', id))
         .execute();
       await trx.deleteFrom('iw_deliveries').where('webhook_id', '=', id).execute();
+      await trx.deleteFrom('iw_webhook_hours').where('webhook_id', '=', id).execute();
       return true;
     });
   }
@@ -329,7 +331,7 @@ export class KyselyStore implements Store<HostTransaction> {
   }
 
   async listDeliveries(environment: string, filter: DeliveryFilter) {
-    const ids = [filter.webhookId, filter.eventId].filter((v): v is string => typeof v === 'string');
+    const ids = [filter.webhookId, filter.eventId, filter.deliveryId].filter((v): v is string => typeof v === 'string');
     if (!known(environment, ...ids)) return { deliveries: [], next: null };
     return listPage(this.db, environment, filter);
   }
@@ -361,6 +363,11 @@ export class KyselyStore implements Store<HostTransaction> {
       .where('id', '=', id)
       .executeTakeFirst();
     return row ? toDelivery(row) : null;
+  }
+
+  async readHours(environment: string, args: Parameters<Store['readHours']>[1]) {
+    if (args.webhookId !== undefined && !known(environment, args.webhookId)) return [];
+    return readHours(this.db, environment, args);
   }
 
   async listAttempts(environment: string, deliveryId: string) {

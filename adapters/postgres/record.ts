@@ -1,5 +1,6 @@
 import { CompiledQuery, type Kysely } from 'kysely';
 import type { RecordAttemptArgs } from '../../src/store.js';
+import { POSTGRES_TALLY } from '../kysely/hours.js';
 import { fromAttempt } from '../kysely/rows.js';
 import type { EngineTables } from '../kysely/schema.js';
 
@@ -18,7 +19,9 @@ import type { EngineTables } from '../kysely/schema.js';
  * - `marked`: a delivery this worker still holds (its id and the very lease the attempt was
  *   claimed under, run out or not: nobody claimed it since; pending or held) is delivered, only
  *   for an attempt inserted now;
- * - `healed`: a webhook that was failing is healthy again, for an attempt inserted now.
+ * - `healed`: a webhook that was failing is healthy again, for an attempt inserted now;
+ * - `counted`: the dashboard's hourly counters (`kysely/hours.ts`), for the attempts inserted now
+ *   (a data-modifying CTE runs whether or not the query reads it).
  * A success never disables anything, so every answer is `{ disabled: null }`. One difference
  * from the shared path: `healed` reads a webhook's health as of the statement's start, so a
  * failure of the same webhook that another process commits while this statement waits for its
@@ -54,6 +57,8 @@ const RECORD_SUCCESSES = `with v as (
   update iw_webhooks w set failing_since = null, last_error = null
   where w.id in (select webhook_id from ins) and (w.failing_since is not null or w.last_error is not null)
   returning w.id
+), counted as (
+  ${POSTGRES_TALLY('(select v.environment, v.webhook_id, v.started_at, v.duration_ms, true as success from ins join v on v.delivery_id = ins.delivery_id and v.started_at = ins.started_at)')}
 )
 select (select count(*) from ins) as inserted, (select count(*) from marked) as marked, (select count(*) from healed) as healed`;
 

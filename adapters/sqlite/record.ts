@@ -1,4 +1,7 @@
+import type { AttemptRecord } from '../../src/model.js';
+import { tallyHours } from '../../src/stats.js';
 import type { RecordAttemptArgs } from '../../src/store.js';
+import { ADD_HOUR_SQLITE, tallyParameters } from '../kysely/hours.js';
 import { fromAttempt } from '../kysely/rows.js';
 import { holdQueue, hostTransactionEnded, inHostTransaction, type SqliteDatabase, type SqliteStatement } from './driver.js';
 
@@ -36,6 +39,7 @@ export async function recordSuccesses(db: SqliteDatabase, batch: readonly Record
     s.begin.run([]);
     try {
       const healed = new Set<string>();
+      const counted: AttemptRecord[] = [];
       for (const { attempt, workerId, now, leaseUntil } of batch) {
         const r = fromAttempt(attempt);
         const inserted = s.insertAttempt.run([
@@ -52,12 +56,15 @@ export async function recordSuccesses(db: SqliteDatabase, batch: readonly Record
           r.delivery_id,
         ]).changes;
         if (inserted === 0) continue;
+        counted.push(attempt);
         s.markDelivered.run([r.started_at, String(r.status_code), now, r.delivery_id, workerId, leaseUntil ?? null]);
         if (!healed.has(r.webhook_id)) {
           healed.add(r.webhook_id);
           s.clearHealth.run([r.webhook_id]);
         }
       }
+      // The dashboard's hourly counters: a row statement per webhook and hour (kysely/hours.ts).
+      for (const tally of tallyHours(counted)) s.addHour.run(tallyParameters(tally));
       s.commit.run([]);
     } catch (error) {
       if (db.inTransaction) s.rollback.run([]);
@@ -76,6 +83,7 @@ interface Statements {
   insertAttempt: SqliteStatement;
   markDelivered: SqliteStatement;
   clearHealth: SqliteStatement;
+  addHour: SqliteStatement;
 }
 
 /** Prepared once per handle, on first use (after the migrations made the tables). */
@@ -104,6 +112,7 @@ function statementsOf(db: SqliteDatabase): Statements {
         'update "iw_webhooks" set "failing_since" = null, "last_error" = null where "id" = ? ' +
           'and ("failing_since" is not null or "last_error" is not null)',
       ),
+      addHour: db.prepare(ADD_HOUR_SQLITE),
     };
     prepared.set(db, s);
   }

@@ -35,6 +35,8 @@ export const HTTP_ERROR_CODES = [
   'INVALID_NEXT_TOKEN',
   'INVALID_SINCE',
   'INVALID_UNTIL',
+  'INVALID_SEARCH',
+  'INVALID_RANGE',
   'INVALID_HOST',
   'INVALID_REQUEST_TARGET',
   'SECRETS_KEY_REQUIRED',
@@ -156,6 +158,7 @@ const PARAMETER_CODES: Record<string, HttpErrorCode> = {
   eventType: 'INVALID_EVENT_TYPE',
   since: 'INVALID_SINCE',
   until: 'INVALID_UNTIL',
+  range: 'INVALID_RANGE',
 };
 
 /**

@@ -1,5 +1,6 @@
 import { decodeCursor } from '../cursor.js';
 import type { DeliveryStatus } from '../model.js';
+import type { StatsRange } from '../types.js';
 import { HttpError, invalidCode } from './errors.js';
 import { onlyFields } from './input.js';
 
@@ -10,7 +11,7 @@ import { onlyFields } from './input.js';
  * before until) are the engine's to judge, and `errors.ts` names the parameter in the code.
  */
 
-const LOG_PARAMETERS = ['status', 'event_type', 'page_size', 'next_token'] as const;
+const LOG_PARAMETERS = ['status', 'event_type', 'page_size', 'next_token', 'since', 'until', 'search'] as const;
 /** The page size bounds of `hooks.deliveries.list` (its `limit`). */
 const PAGE_SIZE = { min: 1, max: 100 };
 
@@ -19,10 +20,16 @@ export interface LogQuery {
   eventType?: string;
   limit?: number;
   cursor?: string;
+  since?: number;
+  until?: number;
+  eventId?: string;
+  deliveryId?: string;
 }
 
 /**
- * `GET …/deliveries?status=&event_type=&page_size=&next_token=`. An unknown parameter is refused
+ * `GET …/deliveries?status=&event_type=&since=&until=&search=&page_size=&next_token=`: `since` and
+ * `until` are ISO 8601 date-times (created at or after, before); `search` an event id (`event_…`)
+ * or a delivery id (`msg_…`, its `webhook-id`). An unknown parameter is refused
  * (a typo like `pagesize` must not silently give the default), and so is a repeated one. An
  * empty value is the same as none, as generated clients and HTML forms send them.
  */
@@ -53,6 +60,19 @@ export function logQuery(url: URL): LogQuery {
       throw new HttpError('INVALID_PAGE_SIZE', `page_size must be an integer from ${PAGE_SIZE.min} to ${PAGE_SIZE.max}`, { status: 400 });
     query.limit = n;
   }
+  for (const key of ['since', 'until'] as const) {
+    const at = value(key);
+    if (at !== undefined) query[key] = dateTime(at, key);
+  }
+  const search = value('search')?.trim();
+  if (search) {
+    if (search.startsWith('event_')) query.eventId = search;
+    else if (search.startsWith('msg_')) query.deliveryId = search;
+    else
+      throw new HttpError('INVALID_SEARCH', 'search must be an event id (event_…) or a delivery id (msg_…, the webhook-id header)', {
+        status: 400,
+      });
+  }
   const token = value('next_token');
   if (token !== undefined) {
     // Decoded here only to name the parameter in the message; the engine decodes it again.
@@ -60,6 +80,24 @@ export function logQuery(url: URL): LogQuery {
     query.cursor = token;
   }
   return query;
+}
+
+/**
+ * The stats' query: `range` where `allowed` has it (its value is the engine's to judge); any other
+ * parameter is refused, as the log's are.
+ */
+export function overviewQuery(url: URL, allowed: readonly 'range'[]): { range?: StatsRange } {
+  for (const key of url.searchParams.keys()) {
+    if (!(allowed as readonly string[]).includes(key))
+      throw new HttpError(
+        'UNKNOWN_PARAMETER',
+        `${JSON.stringify(key.slice(0, 64))} is not a parameter of this request${allowed.length ? ` (allowed: ${allowed.join(', ')})` : ''}`,
+        { status: 400 },
+      );
+  }
+  const range = url.searchParams.getAll('range');
+  if (range.length > 1) throw new HttpError('INVALID_RANGE', 'range may be given once', { status: 400 });
+  return range[0] ? { range: range[0] as StatsRange } : {};
 }
 
 /** `POST …/recover` body: `{ since, until? }`, ISO 8601 date-times. */

@@ -59,7 +59,7 @@ export const ERROR_CODES_DOC = [
   '400: INVALID_JSON, INVALID_BODY, UNKNOWN_FIELD, INVALID_NAME, INVALID_DESCRIPTION, INVALID_ENDPOINT, INVALID_EVENT_TYPES,',
   'UNKNOWN_EVENT_TYPE, ENDPOINT_NOT_ALLOWED, INVALID_RESUME_HELD, WEBHOOK_LIMIT_REACHED, INVALID_REQUEST,',
   'UNKNOWN_PARAMETER, INVALID_STATUS, INVALID_EVENT_TYPE, INVALID_PAGE_SIZE, INVALID_NEXT_TOKEN, INVALID_SINCE, INVALID_UNTIL,',
-  'INVALID_HEADERS, INVALID_TIMEOUT_MS, INVALID_RATE_LIMIT_PER_SECOND, SECRETS_KEY_REQUIRED;',
+  'INVALID_HEADERS, INVALID_TIMEOUT_MS, INVALID_RATE_LIMIT_PER_SECOND, SECRETS_KEY_REQUIRED, INVALID_SEARCH, INVALID_RANGE;',
   '403: INVALID_CREDENTIALS; 404: ROUTE_NOT_FOUND, WEBHOOK_NOT_FOUND, EVENT_NOT_FOUND, DELIVERY_NOT_FOUND; 405: METHOD_NOT_ALLOWED;',
   '409: WEBHOOK_DISABLED;',
   '413: PAYLOAD_TOO_LARGE; 415: UNSUPPORTED_MEDIA_TYPE; 429: returned by the host, not this library;',
@@ -76,6 +76,15 @@ const deliveryStatus = {
 export const LOG_QUERY = [
   { name: 'status', in: 'query', required: false, schema: deliveryStatus, description: 'Only deliveries in this state.' },
   { name: 'event_type', in: 'query', required: false, schema: str, description: 'Only deliveries of this event type code.' },
+  { name: 'since', in: 'query', required: false, schema: time, description: 'Only deliveries created at or after this time.' },
+  { name: 'until', in: 'query', required: false, schema: time, description: 'Only deliveries created before this time.' },
+  {
+    name: 'search',
+    in: 'query',
+    required: false,
+    schema: str,
+    description: 'An event id (event_…) or a delivery id (msg_…, its webhook-id header): only the deliveries of that event, or that one.',
+  },
   {
     name: 'page_size',
     in: 'query',
@@ -91,6 +100,33 @@ export const LOG_QUERY = [
     description: 'The next_token of the previous page (a position, so pages do not shift as new deliveries arrive).',
   },
 ] as const;
+
+/** The query of `GET …/webhooks/{webhook_id}/stats`. */
+export const STATS_QUERY = [
+  {
+    name: 'range',
+    in: 'query',
+    required: false,
+    schema: { type: 'string', enum: ['24h', '7d', '30d'], default: '24h' },
+    description: 'The period: 24 hourly points, 28 of six hours, or 30 days.',
+  },
+] as const;
+
+const activityPoint = {
+  type: 'object',
+  required: ['at', 'succeeded', 'failed'],
+  properties: {
+    at: { ...time, description: 'The start of the point.' },
+    succeeded: { type: 'integer', minimum: 0 },
+    failed: { type: 'integer', minimum: 0 },
+  },
+};
+const counts = {
+  attempts: { type: 'integer', minimum: 0 },
+  succeeded: { type: 'integer', minimum: 0, description: 'Attempts answered HTTP 200.' },
+  failed: { type: 'integer', minimum: 0, description: 'Attempts that failed (any other answer, or none).' },
+  success_rate: { type: ['number', 'null'], minimum: 0, maximum: 1, description: 'succeeded / attempts; null without attempts.' },
+};
 
 export const SCHEMAS = {
   Error: { type: 'object', required: ['code', 'message'], properties: { code: { ...str, description: ERROR_CODES_DOC }, message: str } },
@@ -242,6 +278,68 @@ export const SCHEMAS = {
       next_token: { type: ['string', 'null'], description: 'Pass as next_token for the next page; null on the last page.' },
     },
     ['deliveries', 'next_token'],
+  ),
+  WebhookActivity: {
+    type: 'object',
+    description: 'Extension: a webhook over the last 24 hours, from hourly counters.',
+    required: ['webhook_id', 'attempts', 'succeeded', 'failed', 'success_rate', 'series'],
+    properties: {
+      webhook_id: str,
+      ...counts,
+      series: { type: 'array', items: activityPoint, description: '24 hourly points, oldest first; the last is the current hour.' },
+    },
+  },
+  GetWebhookStatsResponse: envelope(['OK'], { stats: { type: 'array', items: ref('WebhookActivity') } }, ['stats']),
+  GetWebhookOverviewResponse: envelope(
+    ['OK'],
+    {
+      overview: {
+        type: 'object',
+        required: [
+          'webhook_id',
+          'range',
+          'since',
+          'until',
+          'step_ms',
+          'attempts',
+          'succeeded',
+          'failed',
+          'success_rate',
+          'median_ms',
+          'p95_ms',
+          'points',
+        ],
+        properties: {
+          webhook_id: str,
+          range: { type: 'string', enum: ['24h', '7d', '30d'] },
+          since: time,
+          until: time,
+          step_ms: { type: 'integer', minimum: 1, description: 'Each point: an hour, six hours or a day.' },
+          ...counts,
+          median_ms: { type: ['integer', 'null'], description: 'Median attempt duration, estimated from buckets.' },
+          p95_ms: { type: ['integer', 'null'], description: '95th percentile attempt duration, estimated from buckets.' },
+          points: { type: 'array', items: activityPoint },
+        },
+      },
+    },
+    ['overview'],
+  ),
+  GetDeliveryMessageResponse: envelope(
+    ['OK'],
+    {
+      delivery: ref('Delivery'),
+      payload: {
+        type: 'object',
+        description:
+          'The token claims as the receiver verifies them, built again from the stored event; timestamp and iat are those of the last attempt.',
+      },
+      headers: {
+        type: 'object',
+        description: 'The request headers every attempt sent (lower-case names); credential values masked.',
+      },
+      attempts: { type: 'array', items: ref('Attempt') },
+    },
+    ['delivery', 'payload', 'headers', 'attempts'],
   ),
   GetAttemptsResponse: envelope(['OK'], { attempts: { type: 'array', items: ref('Attempt') } }, ['attempts']),
   ResendDeliveryResponse: envelope(['DELIVERY_RESENT'], { delivery: ref('Delivery') }, ['delivery']),

@@ -1,5 +1,5 @@
 import { JWKS_PATHS } from './jwks.js';
-import { LOG_QUERY, SCHEMAS } from './openapi-schemas.js';
+import { LOG_QUERY, SCHEMAS, STATS_QUERY } from './openapi-schemas.js';
 import { API_BASE, ROUTES, type Route } from './routes.js';
 
 /** Where the document itself is served. */
@@ -73,6 +73,22 @@ const OPS: Record<string, Op> = {
     response: 'GetDeliveriesResponse',
     errors: ['BadRequest', 'NotFound'],
     query: LOG_QUERY,
+  },
+  GetWebHookStats: {
+    summary: 'Every webhook over the last 24 hours: attempts, success rate, an hourly series (extension)',
+    response: 'GetWebhookStatsResponse',
+    errors: [],
+  },
+  GetWebHookOverview: {
+    summary: "A webhook's attempts over 24 hours, 7 or 30 days, with median and p95 durations (extension)",
+    response: 'GetWebhookOverviewResponse',
+    errors: ['BadRequest', 'NotFound'],
+    query: STATS_QUERY,
+  },
+  GetDeliveryMessage: {
+    summary: 'One delivery as its receiver got it: payload, headers sent, every attempt (extension)',
+    response: 'GetDeliveryMessageResponse',
+    errors: ['NotFound'],
   },
   GetDeliveryAttempts: {
     summary: 'The attempts of one delivery, oldest first (extension)',

@@ -3,9 +3,9 @@ import type { DeliveryRecord } from '../model.js';
 import type { Management } from '../types.js';
 import { readJsonObject } from './body.js';
 import { createInput, disableInput, enableInput, patchInput } from './input.js';
-import { logQuery, recoverInput, resendInput, testInput } from './log-input.js';
+import { logQuery, overviewQuery, recoverInput, resendInput, testInput } from './log-input.js';
 import { jsonResponse } from './responses.js';
-import { wireAttempt, wireDelivery, wireEvent, wireEventType, wireWebhook } from './wire.js';
+import { wireActivity, wireAttempt, wireDelivery, wireEvent, wireEventType, wireMessage, wireOverview, wireWebhook } from './wire.js';
 
 /** What a route operation runs with: the management functions, the caller's environment and the path ids. */
 export interface OperationContext {
@@ -133,6 +133,26 @@ export async function sendTestEvent({ management, request, environment, params }
   const options = testInput(await readJsonObject(request, { required: false }));
   const sent = await management.webhooks.test(params.webhook_id!, { environment, ...options });
   return ok('TEST_EVENT_SENT', { event_id: sent.eventId, delivery_id: sent.deliveryId });
+}
+
+/** Extension: every webhook over the last 24 hours, in the list's order. */
+export async function webhookStats({ management, request, environment }: OperationContext): Promise<Response> {
+  overviewQuery(new URL(request.url), []);
+  const stats = await management.webhooks.stats({ environment });
+  return ok('OK', { stats: stats.map(wireActivity) });
+}
+
+/** Extension: one webhook's chart over `range` (24h, 7d, 30d). */
+export async function webhookOverview({ management, request, environment, params }: OperationContext): Promise<Response> {
+  const { range } = overviewQuery(new URL(request.url), ['range']);
+  const overview = await management.webhooks.overview(params.webhook_id!, { environment, ...(range ? { range } : {}) });
+  return ok('OK', { overview: wireOverview(overview) });
+}
+
+/** Extension: one delivery of this webhook as its receiver got it. */
+export async function deliveryMessage({ management, environment, params }: OperationContext): Promise<Response> {
+  const delivery = await deliveryOf(management, environment, params);
+  return ok('OK', wireMessage(await management.deliveries.message(delivery.id, { environment })));
 }
 
 /**

@@ -24,6 +24,8 @@ export interface Route {
 export const ROUTES: readonly Route[] = Object.freeze([
   { method: 'GET', path: '/api/v1/webhooks', operationId: 'GetWebHooks', extension: false, run: m.listWebhooks },
   { method: 'POST', path: '/api/v1/webhooks', operationId: 'CreateWebHook', extension: false, run: m.createWebhook },
+  // Before `{webhook_id}`: the router takes the first route that matches (webhook ids are `webhook_…`).
+  { method: 'GET', path: '/api/v1/webhooks/stats', operationId: 'GetWebHookStats', extension: true, run: m.webhookStats },
   {
     method: 'GET',
     path: '/api/v1/webhooks/{webhook_id}',
@@ -71,6 +73,22 @@ export const ROUTES: readonly Route[] = Object.freeze([
     extension: true,
     resource: 'webhook',
     run: m.listDeliveries,
+  },
+  {
+    method: 'GET',
+    path: '/api/v1/webhooks/{webhook_id}/stats',
+    operationId: 'GetWebHookOverview',
+    extension: true,
+    resource: 'webhook',
+    run: m.webhookOverview,
+  },
+  {
+    method: 'GET',
+    path: '/api/v1/webhooks/{webhook_id}/deliveries/{delivery_id}',
+    operationId: 'GetDeliveryMessage',
+    extension: true,
+    resource: 'delivery',
+    run: m.deliveryMessage,
   },
   {
     method: 'GET',

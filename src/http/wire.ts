@@ -1,5 +1,6 @@
 import type { CatalogEntry } from '../catalog/catalog.js';
 import { type AttemptRecord, circuitOf, type DeliveryRecord, type EventRecord, type WebhookCircuit, type WebhookRecord } from '../model.js';
+import type { ActivityPoint, DeliveryMessage, WebhookActivity, WebhookOverview } from '../types.js';
 
 /**
  * Records as the management API shows them: Kinde's fields and names first, our extensions after
@@ -102,4 +103,41 @@ export function wireAttempt(a: AttemptRecord) {
     response_excerpt: a.responseExcerpt,
     success: a.success,
   };
+}
+
+const wirePoint = (p: ActivityPoint) => ({ at: iso(p.at), succeeded: p.succeeded, failed: p.failed });
+
+/** Extension: a webhook at a glance over the last 24 hours (the dashboard's list). */
+export function wireActivity(a: WebhookActivity) {
+  return {
+    webhook_id: a.webhookId,
+    attempts: a.attempts,
+    succeeded: a.succeeded,
+    failed: a.failed,
+    success_rate: a.successRate,
+    series: a.series.map(wirePoint),
+  };
+}
+
+/** Extension: a webhook's chart over a range, with its attempt durations. */
+export function wireOverview(o: WebhookOverview) {
+  return {
+    webhook_id: o.webhookId,
+    range: o.range,
+    since: iso(o.since),
+    until: iso(o.until),
+    step_ms: o.stepMs,
+    attempts: o.attempts,
+    succeeded: o.succeeded,
+    failed: o.failed,
+    success_rate: o.successRate,
+    median_ms: o.medianMs,
+    p95_ms: o.p95Ms,
+    points: o.points.map(wirePoint),
+  };
+}
+
+/** Extension: a delivery as its receiver got it (payload, headers sent, attempts). */
+export function wireMessage(m: DeliveryMessage) {
+  return { delivery: wireDelivery(m.delivery), payload: m.payload, headers: m.headers, attempts: m.attempts.map(wireAttempt) };
 }

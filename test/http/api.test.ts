@@ -285,6 +285,15 @@ describe.each(['direct', 'http'] as const)('management routes (%s)', (mode) => {
         },
       ],
     });
+    // The message, and the stats (test/http/stats.test.ts has the details).
+    const message = await api('GET', `${base}/deliveries/${sent.json.delivery_id}`);
+    expect(message.json).toMatchObject({
+      code: 'OK',
+      delivery: { id: sent.json.delivery_id },
+      headers: { 'webhook-id': sent.json.delivery_id },
+    });
+    expect((await api('GET', '/api/v1/webhooks/stats')).json.stats).toMatchObject([{ attempts: 1, succeeded: 1 }]);
+    expect((await api('GET', `${base}/stats?range=7d`)).json.overview).toMatchObject({ range: '7d', attempts: 1 });
     const resent = await api('POST', `${base}/deliveries/${sent.json.delivery_id}/resend`);
     expect(resent.json).toMatchObject({ code: 'DELIVERY_RESENT', delivery: { id: sent.json.delivery_id, status: 'pending' } });
     await engine.hooks.drain();
@@ -357,13 +366,16 @@ test('OpenAPI document: served publicly at /api/v1/openapi.json, servers follow 
     '/api/v1/openapi.json',
     '/api/v1/verification',
     '/api/v1/webhooks',
+    '/api/v1/webhooks/stats',
     '/api/v1/webhooks/{webhook_id}',
     '/api/v1/webhooks/{webhook_id}/deliveries',
+    '/api/v1/webhooks/{webhook_id}/deliveries/{delivery_id}',
     '/api/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/attempts',
     '/api/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/resend',
     '/api/v1/webhooks/{webhook_id}/disable',
     '/api/v1/webhooks/{webhook_id}/enable',
     '/api/v1/webhooks/{webhook_id}/recover',
+    '/api/v1/webhooks/{webhook_id}/stats',
     '/api/v1/webhooks/{webhook_id}/test',
   ]);
   // Every $ref resolves.
@@ -378,6 +390,15 @@ test('OpenAPI document: served publicly at /api/v1/openapi.json, servers follow 
     expect(doc.paths[route.path][route.method.toLowerCase()]['x-extension'], route.path).toBe(true);
   expect(
     doc.paths['/api/v1/webhooks/{webhook_id}/deliveries'].get.parameters.map((p: { name: string; in: string }) => `${p.in} ${p.name}`),
-  ).toEqual(['path webhook_id', 'query status', 'query event_type', 'query page_size', 'query next_token']);
+  ).toEqual([
+    'path webhook_id',
+    'query status',
+    'query event_type',
+    'query since',
+    'query until',
+    'query search',
+    'query page_size',
+    'query next_token',
+  ]);
   expect(doc.paths['/api/v1/webhooks'].post['x-extension']).toBeUndefined();
 });

@@ -8,6 +8,7 @@ import { describeLogContract } from './conformance-log.js';
 import { describeNoticeContract } from './conformance-notices.js';
 import { describePaceContract } from './conformance-pace.js';
 import { describePoisonContract } from './conformance-poison.js';
+import { describeStatsContract } from './conformance-stats.js';
 import { describeTelemetryContract } from './conformance-telemetry.js';
 
 /**
@@ -280,6 +281,7 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
     describeNoticeContract(ready, () => t.sibling());
     describePaceContract(ready, () => t.sibling());
     describeTelemetryContract(ready);
+    describeStatsContract(ready);
     describePoisonContract(ready);
     describeDashboardContract(ready, () => t.sibling());
 

@@ -1,10 +1,13 @@
 import Database from 'better-sqlite3';
-import { CompiledQuery, Kysely, sql } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
 import { expect, test } from 'vitest';
 import { MIGRATIONS } from '../../adapters/kysely/migrations.js';
+import { postgresStore } from '../../adapters/postgres/index.js';
 import { type SqliteDatabase, SqliteEngineDialect } from '../../adapters/sqlite/driver.js';
 import { sqliteStore } from '../../adapters/sqlite/index.js';
 import { tempDir } from '../helpers/http.js';
+import { useTestPostgres } from '../helpers/postgres.js';
 
 /** A file as migrations 1 to `upTo` left it, ledger included: what an earlier release wrote. */
 async function migratedTo(file: string, upTo: number): Promise<Kysely<any>> {
@@ -302,5 +305,105 @@ test('migration 20 (dashboard links) adds its table to a database an earlier rel
     await store.close();
   } finally {
     dir.cleanup();
+  }
+});
+
+/**
+ * Migration 19 (the dashboard's hourly counters) on a database of the release before it, on both
+ * dialects: the table comes empty (attempts recorded before it are not counted: the stats start at
+ * the upgrade), and the next outcomes are counted.
+ */
+async function countsAfterUpgrade(store: ReturnType<typeof sqliteStore> | ReturnType<typeof postgresStore>, webhookId: string) {
+  await store.migrate(10);
+  const versions = (await store.kysely.selectFrom('iw_migrations').select('version').execute()).map((r) => Number(r.version));
+  expect(versions.sort((a, b) => a - b)).toEqual(MIGRATIONS.map((m) => m.version).sort((a, b) => a - b));
+  const hour = 3_600_000;
+  expect(await store.readHours('default', { since: 0, until: 10 * hour })).toEqual([]);
+  const [delivery] = await store.insertEvent(
+    { id: 'event_2', environment: 'default', type: 'user.created', source: 'api', data: {}, eventTimestamp: 5, createdAt: 5 },
+    { newDeliveryId: () => 'msg_2' },
+  );
+  expect(delivery?.webhookId).toBe(webhookId);
+  await store.claimDue({ now: 6, limit: 1, workerId: 'w', leaseMs: 1000 });
+  await store.recordAttempts([
+    {
+      attempt: {
+        id: 'attempt_2',
+        deliveryId: 'msg_2',
+        webhookId,
+        environment: 'default',
+        startedAt: 7,
+        durationMs: 40,
+        statusCode: 200,
+        errorKind: null,
+        errorMessage: null,
+        responseExcerpt: null,
+        success: true,
+      },
+      workerId: 'w',
+      now: 8,
+      nextAttemptAt: null,
+      disableAfterMs: hour,
+    },
+  ]);
+  expect(await store.readHours('default', { since: 0, until: hour })).toEqual([
+    { webhookId, hour: 0, succeeded: 1, failed: 0, durations: [0, 1, 0, 0, 0, 0, 0, 0, 0, 0] },
+  ]);
+}
+
+const WEBHOOK_ROW = {
+  id: 'webhook_1',
+  environment: 'default',
+  name: 'CRM',
+  endpoint: 'https://example.com/hooks',
+  event_types: '["user.created"]',
+  status: 'enabled',
+  created_at: 1,
+  updated_at: 1,
+};
+
+test('migration 19 adds the hourly counters to a SQLite file of the release before, and outcomes are counted from then on', async () => {
+  const dir = tempDir();
+  try {
+    const file = dir.file('before-19.db');
+    const old = await migratedTo(file, 18);
+    await old.insertInto('iw_webhooks').values(WEBHOOK_ROW).execute();
+    await old.destroy();
+    const store = sqliteStore({ filename: file });
+    try {
+      await countsAfterUpgrade(store, 'webhook_1');
+    } finally {
+      await store.close();
+    }
+  } finally {
+    dir.cleanup();
+  }
+});
+
+test('migration 19 adds the hourly counters to a PostgreSQL database of the release before, and outcomes are counted from then on', async () => {
+  const server = await useTestPostgres('migration19');
+  try {
+    const pool = new pg.Pool({ connectionString: server.url, max: 2 });
+    const old = new Kysely<any>({ dialect: new PostgresDialect({ pool }) });
+    await old.schema
+      .createTable('iw_migrations')
+      .addColumn('version', 'integer', (c) => c.primaryKey())
+      .addColumn('name', 'text', (c) => c.notNull())
+      .addColumn('applied_at', 'bigint', (c) => c.notNull())
+      .execute();
+    for (const m of MIGRATIONS.filter((m) => m.version < 19)) {
+      await m.up(old, 'postgres');
+      await old.insertInto('iw_migrations').values({ version: m.version, name: m.name, applied_at: 1 }).execute();
+    }
+    await old.insertInto('iw_webhooks').values(WEBHOOK_ROW).execute();
+    await old.destroy();
+    const store = postgresStore({ connectionString: server.url, maxConnections: 2 });
+    try {
+      await countsAfterUpgrade(store, 'webhook_1');
+    } finally {
+      await store.close();
+    }
+  } finally {
+    await server.close();
   }
 });

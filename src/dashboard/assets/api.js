@@ -9,12 +9,21 @@
  */
 
 /**
- * @import { WireWebhook, wireAttempt, wireDelivery, wireEventType } from '../../http/wire.js'
+ * @import { WireWebhook, wireActivity, wireAttempt, wireDelivery, wireEventType, wireMessage, wireOverview } from '../../http/wire.js'
  *
  * @typedef {WireWebhook} Webhook
  * @typedef {ReturnType<typeof wireDelivery>} Delivery
  * @typedef {ReturnType<typeof wireAttempt>} Attempt
  * @typedef {ReturnType<typeof wireEventType>} EventType
+ * @typedef {ReturnType<typeof wireActivity>} Activity
+ * @typedef {ReturnType<typeof wireOverview>} Overview
+ * @typedef {ReturnType<typeof wireMessage>} Message
+ * @typedef {object} LogFilter The delivery log's filters, as the API takes them.
+ * @property {string} [status]
+ * @property {string} [eventType]
+ * @property {string} [since] ISO 8601
+ * @property {string} [until] ISO 8601
+ * @property {string} [search] An event id or a delivery id.
  * @typedef {Record<string, string>} HeaderMap
  * @typedef {HeaderMap | (() => HeaderMap | Promise<HeaderMap>) | undefined} HeadersOption
  * @typedef {(url: string, init: RequestInit) => Promise<Response>} FetchOption
@@ -33,7 +42,7 @@
  * @property {number | string | null} [timeout_ms] A string is sent as typed, for the server to refuse.
  * @property {number | string | null} [rate_limit_per_second]
  *
- * @typedef {{ name: 'list' } | { name: 'new' } | { name: 'webhook', id: string } | { name: 'catalog' }} Route
+ * @typedef {{ name: 'list' } | { name: 'new' } | { name: 'webhook', id: string, query?: string } | { name: 'message', id: string, deliveryId: string } | { name: 'catalog' }} Route
  *
  * @typedef {object} ViewContext What a view may do: call the API, go elsewhere, say something,
  *   open dialogs in the element's shadow root.
@@ -42,6 +51,8 @@
  * @property {(route: Route, options?: { notice?: string, replace?: boolean }) => void} navigate
  * @property {(focus: string | false | undefined) => void} reload
  * @property {(text: string) => void} notify
+ * @property {(query: string) => void} keepQuery Keeps a view's state (the log's filters) in the
+ *   address, so the view can be linked, without showing it again.
  *
  * @typedef {ReturnType<typeof createClient>} Client
  */
@@ -145,16 +156,26 @@ export function createClient(element) {
     },
     /**
      * @param {string} webhookId
-     * @param {{ status?: string, pageSize?: number, nextToken?: string | null }} [options]
+     * @param {LogFilter & { pageSize?: number, nextToken?: string | null }} [options]
      * @returns {Promise<{ deliveries?: Delivery[], next_token?: string | null }>}
      */
-    deliveries: (webhookId, { status, pageSize, nextToken } = {}) => {
+    deliveries: (webhookId, { status, eventType, since, until, search, pageSize, nextToken } = {}) => {
       const query = new URLSearchParams();
       if (status) query.set('status', status);
+      if (eventType) query.set('event_type', eventType);
+      if (since) query.set('since', since);
+      if (until) query.set('until', until);
+      if (search) query.set('search', search);
       if (pageSize) query.set('page_size', String(pageSize));
       if (nextToken) query.set('next_token', nextToken);
       return call('GET', `/webhooks/${id(webhookId)}/deliveries?${query}`);
     },
+    /** @returns {Promise<Activity[]>} Every webhook over the last 24 hours. */
+    stats: () => call('GET', '/webhooks/stats').then((r) => r.stats ?? []),
+    /** @param {string} webhookId @param {string} range @returns {Promise<Overview>} */
+    overview: (webhookId, range) => call('GET', `/webhooks/${id(webhookId)}/stats?range=${id(range)}`).then((r) => r.overview),
+    /** @param {string} webhookId @param {string} deliveryId @returns {Promise<Message>} */
+    message: (webhookId, deliveryId) => call('GET', `/webhooks/${id(webhookId)}/deliveries/${id(deliveryId)}`),
     /** @param {string} webhookId @param {string} deliveryId @returns {Promise<Attempt[]>} */
     attempts: (webhookId, deliveryId) =>
       call('GET', `/webhooks/${id(webhookId)}/deliveries/${id(deliveryId)}/attempts`).then((r) => r.attempts ?? []),

@@ -27,6 +27,7 @@ const DEFAULT_API = new URL('../api/v1', import.meta.url).href;
 const detailView = () => import('./detail-view.js');
 const newView = () => import('./new-view.js');
 const catalogView = () => import('./catalog-view.js');
+const messageView = () => import('./message-view.js');
 
 /**
  * How a view gets focus once shown: false (first load: the page keeps its own focus), 'heading'
@@ -127,6 +128,12 @@ class WebhooksDashboard extends HTMLElement {
       notify: (text) => {
         shell.notice.textContent = text;
       },
+      keepQuery: (query) => {
+        const route = this.#route;
+        if (route.name !== 'webhook') return;
+        this.#route = { ...route, query };
+        if (this.hasAttribute('history')) history.replaceState(history.state, '', hashFromRoute(this.#route));
+      },
     };
   }
 
@@ -165,7 +172,8 @@ class WebhooksDashboard extends HTMLElement {
     let view;
     try {
       await this.#locale;
-      if (route.name === 'webhook') view = await (await detailView()).renderDetail(context, route.id);
+      if (route.name === 'webhook') view = await (await detailView()).renderDetail(context, route.id, route.query ?? '');
+      else if (route.name === 'message') view = await (await messageView()).renderMessage(context, route.id, route.deliveryId);
       else if (route.name === 'new') view = await (await newView()).renderNew(context);
       else if (route.name === 'catalog') view = await (await catalogView()).renderCatalog(context);
       else view = await renderList(context);
@@ -186,7 +194,8 @@ class WebhooksDashboard extends HTMLElement {
     );
     // For the host's own timing (and bench/dashboard-load.mjs): when each view was on screen.
     performance.mark('webhooks-dashboard:render', { detail: route.name });
-    if (render === 1) (window.requestIdleCallback ?? setTimeout)(() => Promise.all([detailView(), newView()]).catch(() => {}));
+    if (render === 1)
+      (window.requestIdleCallback ?? setTimeout)(() => Promise.all([detailView(), newView(), messageView()]).catch(() => {}));
     if (focus === 'heading') view.querySelector('h2')?.focus();
     else if (focus) /** @type {HTMLElement | null} */ (view.querySelector(`[data-focus="${focus}"]`))?.focus();
   }
@@ -218,15 +227,20 @@ function errorView(context, error) {
 
 /** @returns {Route} */
 function routeFromHash() {
-  const match = /^#\/webhooks\/([^/]+)$/.exec(location.hash);
-  if (match?.[1] !== undefined) return { name: 'webhook', id: decodeURIComponent(match[1]) };
+  const message = /^#\/webhooks\/([^/?]+)\/deliveries\/([^/?]+)$/.exec(location.hash);
+  if (message?.[1] !== undefined && message[2] !== undefined)
+    return { name: 'message', id: decodeURIComponent(message[1]), deliveryId: decodeURIComponent(message[2]) };
+  // `?…`: the log's filters (delivery-log.js), so a filtered log can be linked.
+  const match = /^#\/webhooks\/([^/?]+)(?:\?(.*))?$/.exec(location.hash);
+  if (match?.[1] !== undefined) return { name: 'webhook', id: decodeURIComponent(match[1]), query: match[2] ?? '' };
   if (location.hash === '#/catalog') return { name: 'catalog' };
   return location.hash === '#/new' ? { name: 'new' } : { name: 'list' };
 }
 
 /** @param {Route} route */
 function hashFromRoute(route) {
-  if (route.name === 'webhook') return `#/webhooks/${encodeURIComponent(route.id)}`;
+  if (route.name === 'webhook') return `#/webhooks/${encodeURIComponent(route.id)}${route.query ? `?${route.query}` : ''}`;
+  if (route.name === 'message') return `#/webhooks/${encodeURIComponent(route.id)}/deliveries/${encodeURIComponent(route.deliveryId)}`;
   if (route.name === 'catalog') return '#/catalog';
   return route.name === 'new' ? '#/new' : '#/';
 }

@@ -1,9 +1,11 @@
 /**
- * A webhook's delivery log: newest first, 20 a page, filtered by status; a delivery expands to its
- * attempts; Resend queues one new attempt with the same webhook-id; Recover failed since… queues
- * the failed deliveries of events since a time again.
+ * A webhook's delivery log: newest first, 20 a page, filtered by status, event type, period
+ * (presets or a custom range) and an event or delivery id, the filters kept in the address (so a
+ * filtered log can be linked); a delivery expands to its attempts or opens as its message; Resend
+ * queues one new attempt with the same webhook-id; Recover failed since… queues the failed
+ * deliveries of events since a time again.
  */
-/** @import { Attempt, Delivery, ViewContext } from './api.js' */
+/** @import { Attempt, Delivery, LogFilter, ViewContext, Webhook } from './api.js' */
 import { excerpt, h, replace, time, uid } from './dom.js';
 import { recoverForm } from './recover.js';
 import { DELIVERY_STATUS, explain, plural } from './words.js';
@@ -17,23 +19,87 @@ const PAGE_SIZE = 20;
  * @typedef {'previous' | 'next' | { resent: string, index: number } | null | undefined} LogFocus
  */
 
+/** What an empty page says, by the filters the address keeps. @param {string} kept */
+const emptyWords = (kept) =>
+  !kept
+    ? 'No deliveries yet. Send a test event to see one here.'
+    : /^status=[^&]*$/.test(kept)
+      ? 'No deliveries with this status.'
+      : 'No deliveries match these filters.';
+
+/** The period presets: their length, and their words. */
+const PERIODS = /** @type {const} */ ({
+  '': [0, 'Any time'],
+  '1h': [3_600_000, 'Last hour'],
+  '24h': [86_400_000, 'Last 24 hours'],
+  '7d': [7 * 86_400_000, 'Last 7 days'],
+  '30d': [30 * 86_400_000, 'Last 30 days'],
+  custom: [0, 'Custom range'],
+});
+
 /**
  * @param {ViewContext} context
- * @param {string} webhookId
+ * @param {Webhook} webhook
+ * @param {string} [query] The filters as the address keeps them (`status`, `type`, `period`, `since`, `until`, `q`).
  */
-export function deliveryLog(context, webhookId) {
+export function deliveryLog(context, webhook, query = '') {
+  const webhookId = webhook.id;
+  const initial = new URLSearchParams(query);
   // Page tokens seen so far: tokens[i] opens page i (page 0 needs none), so Previous needs no API.
   /** @type {(string | null)[]} */
   let tokens = [null];
   let page = 0;
   let loads = 0;
+  const restart = () => go(0, null, true);
   const filterId = uid('status-filter');
   const filter = h(
     'select',
-    { id: filterId, onchange: () => go(0, null, true) },
+    { id: filterId, onchange: restart },
     h('option', { value: '' }, 'All'),
-    Object.entries(DELIVERY_STATUS).map(([value, label]) => h('option', { value }, label)),
+    Object.entries(DELIVERY_STATUS).map(([value, label]) => h('option', { value, selected: initial.get('status') === value }, label)),
   );
+  const typeId = uid('type-filter');
+  const typeFilter = h(
+    'select',
+    { id: typeId, onchange: restart },
+    h('option', { value: '' }, 'All events'),
+    webhook.event_types.map((code) => h('option', { value: code, selected: initial.get('type') === code }, code)),
+  );
+  const periodId = uid('period-filter');
+  const period = h(
+    'select',
+    { id: periodId, onchange: () => showCustom() || restart() },
+    Object.entries(PERIODS).map(([value, [, label]]) => h('option', { value, selected: (initial.get('period') ?? '') === value }, label)),
+  );
+  const sinceId = uid('since');
+  const untilId = uid('until');
+  const localValue = (/** @type {string | null} */ iso) => {
+    if (!iso || Number.isNaN(Date.parse(iso))) return '';
+    const d = new Date(iso);
+    return new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+  };
+  const sinceInput = h('input', { id: sinceId, type: 'datetime-local', value: localValue(initial.get('since')), onchange: restart });
+  const untilInput = h('input', { id: untilId, type: 'datetime-local', value: localValue(initial.get('until')), onchange: restart });
+  const custom = h(
+    'div',
+    { class: 'log-filters', hidden: period.value !== 'custom' },
+    h('div', { class: 'field inline' }, h('label', { for: sinceId }, 'From'), sinceInput),
+    h('div', { class: 'field inline' }, h('label', { for: untilId }, 'To'), untilInput),
+  );
+  const searchId = uid('search');
+  const search = h('input', {
+    id: searchId,
+    type: 'search',
+    value: initial.get('q') ?? '',
+    placeholder: 'event_… or msg_…',
+    spellcheck: 'false',
+    autocomplete: 'off',
+  });
+  /** Shows the custom range's fields for `custom`; true when that is all a change does (nothing chosen yet). */
+  function showCustom() {
+    custom.hidden = period.value !== 'custom';
+    return period.value === 'custom' && !sinceInput.value && !untilInput.value;
+  }
   const list = h('div', { class: 'log-list', 'aria-live': 'polite', 'aria-busy': 'true' });
   const previous = h('button', { type: 'button', onclick: () => go(page - 1, 'previous') }, 'Previous page');
   const next = h('button', { type: 'button', onclick: () => go(page + 1, 'next') }, 'Next page');
@@ -42,17 +108,58 @@ export function deliveryLog(context, webhookId) {
     'div',
     { class: 'log' },
     h(
-      'div',
-      { class: 'log-tools' },
+      'form',
+      {
+        class: 'log-filters',
+        role: 'search',
+        'aria-label': 'Filter the delivery log',
+        onsubmit: (/** @type {Event} */ e) => {
+          e.preventDefault();
+          restart();
+        },
+      },
       h('div', { class: 'field inline' }, h('label', { for: filterId }, 'Status'), filter),
+      h('div', { class: 'field inline' }, h('label', { for: typeId }, 'Event'), typeFilter),
+      h('div', { class: 'field inline' }, h('label', { for: periodId }, 'Period'), period),
+      h('div', { class: 'field inline' }, h('label', { for: searchId }, 'Event or delivery id'), search),
+      h('button', { type: 'submit' }, 'Search'),
       h('button', { type: 'button', onclick: () => load() }, 'Refresh'),
     ),
+    custom,
     recoverForm(context, webhookId, () => load()),
     list,
     pager,
   );
   void load();
   return { element, refresh: () => void load() };
+
+  /** The filters as the API takes them (a preset counts back from now), and as the address keeps them. */
+  function filters() {
+    /** @type {LogFilter} */
+    const api = {};
+    const kept = new URLSearchParams();
+    if (filter.value) api.status = filter.value;
+    if (typeFilter.value) api.eventType = typeFilter.value;
+    const preset = /** @type {keyof typeof PERIODS} */ (period.value);
+    if (preset === 'custom') {
+      const iso = (/** @type {string} */ v) => (v && !Number.isNaN(Date.parse(v)) ? new Date(v).toISOString() : '');
+      if (iso(sinceInput.value)) api.since = iso(sinceInput.value);
+      if (iso(untilInput.value)) api.until = iso(untilInput.value);
+    } else if (preset) api.since = new Date(Date.now() - PERIODS[preset][0]).toISOString();
+    const q = search.value.trim();
+    if (q) api.search = q;
+    // The address keeps the preset, not its times, so a linked "last 24 hours" means the last 24 hours when opened.
+    for (const [key, value] of [
+      ['status', api.status],
+      ['type', api.eventType],
+      ['period', preset],
+      ['since', preset === 'custom' ? api.since : undefined],
+      ['until', api.until],
+      ['q', api.search],
+    ])
+      if (key && value) kept.set(key, value);
+    return { api, kept: kept.toString() };
+  }
 
   /**
    * Shows page `to`; a new filter starts the paging over.
@@ -76,7 +183,9 @@ export function deliveryLog(context, webhookId) {
     list.setAttribute('aria-busy', 'true');
     let answer;
     try {
-      answer = await context.api.deliveries(webhookId, { status: filter.value, pageSize: PAGE_SIZE, nextToken: tokens[page] });
+      const { api, kept } = filters();
+      context.keepQuery(kept);
+      answer = await context.api.deliveries(webhookId, { ...api, pageSize: PAGE_SIZE, nextToken: tokens[page] });
     } catch (error) {
       if (mine !== loads) return;
       replace(list, h('p', { class: 'error', role: 'alert' }, explain(error).text));
@@ -93,11 +202,7 @@ export function deliveryLog(context, webhookId) {
     replace(
       list,
       deliveries.length === 0
-        ? h(
-            'p',
-            { class: 'hint' },
-            filter.value ? 'No deliveries with this status.' : 'No deliveries yet. Send a test event to see one here.',
-          )
+        ? h('p', { class: 'hint' }, emptyWords(filters().kept))
         : h(
             'ul',
             { class: 'deliveries', 'aria-label': 'Deliveries' },
@@ -144,6 +249,11 @@ export function deliveryLog(context, webhookId) {
       { type: 'button', 'data-delivery': delivery.id, 'data-write': '', onclick: () => doResend(delivery, slot) },
       'Resend',
     );
+    const view = h(
+      'button',
+      { type: 'button', onclick: () => context.navigate({ name: 'message', id: webhookId, deliveryId: delivery.id }) },
+      'View message',
+    );
     const last = delivery.last_status_code ? `HTTP ${delivery.last_status_code}` : delivery.last_error;
     return h(
       'li',
@@ -156,7 +266,7 @@ export function deliveryLog(context, webhookId) {
         h('span', { class: `badge badge-${delivery.status}` }, DELIVERY_STATUS[delivery.status] ?? delivery.status),
         h('span', { class: 'hint' }, plural(delivery.attempt_count, 'attempt', 'attempts'), last ? `, last: ${last}` : ''),
       ),
-      h('div', { class: 'delivery-actions' }, expand, resend),
+      h('div', { class: 'delivery-actions' }, expand, resend, view),
       slot,
       panel,
     );

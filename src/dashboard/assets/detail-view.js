@@ -5,6 +5,7 @@
 /** @import { ViewContext, WebhookFields } from './api.js' */
 import { deliveryLog } from './delivery-log.js';
 import { formatTime, h, openModal, uid } from './dom.js';
+import { overviewPanel } from './overview.js';
 import { testEventPanel } from './test-event.js';
 import { verifyPanel } from './verify-panel.js';
 import { webhookForm } from './webhook-form.js';
@@ -13,8 +14,9 @@ import { explain, t, webhookStatus } from './words.js';
 /**
  * @param {ViewContext} context
  * @param {string} id
+ * @param {string} [query] The log's filters, as the address keeps them.
  */
-export async function renderDetail(context, id) {
+export async function renderDetail(context, id, query = '') {
   const webhook = await context.api.getWebhook(id);
   const status = webhookStatus(webhook, formatTime);
   const heading = h('h2', { tabindex: -1 }, webhook.name);
@@ -26,7 +28,7 @@ export async function renderDetail(context, id) {
     enabled ? 'Disable' : 'Enable',
   );
   const remove = h('button', { type: 'button', class: 'danger', 'data-write': '', onclick: () => confirmDelete(remove) }, 'Delete');
-  const log = deliveryLog(context, webhook.id);
+  const log = deliveryLog(context, webhook, query);
 
   const settings = webhookForm(context, {
     webhook,
@@ -53,6 +55,7 @@ export async function renderDetail(context, id) {
       testEventPanel(context, webhook, () => log.refresh()),
       true,
     ),
+    section('Overview', overviewPanel(context, webhook.id)),
     section('Delivery log', log.element),
     section(t('verify.title'), verifyPanel(context, webhook)),
     section('Settings', settings, true),

@@ -1,5 +1,6 @@
 /** The environment's webhooks, or an empty state that says what to do. */
-/** @import { ViewContext, Webhook } from './api.js' */
+/** @import { Activity, ViewContext, Webhook } from './api.js' */
+import { count, percent, sparkline } from './chart.js';
 import { formatTime, h } from './dom.js';
 import { webhookStatus } from './words.js';
 
@@ -8,7 +9,10 @@ const SHOWN_EVENTS = 4;
 
 /** @param {ViewContext} context */
 export async function renderList(context) {
-  const webhooks = await context.api.listWebhooks();
+  // The stats are a glance, not the list: without them (an older server, a failed read) the
+  // list still shows.
+  const [webhooks, stats] = await Promise.all([context.api.listWebhooks(), context.api.stats().catch(() => [])]);
+  const byId = new Map(stats.map((s) => [s.webhook_id, s]));
   const header = h(
     'div',
     { class: 'bar' },
@@ -40,7 +44,7 @@ export async function renderList(context) {
     h(
       'ul',
       { class: 'cards', 'aria-label': 'Your webhooks' },
-      webhooks.map((webhook) => card(context, webhook)),
+      webhooks.map((webhook) => card(context, webhook, byId.get(webhook.id))),
     ),
   );
 }
@@ -48,8 +52,9 @@ export async function renderList(context) {
 /**
  * @param {ViewContext} context
  * @param {Webhook} webhook
+ * @param {Activity | undefined} activity
  */
-function card(context, webhook) {
+function card(context, webhook, activity) {
   const status = webhookStatus(webhook, formatTime);
   const codes = webhook.event_types;
   const more = codes.length - SHOWN_EVENTS;
@@ -62,6 +67,7 @@ function card(context, webhook) {
       h('button', { type: 'button', class: 'link', onclick: () => context.navigate({ name: 'webhook', id: webhook.id }) }, webhook.name),
     ),
     h('p', { class: `status status-${status.kind}` }, status.text),
+    activity ? activityLine(activity) : null,
     h('p', { class: 'endpoint' }, h('span', { class: 'label' }, 'Endpoint '), webhook.endpoint),
     h(
       'p',
@@ -70,5 +76,24 @@ function card(context, webhook) {
       codes.slice(0, SHOWN_EVENTS).join(', '),
       more > 0 ? ` and ${more} more` : '',
     ),
+  );
+}
+
+/**
+ * Success rate and requests over the last 24 hours, and the hourly chart.
+ *
+ * @param {Activity} activity
+ */
+function activityLine(activity) {
+  return h(
+    'div',
+    { class: 'activity' },
+    h(
+      'p',
+      { class: 'figures' },
+      h('span', {}, h('span', { class: 'label' }, 'Success rate (24 h) '), h('strong', {}, percent(activity.success_rate))),
+      h('span', {}, h('span', { class: 'label' }, 'Requests (24 h) '), h('strong', {}, count(activity.attempts))),
+    ),
+    sparkline(activity),
   );
 }

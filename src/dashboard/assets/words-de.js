@@ -52,6 +52,8 @@ export default {
       'Prüfen Sie die Header: höchstens 20, Namen aus Buchstaben, Ziffern und Bindestrichen (nicht Content-Type, Host, User-Agent oder webhook-…), Werte als einfacher Text ohne Zeilenumbruch.',
     INVALID_TIMEOUT_MS: 'Geben Sie ein Zeitlimit von 1 bis 30 Sekunden ein.',
     INVALID_RATE_LIMIT_PER_SECOND: 'Geben Sie ein Limit von 1 bis 1000 Anfragen pro Sekunde ein.',
+    INVALID_SEARCH: 'Suchen Sie nach einer Ereignis-ID (event_…) oder Zustellungs-ID (msg_…).',
+    INVALID_RANGE: 'Wählen Sie einen Zeitraum: 24h, 7d oder 30d.',
     INVALID_EVENT_TYPES: 'Wählen Sie mindestens ein Ereignis (höchstens 50).',
     UNKNOWN_EVENT_TYPE: 'Eines der gewählten Ereignisse wird nicht mehr angeboten. Entfernen Sie es und versuchen Sie es erneut.',
     WEBHOOK_LIMIT_REACHED:

@@ -53,6 +53,8 @@ export default {
       'Vérifiez les en-têtes : 20 au plus, des noms faits de lettres, chiffres et tirets (ni Content-Type, Host, User-Agent ni webhook-…), des valeurs en texte simple sans saut de ligne.',
     INVALID_TIMEOUT_MS: 'Saisissez un délai de 1 à 30 secondes.',
     INVALID_RATE_LIMIT_PER_SECOND: 'Saisissez une limite de 1 à 1000 requêtes par seconde.',
+    INVALID_SEARCH: 'Recherchez par identifiant d’événement (event_…) ou de livraison (msg_…).',
+    INVALID_RANGE: 'Choisissez une période : 24h, 7d ou 30d.',
     INVALID_EVENT_TYPES: 'Choisissez au moins un événement (50 au plus).',
     UNKNOWN_EVENT_TYPE: 'Un des événements choisis n’est plus proposé. Retirez-le et réessayez.',
     WEBHOOK_LIMIT_REACHED:

@@ -51,6 +51,8 @@ export const ERROR_WORDS = Object.freeze({
   ],
   INVALID_SINCE: ['since', 'Enter a date and time.'],
   INVALID_UNTIL: ['until', 'Enter a date and time.'],
+  INVALID_SEARCH: ['search', 'Enter an event id or a delivery id, as the log shows them.'],
+  INVALID_RANGE: [null, RELOAD],
   INVALID_EVENT_TYPE: ['event_type', 'That event is not offered any more. Reload the page and choose another one.'],
   INVALID_STATUS: [null, 'That status is not offered any more. Reload the page and choose another one.'],
   INVALID_PAGE_SIZE: [null, RELOAD],

@@ -1,0 +1,123 @@
+import type { Kysely } from 'kysely';
+import { DURATION_BOUNDS, DURATION_BUCKETS, HOUR_MS, type HourRecord, type HourTally } from '../../src/stats.js';
+import type { EngineTables } from './schema.js';
+import { list, precompiled, type Run, type Texts, text } from './texts.js';
+
+/**
+ * The hourly counters (`iw_webhook_hours`, migration 19): added to in the transaction that records
+ * attempts, read by the dashboard's stats. Every writer adds whole tallies (`tallyHours` in
+ * src/stats.ts, one per webhook and hour, sorted), so a group costs one statement here (the
+ * shared path, `outcomes.ts`), one row statement per tally on SQLite (`sqlite/record.ts`) and a
+ * CTE of PostgreSQL's one statement (`postgres/record.ts`, which tallies in SQL with
+ * {@link POSTGRES_TALLY}).
+ */
+
+const BUCKETS = Array.from({ length: DURATION_BUCKETS }, (_, i) => `d${i}`);
+const COLUMNS = ['environment', 'webhook_id', 'hour', 'succeeded', 'failed', ...BUCKETS];
+
+/** `on conflict … do update`: the row's counts plus the new ones (the same text on both databases). */
+const ADD = `on conflict ("webhook_id", "hour") do update set ${['succeeded', 'failed', ...BUCKETS]
+  .map((c) => `"${c}" = "iw_webhook_hours"."${c}" + excluded."${c}"`)
+  .join(', ')}`;
+
+/** The parameters of one tally, in {@link COLUMNS} order. */
+export const tallyParameters = (t: HourTally): unknown[] => [t.environment, t.webhookId, t.hour, t.succeeded, t.failed, ...t.durations];
+
+/** Adds `n` tallies in one statement (parameters: {@link tallyParameters} of each, in order). */
+export const addHours = (texts: Texts, n: number) =>
+  text(texts, `hours ${n}`, (p) => {
+    const values = Array.from({ length: n }, () => `(${list(COLUMNS.length, p)})`).join(', ');
+    return `insert into "iw_webhook_hours" (${COLUMNS.map((c) => `"${c}"`).join(', ')}) values ${values} ${ADD}`;
+  });
+
+/** Adds tallies, if any, with `run` (inside the caller's transaction). */
+export async function countHours(run: Run, texts: Texts, tallies: readonly HourTally[]): Promise<void> {
+  if (tallies.length === 0) return;
+  await run(addHours(texts, tallies.length), tallies.flatMap(tallyParameters));
+}
+
+/** SQLite's one-tally statement, prepared once per handle (`sqlite/record.ts`). */
+export const ADD_HOUR_SQLITE = `insert into "iw_webhook_hours" (${COLUMNS.map((c) => `"${c}"`).join(', ')}) values (${list(
+  COLUMNS.length,
+  () => '?',
+)}) ${ADD}`;
+
+/**
+ * PostgreSQL's tally of the attempts a statement inserted, as a data-modifying CTE over `rows`
+ * (columns environment, webhook_id, started_at, duration_ms, success): the same sums as
+ * `tallyHours`, grouped and ordered the same way. Built from constants only.
+ */
+export const POSTGRES_TALLY = (rows: string) => {
+  const bounds = `'{${DURATION_BOUNDS.join(',')}}'::int[]`;
+  const buckets = BUCKETS.map((_, i) => `count(*) filter (where width_bucket(r.duration_ms, ${bounds}) = ${i})`).join(', ');
+  return (
+    `insert into iw_webhook_hours (${COLUMNS.join(', ')}) ` +
+    `select r.environment, r.webhook_id, r.started_at - (r.started_at % ${HOUR_MS}) as hour, ` +
+    `count(*) filter (where r.success), count(*) filter (where not r.success), ${buckets} ` +
+    `from ${rows} r group by 1, 2, 3 order by 2, 3 ${ADD}`
+  );
+};
+
+/**
+ * One environment's counters in `[since, until)`, of one webhook or of all. Without `durations`
+ * (the list's stats) only the counts are read: the list reads a row per webhook and hour of a day,
+ * and each column read costs on every one of them.
+ */
+export async function readHours(
+  db: Kysely<EngineTables>,
+  environment: string,
+  { webhookId, since, until, durations = true }: { webhookId?: string; since: number; until: number; durations?: boolean },
+): Promise<HourRecord[]> {
+  const { run, texts } = precompiled(db);
+  if (!durations && webhookId === undefined) return readSeries(run, texts, environment, since, until);
+  const columns = durations ? READ_COLUMNS_ALL : READ_COLUMNS;
+  const key = `read hours ${durations} ${webhookId !== undefined}`;
+  const statement = text(
+    texts,
+    key,
+    (p) =>
+      `select ${columns} from "iw_webhook_hours" where "environment" = ${p()} and "hour" >= ${p()} and "hour" < ${p()}` +
+      (webhookId !== undefined ? ` and "webhook_id" = ${p()}` : ''),
+  );
+  const rows = await run<Record<string, string | number>>(
+    statement,
+    webhookId !== undefined ? [environment, since, until, webhookId] : [environment, since, until],
+  );
+  const none: number[] = [];
+  return rows.map((r) => ({
+    webhookId: r.webhook_id as string,
+    hour: Number(r.hour),
+    succeeded: Number(r.succeeded),
+    failed: Number(r.failed),
+    durations: durations ? BUCKETS.map((b) => Number(r[b])) : none,
+  }));
+}
+
+const READ_COLUMNS = '"webhook_id", "hour", "succeeded", "failed"';
+const READ_COLUMNS_ALL = `${READ_COLUMNS}, ${BUCKETS.map((b) => `"${b}"`).join(', ')}`;
+
+/**
+ * The list's read: every webhook's counts in one row per webhook, its hours as text
+ * (`hour:succeeded:failed,…`), so the database hands over a row per webhook instead of one per
+ * webhook and hour (the drivers' cost is per row); expanded here to the records `readHours` returns.
+ */
+async function readSeries(run: Run, texts: Texts, environment: string, since: number, until: number): Promise<HourRecord[]> {
+  const statement = text(texts, 'read series', (p) => {
+    const item = `"hour" || ':' || "succeeded" || ':' || "failed"`;
+    const joined = texts.dialect === 'postgres' ? `string_agg(${item}, ',')` : `group_concat(${item}, ',')`;
+    return (
+      `select "webhook_id", ${joined} as "hours" from "iw_webhook_hours" ` +
+      `where "environment" = ${p()} and "hour" >= ${p()} and "hour" < ${p()} group by "webhook_id"`
+    );
+  });
+  const rows = await run<{ webhook_id: string; hours: string }>(statement, [environment, since, until]);
+  const records: HourRecord[] = [];
+  const none: number[] = [];
+  for (const r of rows) {
+    for (const item of r.hours.split(',')) {
+      const [hour, succeeded, failed] = item.split(':');
+      records.push({ webhookId: r.webhook_id, hour: Number(hour), succeeded: Number(succeeded), failed: Number(failed), durations: none });
+    }
+  }
+  return records;
+}

@@ -1,0 +1,90 @@
+/**
+ * Activity charts as inline SVG, built with DOM calls (no markup strings, no styles in
+ * attributes: the page's CSP allows neither): a small one per webhook on the list, and the
+ * overview's bars of delivered and failed attempts. Each is an image with a text alternative
+ * that says what it shows; the figures beside it carry the same facts as text.
+ */
+/** @import { Activity, Overview } from './api.js' */
+
+const SVG = 'http://www.w3.org/2000/svg';
+
+/**
+ * @param {string} tag
+ * @param {Record<string, string | number>} attributes
+ * @param {...Element} children
+ */
+function svg(tag, attributes, ...children) {
+  const el = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attributes)) el.setAttribute(k, String(v));
+  el.append(...children);
+  return el;
+}
+
+/**
+ * Stacked bars, delivered under failed, scaled to the busiest point (at least 1, so an idle
+ * period draws flat); `width` × `height` in the SVG's own units, stretched to its box by CSS.
+ *
+ * @param {{ succeeded: number, failed: number }[]} points
+ * @param {{ width: number, height: number, label: string, className: string }} options
+ */
+export function bars(points, { width, height, label, className }) {
+  const max = Math.max(1, ...points.map((p) => p.succeeded + p.failed));
+  const step = width / Math.max(1, points.length);
+  const gap = step > 6 ? 1 : 0.5;
+  /** @type {Element[]} */
+  const rects = [];
+  points.forEach((p, i) => {
+    const x = i * step + gap / 2;
+    const w = Math.max(0.5, step - gap);
+    const ok = (p.succeeded / max) * (height - 1);
+    const bad = (p.failed / max) * (height - 1);
+    rects.push(svg('rect', { class: 'bar-base', x, y: height - 1, width: w, height: 1 }));
+    if (ok > 0) rects.push(svg('rect', { class: 'bar-ok', x, y: height - ok, width: w, height: ok }));
+    if (bad > 0) rects.push(svg('rect', { class: 'bar-bad', x, y: height - ok - bad, width: w, height: bad }));
+  });
+  const title = svg('title', {});
+  title.textContent = label;
+  return svg(
+    'svg',
+    {
+      class: className,
+      viewBox: `0 0 ${width} ${height}`,
+      preserveAspectRatio: 'none',
+      role: 'img',
+      'aria-label': label,
+      focusable: 'false',
+    },
+    title,
+    ...rects,
+  );
+}
+
+/** `0.987` → "98.7 %" in the reader's locale; null → "–". @param {number | null} rate */
+export function percent(rate) {
+  if (rate === null) return '–';
+  return new Intl.NumberFormat(undefined, { style: 'percent', maximumFractionDigits: rate > 0.99 && rate < 1 ? 1 : 0 }).format(rate);
+}
+
+/** @param {number} n */
+export const count = (n) => new Intl.NumberFormat().format(n);
+
+/**
+ * The list's small chart: 24 hourly bars.
+ *
+ * @param {Activity} activity
+ */
+export function sparkline(activity) {
+  const label = `Last 24 hours, hour by hour: ${count(activity.succeeded)} delivered, ${count(activity.failed)} failed`;
+  return bars(activity.series, { width: 96, height: 24, label, className: 'sparkline' });
+}
+
+/**
+ * The overview's chart.
+ *
+ * @param {Overview} overview
+ * @param {string} rangeLabel
+ */
+export function overviewChart(overview, rangeLabel) {
+  const label = `${rangeLabel}: ${count(overview.succeeded)} delivered, ${count(overview.failed)} failed`;
+  return bars(overview.points, { width: 300, height: 80, label, className: 'overview-chart' });
+}
