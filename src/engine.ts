@@ -69,6 +69,7 @@ export function createWebhooks<Tx = unknown>(options: WebhooksOptions<Tx>): Webh
     workerId: o.delivery.workerId,
     timeoutMs: o.delivery.timeoutMs,
     disableAfterMs: o.disableAfterMs,
+    sealer: o.sealer,
   });
   const scheduler = new Scheduler({
     store,
@@ -82,7 +83,16 @@ export function createWebhooks<Tx = unknown>(options: WebhooksOptions<Tx>): Webh
   const wake = () => telemetry.detached(() => scheduler.wake());
 
   const { emit, emitTo } = createEmit({ access, clock, catalog: o.catalog, maxPayloadBytes: o.maxPayloadBytes, wake, telemetry });
-  const management = createManagement({ access, clock, catalog: o.catalog, guard: o.guard, maxWebhooks: o.maxWebhooks, wake, emitTo });
+  const management = createManagement({
+    access,
+    clock,
+    catalog: o.catalog,
+    guard: o.guard,
+    maxWebhooks: o.maxWebhooks,
+    wake,
+    emitTo,
+    sealer: o.sealer,
+  });
   const jwks = () => keys.jwks();
   const handler = createHandler({ management, jwks, authorize: options.authorize, onError });
   const dashboard = createDashboard({

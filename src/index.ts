@@ -12,7 +12,7 @@ export type { CheckedEndpoint } from './delivery/guard/check.js';
 export { checkEndpoint } from './delivery/guard/check.js';
 export type { Guard, GuardOptions, ResolvedAddress, Resolver } from './delivery/guard/guard.js';
 export { cachingResolver, createGuard, systemResolver } from './delivery/guard/guard.js';
-export type { HttpTransportOptions, Transport, TransportRequest, TransportResponse } from './delivery/transport.js';
+export type { ClientCertificate, HttpTransportOptions, Transport, TransportRequest, TransportResponse } from './delivery/transport.js';
 export { httpTransport, TransportError } from './delivery/transport.js';
 export { createWebhooks } from './engine.js';
 export type { WebhooksErrorCode } from './errors.js';
@@ -41,6 +41,7 @@ export type {
   TelemetryOptions,
   WebhookDisabledInfo,
   WebhookInput,
+  WebhookSecret,
   Webhooks,
   WebhooksOptions,
 } from './types.js';

@@ -7,6 +7,18 @@ import type { LooseEmitInput } from './emit.js';
 import { ValidationError } from './errors.js';
 import { newId } from './ids.js';
 import { type DeliveryStatus, type WebhookRecord, withCircuit } from './model.js';
+import { type CleanSigningInput, signingInput } from './secrets/auth-input.js';
+import { requireSealer, type Sealer } from './secrets/seal.js';
+import {
+  DEFAULT_GRACE_MS,
+  MAX_GRACE_MS,
+  masked,
+  newSigning,
+  resealed,
+  rotated,
+  sealAuth,
+  withAsymmetric,
+} from './secrets/webhook-secrets.js';
 import type { DeliveryCursor } from './store.js';
 import type { StoreAccess } from './store-access.js';
 import type { EmittedEvent, Management } from './types.js';
@@ -22,6 +34,8 @@ export interface ManagementDeps {
   wake(): void;
   /** Stores and sends an event to one webhook only (a test event); see emit.ts. */
   emitTo(webhookId: string, input: LooseEmitInput): Promise<EmittedEvent>;
+  /** Seals the webhooks' secrets (signing formats and endpoint auth); null without `secretsKey`. */
+  sealer: Sealer | null;
 }
 
 /** Rows a recover changes per transaction: bounded, so an emit never waits long behind it. */
@@ -41,7 +55,9 @@ export function createManagement(deps: ManagementDeps): Management {
     async create(input) {
       const environment = env(input);
       const clean = v.webhookInput(input, catalog);
+      const signing = signingInput(input as unknown as Record<string, unknown>);
       await assertEndpointAllowed(clean.endpoint, guard);
+      if (signing.auth?.type === 'oauth2_client_credentials') await assertEndpointAllowed(signing.auth.tokenUrl, guard);
       const now = clock.now();
       const record: WebhookRecord = {
         id: newId('webhook', now),
@@ -54,25 +70,71 @@ export function createManagement(deps: ManagementDeps): Management {
         lastError: null,
         createdAt: now,
         updatedAt: now,
+        format: signing.format ?? 'jwt',
+        signing: null,
+        auth: null,
       };
+      Object.assign(record, secretsFor(record, signing));
       await access.run('creating a webhook', (s) => s.createWebhook(record, { maxWebhooks: deps.maxWebhooks(environment) }));
-      return withCircuit(record);
+      return view(record);
     },
     async get(id, options) {
       const environment = env(options);
-      return withCircuit(await access.find('webhook', id, 'reading a webhook', (s) => s.getWebhook(environment, id)));
+      return view(await access.find('webhook', id, 'reading a webhook', (s) => s.getWebhook(environment, id)));
     },
     async list(options) {
       const environment = env(options);
-      return (await access.run('listing webhooks', (s) => s.listWebhooks(environment))).map(withCircuit);
+      return (await access.run('listing webhooks', (s) => s.listWebhooks(environment))).map(view);
     },
     async update(id, patch, options) {
       const environment = env(options);
       const clean = v.webhookPatch(patch, catalog);
+      const signing = signingInput(patch as unknown as Record<string, unknown>);
       if (clean.endpoint !== undefined) await assertEndpointAllowed(clean.endpoint, guard);
-      return withCircuit(
-        await access.find('webhook', id, 'updating a webhook', (s) => s.updateWebhook(environment, id, clean, clock.now())),
+      if (signing.auth?.type === 'oauth2_client_credentials') await assertEndpointAllowed(signing.auth.tokenUrl, guard);
+      if (signing.format !== undefined || signing.asymmetric !== undefined || signing.auth !== undefined) {
+        // Secrets are sealed against what is stored (a masked secret given back keeps it).
+        const stored = await access.find('webhook', id, 'updating a webhook', (s) => s.getWebhook(environment, id));
+        Object.assign(clean, secretsFor(stored, signing));
+      }
+      return view(await access.find('webhook', id, 'updating a webhook', (s) => s.updateWebhook(environment, id, clean, clock.now())));
+    },
+    async secret(id, options) {
+      const environment = env(options);
+      const stored = await access.find('webhook', id, 'reading a signing secret', (s) => s.getWebhook(environment, id));
+      return revealed(stored);
+    },
+    async rotateSecret(id, options) {
+      const environment = env(options);
+      const graceMs = options?.graceMs ?? DEFAULT_GRACE_MS;
+      if (typeof graceMs !== 'number' || !Number.isSafeInteger(graceMs) || graceMs < 0 || graceMs > MAX_GRACE_MS)
+        throw new ValidationError(`graceMs must be whole milliseconds from 0 to ${MAX_GRACE_MS} (7 days)`, { field: 'graceMs' });
+      const stored = await access.find('webhook', id, 'rotating a signing secret', (s) => s.getWebhook(environment, id));
+      const current = signingOf(stored);
+      const sealer = requireSealer(deps.sealer, 'rotating a signing secret');
+      const now = clock.now();
+      const next = rotated(sealer, id, current, now, graceMs);
+      const done = await access.find('webhook', id, 'rotating a signing secret', (s) =>
+        s.updateWebhook(environment, id, { signing: next }, now),
       );
+      return revealed(done);
+    },
+    async resealSecrets() {
+      const sealer = requireSealer(deps.sealer, 'resealing secrets');
+      let resealedCount = 0;
+      let after: string | null = null;
+      for (;;) {
+        const page: WebhookRecord[] = await access.run('listing sealed secrets', (s) => s.listWebhooksWithSecrets(after, RESEAL_BATCH));
+        for (const webhook of page) {
+          const again = resealed(sealer, webhook);
+          if (again === null) continue;
+          await access.run('resealing secrets', (s) => s.updateWebhook(webhook.environment, webhook.id, again, clock.now()));
+          resealedCount++;
+        }
+        if (page.length < RESEAL_BATCH) break;
+        after = page[page.length - 1]!.id;
+      }
+      return { resealed: resealedCount };
     },
     async delete(id, options) {
       const environment = env(options);
@@ -179,6 +241,34 @@ export function createManagement(deps: ManagementDeps): Management {
     },
   };
 
+  /** The secrets a webhook gets for `signing` (sealed): its signing keys, its auth. Refused without a sealer. */
+  function secretsFor(stored: WebhookRecord, signing: CleanSigningInput): Partial<WebhookRecord> {
+    const out: Partial<WebhookRecord> = {};
+    const format = signing.format ?? stored.format ?? 'jwt';
+    if (signing.format !== undefined) out.format = signing.format;
+    if (signing.asymmetric && format !== 'standard-webhooks')
+      throw new ValidationError('asymmetric signing (v1a) needs format standard-webhooks', { field: 'asymmetric' });
+    if (format === 'standard-webhooks') {
+      const sealer = requireSealer(deps.sealer, 'a webhook in the standard-webhooks format', 'format');
+      const had = stored.signing ?? null;
+      if (had === null) out.signing = newSigning(sealer, stored.id, signing.asymmetric ?? false);
+      else if (signing.asymmetric !== undefined) out.signing = withAsymmetric(sealer, stored.id, had, signing.asymmetric);
+    }
+    if (signing.auth === null) out.auth = null;
+    else if (signing.auth !== undefined) {
+      const sealer = requireSealer(deps.sealer, `endpoint auth (${signing.auth.type})`, 'auth');
+      out.auth = sealAuth(sealer, stored.id, signing.auth, stored.auth);
+    }
+    return out;
+  }
+
+  /** The signing secret in clear, for the explicit reveal only. */
+  function revealed(stored: WebhookRecord) {
+    const s = signingOf(stored);
+    const sealer = requireSealer(deps.sealer, 'reading a signing secret');
+    return { secret: sealer.open(s.secret, stored.id), publicKey: s.publicKey, previousUntil: s.previousUntil };
+  }
+
   return {
     webhooks,
     events: {
@@ -190,6 +280,22 @@ export function createManagement(deps: ManagementDeps): Management {
     deliveries,
     eventTypes: { list: () => catalog.list() },
   };
+}
+
+/** Webhooks re-sealed per page of `resealSecrets`. */
+const RESEAL_BATCH = 200;
+
+/** The record as the management functions return it: circuit derived, secrets masked. */
+function view(webhook: WebhookRecord) {
+  return withCircuit(masked(webhook));
+}
+
+function signingOf(webhook: WebhookRecord) {
+  if (webhook.format !== 'standard-webhooks' || !webhook.signing)
+    throw new ValidationError(`webhook ${JSON.stringify(webhook.id)} signs JWTs (format jwt): it has no signing secret`, {
+      field: 'format',
+    });
+  return webhook.signing;
 }
 
 /**

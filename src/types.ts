@@ -123,6 +123,8 @@ import type {
   EventSource,
   NoticeRecord,
   NoticeStatus,
+  WebhookAuth,
+  WebhookFormat,
   WebhookRecord,
 } from './model.js';
 import type { WebhookEventMap } from './receiver/event-types.generated.js';
@@ -188,6 +190,23 @@ export interface WebhookInput {
   endpoint: string;
   eventTypes: EventType[];
   environment?: string;
+  // --- Signing formats and endpoint auth (issue 37) ---
+  /** `jwt` (default: an RS256 JWT body) or `standard-webhooks` (JSON body, HMAC `webhook-signature`; needs `secretsKey`). */
+  format?: WebhookFormat;
+  /** Also sign `v1a` with an Ed25519 key of the webhook's own (standard-webhooks only); its public key is on the record. */
+  asymmetric?: boolean;
+  /** How the engine authenticates to the endpoint (needs `secretsKey`); null removes it. Secrets are write-only. */
+  auth?: WebhookAuth | null;
+}
+
+/** A webhook's signing secret, revealed (`webhooks.secret`, `webhooks.rotateSecret`). */
+export interface WebhookSecret {
+  /** `whsec_…`: what the receiver's Standard Webhooks verifier is given. */
+  secret: string;
+  /** The Ed25519 public key (`whpk_…`) of `v1a` signatures, or null. */
+  publicKey: string | null;
+  /** Until when the previous secret signs too (after a rotation), or null. */
+  previousUntil: number | null;
 }
 
 export interface EmittedEvent extends EventRecord {
@@ -240,6 +259,19 @@ export interface Management {
      * receiver can tell it from a real one) and `source: 'admin'`. It is stored and delivered like any event. Refused with `ERR_WEBHOOK_DISABLED` when disabled.
      */
     test(id: string, options?: EnvironmentOption & { eventType?: string }): Promise<{ eventId: string; deliveryId: string }>;
+    // --- Signing formats and endpoint auth (issue 37) ---
+    /** The signing secret of a `standard-webhooks` webhook, in clear: for whoever may manage the webhook. */
+    secret(id: string, options?: EnvironmentOption): Promise<WebhookSecret>;
+    /**
+     * A new signing secret; the current one keeps signing beside it (both signatures sent,
+     * space-separated) for `graceMs` (default 24 hours, at most 7 days; 0: at once).
+     */
+    rotateSecret(id: string, options?: EnvironmentOption & { graceMs?: number }): Promise<WebhookSecret>;
+    /**
+     * Seals every stored secret of every environment again under the first `secretsKey` (after
+     * putting a new key first), so the old key can be dropped. Returns how many webhooks changed.
+     */
+    resealSecrets(): Promise<{ resealed: number }>;
   };
   events: { get(id: string, options?: EnvironmentOption): Promise<EventRecord> };
   deliveries: {

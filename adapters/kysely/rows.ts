@@ -6,7 +6,10 @@ import type {
   DeliveryStatus,
   EventRecord,
   EventSource,
+  WebhookAuth,
+  WebhookFormat,
   WebhookRecord,
+  WebhookSigning,
   WebhookStatus,
 } from '../../src/model.js';
 import type { AttemptRow, DeliveryRow, EventRow, WebhookRow } from './schema.js';
@@ -29,6 +32,10 @@ export function toWebhook(r: WebhookRow): WebhookRecord {
     lastError: r.last_error,
     createdAt: ms(r.created_at),
     updatedAt: ms(r.updated_at),
+    // Signing formats and endpoint auth (migration 18); a row read before it has none.
+    format: (r.format ?? 'jwt') as WebhookFormat,
+    signing: r.signing ? (JSON.parse(r.signing) as WebhookSigning) : null,
+    auth: r.auth ? (JSON.parse(r.auth) as WebhookAuth) : null,
   };
 }
 
@@ -47,6 +54,10 @@ export function fromWebhook(w: WebhookRecord): WebhookRow {
     last_error: w.lastError,
     created_at: w.createdAt,
     updated_at: w.updatedAt,
+    // Signing formats and endpoint auth (migration 18): sealed by the management functions.
+    format: w.format ?? 'jwt',
+    signing: w.signing ? JSON.stringify(w.signing) : null,
+    auth: w.auth ? JSON.stringify(w.auth) : null,
   };
 }
 

@@ -30,6 +30,10 @@ export interface WebhookRow {
   last_error: string | null;
   created_at: Millis;
   updated_at: Millis;
+  // Signing formats and endpoint auth (migration 18): JSON text, every secret in it sealed.
+  format?: string;
+  signing?: string | null;
+  auth?: string | null;
 }
 
 export interface EventRow {

@@ -2,6 +2,7 @@ import type { Clock } from '../clock.js';
 import { newId } from '../ids.js';
 import type { AttemptRecord, ClaimedDelivery } from '../model.js';
 import { VERSION } from '../version.js';
+import type { EndpointAccess } from './endpoint-access.js';
 import type { Guard } from './guard/guard.js';
 import { type Transport, TransportError, type TransportRequest } from './transport.js';
 
@@ -23,6 +24,8 @@ export async function runAttempt(
   deps: { transport: Transport; clock: Clock; timeoutMs: number; guard?: Guard },
   /** W3C trace context for the receiver (`telemetry.propagateTraceContext`); absent: no header. */
   traceparent?: string,
+  /** The webhook's format and auth (issue 37: `endpoint-access.ts`); absent: a JWT, no auth. */
+  access?: EndpointAccess,
 ): Promise<AttemptRecord> {
   const startedAt = deps.clock.now();
   const t0 = performance.now();
@@ -48,14 +51,22 @@ export async function runAttempt(
   try {
     const body = await token;
     const headers: Record<string, string> = {
-      'content-type': 'application/jwt',
+      'content-type': access === undefined ? 'application/jwt' : access.contentType,
       'webhook-id': claimed.delivery.id,
       'user-agent': USER_AGENT,
     };
     if (traceparent !== undefined) headers.traceparent = traceparent;
+    // Signing formats and endpoint auth (issue 37): the signature, the bearer token, the client certificate.
+    if (access !== undefined) Object.assign(headers, await access.headers(claimed.delivery.id, body, false));
     const request: TransportRequest = { url: claimed.webhook.endpoint, headers, body, timeoutMs: deps.timeoutMs };
     if (deps.guard) request.guard = deps.guard;
-    const res = await deps.transport.send(request);
+    if (access?.clientCertificate !== undefined) request.clientCertificate = access.clientCertificate;
+    let res = await deps.transport.send(request);
+    if (res.status === 401 && access?.refreshes) {
+      // Refused with the token we had: once more with a new one.
+      Object.assign(headers, await access.headers(claimed.delivery.id, body, true));
+      res = await deps.transport.send(request);
+    }
     if (res.status === 200) return record(200, null, null, res.excerpt || null);
     const kind = res.status >= 300 && res.status < 400 ? 'redirect' : 'status';
     return record(res.status, kind, unexpectedStatus(res.status, res.excerpt), res.excerpt || null);
