@@ -38,6 +38,10 @@ export const HTTP_ERROR_CODES = [
   'INVALID_HOST',
   'INVALID_REQUEST_TARGET',
   'SECRETS_KEY_REQUIRED',
+  // Signing formats and endpoint auth (issue 37)
+  'INVALID_FORMAT',
+  'INVALID_AUTH',
+  'INVALID_GRACE_MS',
   // 403
   'INVALID_CREDENTIALS',
   'CROSS_SITE_REQUEST',
@@ -131,6 +135,10 @@ const FIELD_CODES: Record<string, HttpErrorCode> = {
   description: 'INVALID_DESCRIPTION',
   endpoint: 'INVALID_ENDPOINT',
   event_types: 'INVALID_EVENT_TYPES',
+  // Signing formats and endpoint auth (issue 37)
+  format: 'INVALID_FORMAT',
+  asymmetric: 'INVALID_FORMAT',
+  auth: 'INVALID_AUTH',
 };
 
 /**
@@ -147,6 +155,7 @@ const PARAMETER_CODES: Record<string, HttpErrorCode> = {
   eventType: 'INVALID_EVENT_TYPE',
   since: 'INVALID_SINCE',
   until: 'INVALID_UNTIL',
+  graceMs: 'INVALID_GRACE_MS', // signing secret rotation (issue 37)
 };
 
 /**

@@ -1,6 +1,7 @@
 import type { WebhookPatch } from '../store.js';
 import type { EventType, WebhookInput } from '../types.js';
 import { HttpError } from './errors.js';
+import { SIGNING_FIELDS, signingFromWire } from './signing.js';
 
 /**
  * Wire bodies (snake_case, as Kinde's clients send them) to engine input. Only shapes are handled
@@ -8,9 +9,9 @@ import { HttpError } from './errors.js';
  * in-process callers get the same rules and the same messages.
  */
 
-const CREATE_FIELDS = ['name', 'endpoint', 'event_types', 'description'];
+const CREATE_FIELDS = ['name', 'endpoint', 'event_types', 'description', ...SIGNING_FIELDS];
 /** `endpoint` is our extension: Kinde's PATCH cannot move a webhook. */
-const PATCH_FIELDS = ['name', 'endpoint', 'event_types', 'description'];
+const PATCH_FIELDS = ['name', 'endpoint', 'event_types', 'description', ...SIGNING_FIELDS];
 const ENABLE_FIELDS = ['resume_held'];
 
 /** `POST /api/v1/webhooks` body. */
@@ -23,6 +24,8 @@ export function createInput(body: Record<string, unknown>, environment: string):
     // Any value: the engine checks it against the catalog and answers 400 for what it is not.
     eventTypes: body.event_types as EventType[],
     description: body.description as string | null | undefined,
+    // Signing formats and endpoint auth (issue 37): checked by the engine.
+    ...(signingFromWire(body) as Partial<WebhookInput>),
   };
 }
 
@@ -37,6 +40,8 @@ export function patchInput(body: Record<string, unknown>): WebhookPatch {
   if (body.endpoint !== undefined && body.endpoint !== null) patch.endpoint = body.endpoint as string;
   if (body.event_types !== undefined && body.event_types !== null) patch.eventTypes = body.event_types as string[];
   if (body.description !== undefined) patch.description = body.description as string | null;
+  // Signing formats and endpoint auth (issue 37): checked by the engine.
+  Object.assign(patch, signingFromWire(body));
   return patch;
 }
 

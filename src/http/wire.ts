@@ -1,5 +1,6 @@
 import type { CatalogEntry } from '../catalog/catalog.js';
 import { type AttemptRecord, circuitOf, type DeliveryRecord, type EventRecord, type WebhookCircuit, type WebhookRecord } from '../model.js';
+import { wireSigning } from './signing.js';
 
 /**
  * Records as the management API shows them: Kinde's fields and names first, our extensions after
@@ -30,6 +31,13 @@ export interface WireWebhook {
    * success); derived from `failing_since`.
    */
   circuit: WebhookCircuit;
+  // --- Signing formats and endpoint auth (issue 37): see signing.ts ---
+  /** Extension: `jwt` or `standard-webhooks`. */
+  format: string;
+  /** Extension: the Ed25519 public key, and until when a rotated secret still signs; null for `jwt`. */
+  signing: { public_key: string | null; previous_secret_until: string | null } | null;
+  /** Extension: endpoint auth, its secret masked; null without. */
+  auth: Record<string, unknown> | null;
 }
 
 export function wireWebhook(w: WebhookRecord): WireWebhook {
@@ -47,6 +55,7 @@ export function wireWebhook(w: WebhookRecord): WireWebhook {
     last_error: w.lastError,
     updated_on: iso(w.updatedAt),
     circuit: circuitOf(w),
+    ...wireSigning(w),
   };
 }
 
