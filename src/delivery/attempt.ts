@@ -67,6 +67,9 @@ export async function runAttempt(
       Object.assign(headers, await access.headers(claimed.delivery.id, body, true));
       res = await deps.transport.send(request);
     }
+    // An endpoint that echoes what it was sent must not put our bearer token in the attempt log.
+    if (access?.refreshes && headers.authorization)
+      res = { status: res.status, excerpt: res.excerpt.replaceAll(headers.authorization.slice(7), '********') };
     if (res.status === 200) return record(200, null, null, res.excerpt || null);
     const kind = res.status >= 300 && res.status < 400 ? 'redirect' : 'status';
     return record(res.status, kind, unexpectedStatus(res.status, res.excerpt), res.excerpt || null);
