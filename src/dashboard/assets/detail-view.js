@@ -5,6 +5,7 @@
 /** @import { ViewContext, WebhookFields } from './api.js' */
 import { deliveryLog } from './delivery-log.js';
 import { formatTime, h, openModal, uid } from './dom.js';
+import { signingPanel } from './signing-fields.js';
 import { testEventPanel } from './test-event.js';
 import { webhookForm } from './webhook-form.js';
 import { explain, webhookStatus } from './words.js';
@@ -52,6 +53,8 @@ export async function renderDetail(context, id) {
       testEventPanel(context, webhook, () => log.refresh()),
     ),
     section('Delivery log', log.element),
+    // Signing formats (issue 37): the secret's reveal and rotation.
+    webhook.format === 'standard-webhooks' ? section('Signing secret', signingPanel(context, webhook)) : null,
     section('Settings', settings),
   );
 

@@ -8,6 +8,7 @@
 
 import { h, replace, uid } from './dom.js';
 import { chooseEvents } from './event-dialog.js';
+import { signingFields } from './signing-fields.js';
 import { explain } from './words.js';
 
 /**
@@ -51,6 +52,7 @@ export function webhookForm(context, { webhook, onSave, onCancel }) {
     eventsSlot,
   );
   const formSlot = h('div', { class: 'slot' });
+  const signing = signingFields(webhook); // signing format and endpoint auth (issue 37)
   let busy = false;
   const form = h(
     'form',
@@ -59,6 +61,7 @@ export function webhookForm(context, { webhook, onSave, onCancel }) {
     description.wrap,
     endpoint.wrap,
     events,
+    signing.element,
     formSlot,
     h(
       'div',
@@ -128,6 +131,7 @@ export function webhookForm(context, { webhook, onSave, onCancel }) {
         description: description.control.value,
         endpoint: endpoint.control.value.trim(),
         event_types: [...selected],
+        ...signing.values(),
       });
     } catch (error) {
       const { field: which, text } = explain(error);
