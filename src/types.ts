@@ -108,6 +108,15 @@
  * - **dashboard**: the web page the host mounts for its account holders (`hooks.dashboard`, the
  *   `<webhooks-dashboard>` element), over the management API (retired: "portal").
  *
+ * **Signing and secrets** (issue 37).
+ * - **format**: how a webhook's deliveries are signed: `jwt` (an RS256 JWT body) or
+ *   `standard-webhooks` (a JSON body and the `webhook-signature` header).
+ * - **signing secret**: a `standard-webhooks` webhook's `whsec_…` HMAC key; during a rotation's
+ *   **grace** the previous one signs too.
+ * - **endpoint auth**: how the engine authenticates to an endpoint (OAuth2 client credentials, mTLS).
+ * - **sealed**: stored encrypted under the host's `secretsKey` (never in clear); **masked**: shown
+ *   as `********` on every way out.
+ *
  * **Times.** One unit per surface. The JavaScript API (records, options, `ManualClock`) uses
  * milliseconds since the Unix epoch, the Clock's unit; where a time is an argument, a `Date` is
  * accepted too (`emit`'s `eventTimestamp`, `recover`'s `since`/`until`). The HTTP API and the
