@@ -184,4 +184,27 @@ describe('standard-webhooks format', () => {
     await verify(jwt.body);
     expect(verifiedBy((await hooks.webhooks.secret(sw.id)).secret, std)).toBe(true);
   });
+
+  test('resealSecrets: a new key first, re-seal, drop the old key; the secret and deliveries survive', async () => {
+    const keyB = randomBytes(32).toString('base64');
+    const env = await setup();
+    const { receiver } = env;
+    const wh = await env.hooks.webhooks.create({
+      name: 'a',
+      endpoint: `${receiver.url}/a`,
+      eventTypes: ['user.created'],
+      format: 'standard-webhooks',
+    });
+    const { secret } = await env.hooks.webhooks.secret(wh.id);
+    let hooks = await env.restart({ secretsKey: [keyB, secretsKey] });
+    await hooks.start();
+    expect(await hooks.webhooks.resealSecrets()).toEqual({ resealed: 1 });
+    expect(await hooks.webhooks.resealSecrets()).toEqual({ resealed: 0 });
+    hooks = await env.restart({ secretsKey: keyB });
+    await hooks.start();
+    expect((await hooks.webhooks.secret(wh.id)).secret).toBe(secret);
+    await hooks.emit({ type: 'user.created', source: 'api', data: userData() });
+    await hooks.drain();
+    expect(verifiedBy(secret, receiver.requests.at(-1)!)).toBe(true);
+  });
 });
