@@ -60,6 +60,10 @@ export function webhook(environment: string, overrides: Partial<WebhookRecord> =
     lastError: null,
     createdAt: at,
     updatedAt: at,
+    // Signing formats and endpoint auth (migration 18): a JWT webhook without secrets.
+    format: 'jwt',
+    signing: null,
+    auth: null,
     ...overrides,
   };
 }
