@@ -24,7 +24,7 @@ import { dropDatabasesLike, postgresAvailable } from './lib/postgres.mjs';
 import { startReceiver } from './lib/receiver-client.mjs';
 import { fmt, markdownTable, textTable } from './lib/report.mjs';
 import { median, round } from './lib/stats.mjs';
-import { engineTargets, engineVariants, peerVariants } from './peers/variants.mjs';
+import { engineTargets, engineVariants, peerVariants, STDWH } from './peers/variants.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);
@@ -63,7 +63,9 @@ if (!havePostgres) log('PostgreSQL: not reachable at 127.0.0.1:5432 (or --no-pos
 if (!haveRedis) log('Redis: not reachable at 127.0.0.1:6379 (or --no-redis): BullMQ is skipped');
 
 let variants = [...peerVariants(), ...engines.flatMap(engineVariants)];
-const only = option('only')?.split(',');
+const only = option('only')
+  ?.split(',')
+  .flatMap((id) => (id === 'stdwh' ? STDWH : [id]));
 if (only) {
   const wanted = new Set(only.flatMap((id) => [id, variants.find((v) => v.id === id)?.ref].filter(Boolean)));
   variants = variants.filter((v) => wanted.has(v.id));

@@ -14,7 +14,7 @@ export type { CheckedEndpoint } from './delivery/guard/check.js';
 export { checkEndpoint } from './delivery/guard/check.js';
 export type { Guard, GuardOptions, ResolvedAddress, Resolver } from './delivery/guard/guard.js';
 export { cachingResolver, createGuard, systemResolver } from './delivery/guard/guard.js';
-export type { HttpTransportOptions, Transport, TransportRequest, TransportResponse } from './delivery/transport.js';
+export type { ClientCertificate, HttpTransportOptions, Transport, TransportRequest, TransportResponse } from './delivery/transport.js';
 export { httpTransport, TransportError } from './delivery/transport.js';
 export { createWebhooks } from './engine.js';
 export type { WebhooksErrorCode } from './errors.js';
@@ -49,6 +49,7 @@ export type {
   WebhookDisabledInfo,
   WebhookInput,
   WebhookOverview,
+  WebhookSecret,
   Webhooks,
   WebhooksOptions,
 } from './types.js';

@@ -9,7 +9,18 @@ import { maskHeaders, mergeHeaders, needsSeal } from './endpoint-options.js';
 import { NotFoundError, ValidationError } from './errors.js';
 import { newId } from './ids.js';
 import { type DeliveryStatus, type WebhookRecord, withCircuit } from './model.js';
+import { type CleanSigningInput, signingInput } from './secrets/auth-input.js';
 import { requireSealer, type Sealer } from './secrets/seal.js';
+import {
+  DEFAULT_GRACE_MS,
+  MAX_GRACE_MS,
+  masked,
+  newSigning,
+  resealed,
+  rotated,
+  sealAuth,
+  withAsymmetric,
+} from './secrets/webhook-secrets.js';
 import { durationQuantile, RANGES, type Range, seriesOf, successRate, windowOf } from './stats.js';
 import type { DeliveryCursor } from './store.js';
 import type { StoreAccess } from './store-access.js';
@@ -28,7 +39,7 @@ export interface ManagementDeps {
   wake(): void;
   /** Stores and sends an event to one webhook only (a test event); see emit.ts. */
   emitTo(webhookId: string, input: LooseEmitInput): Promise<EmittedEvent>;
-  /** Seals credential header values (null without `secretsKey`: such a header is refused). */
+  /** Seals the webhooks' secrets (credential header values, signing formats, endpoint auth); null without `secretsKey`. */
   sealer: Sealer | null;
 }
 
@@ -45,7 +56,7 @@ export function createManagement(deps: ManagementDeps): Management {
   const { access, clock, catalog, guard } = deps;
   const env = (options: { environment?: string } | undefined) => v.environmentOf(options?.environment);
   // Every record handed out: its circuit, and credential header values masked (write-only).
-  const shown = (w: WebhookRecord) => withCircuit({ ...w, headers: maskHeaders(w.headers) });
+  const shown = (w: WebhookRecord) => view({ ...w, headers: maskHeaders(w.headers) });
   /** Headers to store for webhook `id`: credential values sealed (refused without secretsKey), masked ones kept. */
   const sealHeaders = (id: string, given: Record<string, string>, stored: Record<string, string>) => {
     const sealer = needsSeal(given) ? requireSealer(deps.sealer, 'a credential header', 'headers') : null;
@@ -56,7 +67,9 @@ export function createManagement(deps: ManagementDeps): Management {
     async create(input) {
       const environment = env(input);
       const clean = v.webhookInput(input, catalog);
+      const signing = signingInput(input as unknown as Record<string, unknown>);
       await assertEndpointAllowed(clean.endpoint, guard);
+      if (signing.auth?.type === 'oauth2_client_credentials') await assertEndpointAllowed(signing.auth.tokenUrl, guard);
       const now = clock.now();
       const id = newId('webhook', now);
       const record: WebhookRecord = {
@@ -71,7 +84,11 @@ export function createManagement(deps: ManagementDeps): Management {
         lastError: null,
         createdAt: now,
         updatedAt: now,
+        format: signing.format ?? 'jwt',
+        signing: null,
+        auth: null,
       };
+      Object.assign(record, secretsFor(record, signing));
       await access.run('creating a webhook', (s) => s.createWebhook(record, { maxWebhooks: deps.maxWebhooks(environment) }));
       return shown(record);
     },
@@ -86,14 +103,54 @@ export function createManagement(deps: ManagementDeps): Management {
     async update(id, patch, options) {
       const environment = env(options);
       const clean = v.webhookPatch(patch, catalog);
+      const signing = signingInput(patch as unknown as Record<string, unknown>);
       if (clean.endpoint !== undefined) await assertEndpointAllowed(clean.endpoint, guard);
-      if (clean.headers !== undefined) {
-        const given = clean.headers;
-        // A masked credential value keeps the stored one: read it first (and 404 before anything else).
+      if (signing.auth?.type === 'oauth2_client_credentials') await assertEndpointAllowed(signing.auth.tokenUrl, guard);
+      const hasSecrets = signing.format !== undefined || signing.asymmetric !== undefined || signing.auth !== undefined;
+      if (clean.headers !== undefined || hasSecrets) {
+        // Masked values given back keep the stored ones: read it first (and 404 before anything else).
         const stored = await access.find('webhook', id, 'updating a webhook', (s) => s.getWebhook(environment, id));
-        clean.headers = sealHeaders(id, given, stored.headers ?? {});
+        if (clean.headers !== undefined) clean.headers = sealHeaders(id, clean.headers, stored.headers ?? {});
+        if (hasSecrets) Object.assign(clean, secretsFor(stored, signing));
       }
       return shown(await access.find('webhook', id, 'updating a webhook', (s) => s.updateWebhook(environment, id, clean, clock.now())));
+    },
+    async secret(id, options) {
+      const environment = env(options);
+      const stored = await access.find('webhook', id, 'reading a signing secret', (s) => s.getWebhook(environment, id));
+      return revealed(stored);
+    },
+    async rotateSecret(id, options) {
+      const environment = env(options);
+      const graceMs = options?.graceMs ?? DEFAULT_GRACE_MS;
+      if (typeof graceMs !== 'number' || !Number.isSafeInteger(graceMs) || graceMs < 0 || graceMs > MAX_GRACE_MS)
+        throw new ValidationError(`graceMs must be whole milliseconds from 0 to ${MAX_GRACE_MS} (7 days)`, { field: 'graceMs' });
+      const stored = await access.find('webhook', id, 'rotating a signing secret', (s) => s.getWebhook(environment, id));
+      const current = signingOf(stored);
+      const sealer = requireSealer(deps.sealer, 'rotating a signing secret');
+      const now = clock.now();
+      const next = rotated(sealer, id, current, now, graceMs);
+      const done = await access.find('webhook', id, 'rotating a signing secret', (s) =>
+        s.updateWebhook(environment, id, { signing: next }, now),
+      );
+      return revealed(done);
+    },
+    async resealSecrets() {
+      const sealer = requireSealer(deps.sealer, 'resealing secrets');
+      let resealedCount = 0;
+      let after: string | null = null;
+      for (;;) {
+        const page: WebhookRecord[] = await access.run('listing sealed secrets', (s) => s.listWebhooksWithSecrets(after, RESEAL_BATCH));
+        for (const webhook of page) {
+          const again = resealed(sealer, webhook);
+          if (again === null) continue;
+          await access.run('resealing secrets', (s) => s.updateWebhook(webhook.environment, webhook.id, again, clock.now()));
+          resealedCount++;
+        }
+        if (page.length < RESEAL_BATCH) break;
+        after = page[page.length - 1]!.id;
+      }
+      return { resealed: resealedCount };
     },
     async delete(id, options) {
       const environment = env(options);
@@ -279,6 +336,34 @@ export function createManagement(deps: ManagementDeps): Management {
     },
   };
 
+  /** The secrets a webhook gets for `signing` (sealed): its signing keys, its auth. Refused without a sealer. */
+  function secretsFor(stored: WebhookRecord, signing: CleanSigningInput): Partial<WebhookRecord> {
+    const out: Partial<WebhookRecord> = {};
+    const format = signing.format ?? stored.format ?? 'jwt';
+    if (signing.format !== undefined) out.format = signing.format;
+    if (signing.asymmetric && format !== 'standard-webhooks')
+      throw new ValidationError('asymmetric signing (v1a) needs format standard-webhooks', { field: 'asymmetric' });
+    if (format === 'standard-webhooks') {
+      const sealer = requireSealer(deps.sealer, 'a webhook in the standard-webhooks format', 'format');
+      const had = stored.signing ?? null;
+      if (had === null) out.signing = newSigning(sealer, stored.id, signing.asymmetric ?? false);
+      else if (signing.asymmetric !== undefined) out.signing = withAsymmetric(sealer, stored.id, had, signing.asymmetric);
+    }
+    if (signing.auth === null) out.auth = null;
+    else if (signing.auth !== undefined) {
+      const sealer = requireSealer(deps.sealer, `endpoint auth (${signing.auth.type})`, 'auth');
+      out.auth = sealAuth(sealer, stored.id, signing.auth, stored.auth);
+    }
+    return out;
+  }
+
+  /** The signing secret in clear, for the explicit reveal only. */
+  function revealed(stored: WebhookRecord) {
+    const s = signingOf(stored);
+    const sealer = requireSealer(deps.sealer, 'reading a signing secret');
+    return { secret: sealer.open(s.secret, stored.id), publicKey: s.publicKey, previousUntil: s.previousUntil };
+  }
+
   return {
     webhooks,
     events: {
@@ -297,6 +382,22 @@ export function createManagement(deps: ManagementDeps): Management {
       },
     },
   };
+}
+
+/** Webhooks re-sealed per page of `resealSecrets`. */
+const RESEAL_BATCH = 200;
+
+/** The record as the management functions return it: circuit derived, signing and auth secrets masked. */
+function view(webhook: WebhookRecord) {
+  return withCircuit(masked(webhook));
+}
+
+function signingOf(webhook: WebhookRecord) {
+  if (webhook.format !== 'standard-webhooks' || !webhook.signing)
+    throw new ValidationError(`webhook ${JSON.stringify(webhook.id)} signs JWTs (format jwt): it has no signing secret`, {
+      field: 'format',
+    });
+  return webhook.signing;
 }
 
 /**

@@ -51,7 +51,45 @@ export interface WebhookRecord {
   timeoutMs?: number | null;
   /** Most attempts started per second, across every process on the database; null: no limit. */
   rateLimit?: { perSecond: number } | null;
+  // --- Signing formats and endpoint auth (issue 37): see src/secrets/webhook-secrets.ts ---
+  /** How deliveries are signed: `jwt` (an RS256 JWT body, the default) or `standard-webhooks`. Absent: `jwt`. */
+  format?: WebhookFormat;
+  /**
+   * The Standard Webhooks signing keys. In the store every secret here is sealed; the management
+   * functions return it masked (`webhooks.secret(id)` reveals the secret). Null for `jwt`.
+   */
+  signing?: WebhookSigning | null;
+  /** How the engine authenticates to the endpoint; secrets sealed in the store, masked on read. */
+  auth?: WebhookAuth | null;
 }
+
+/** How a webhook's deliveries are signed (see `WebhookRecord.format`). */
+export type WebhookFormat = 'jwt' | 'standard-webhooks';
+
+/** A webhook's Standard Webhooks keys (secrets sealed at rest, masked on read). */
+export interface WebhookSigning {
+  /** The `whsec_…` secret (sealed in the store; `********` on read). */
+  secret: string;
+  /** The secret before the last rotation, still signing beside the new one until `previousUntil`. */
+  previous: string | null;
+  previousUntil: number | null;
+  /** The Ed25519 public key (`whpk_…`) of the `v1a` signature, published for the account holder; null without one. */
+  publicKey: string | null;
+  /** Its private key (`whsk_…`, sealed; `********` on read). */
+  privateKey: string | null;
+}
+
+/** Endpoint auth: OAuth2 client credentials or a TLS client certificate (secrets sealed at rest, masked on read). */
+export type WebhookAuth =
+  | {
+      type: 'oauth2_client_credentials';
+      tokenUrl: string;
+      clientId: string;
+      clientSecret: string;
+      scope?: string | null;
+      audience?: string | null;
+    }
+  | { type: 'mtls'; certificate: string; privateKey: string; ca?: string | null };
 
 /** The circuit a webhook's record implies: one attempt at a time while it is failing. */
 export function circuitOf(webhook: Pick<WebhookRecord, 'failingSince'>): WebhookCircuit {
@@ -94,7 +132,8 @@ export interface DeliveryRecord {
   updatedAt: number;
 }
 
-export type AttemptErrorKind = 'timeout' | 'network' | 'dns' | 'blocked' | 'redirect' | 'status' | 'internal';
+/** `auth`: the endpoint's credentials could not be had (its OAuth2 token endpoint failed). */
+export type AttemptErrorKind = 'timeout' | 'network' | 'dns' | 'blocked' | 'redirect' | 'status' | 'internal' | 'auth';
 
 export interface AttemptRecord {
   id: string;

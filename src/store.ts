@@ -7,7 +7,10 @@ import type {
   EventRecord,
   NoticeRecord,
   NoticeStatus,
+  WebhookAuth,
+  WebhookFormat,
   WebhookRecord,
+  WebhookSigning,
 } from './model.js';
 import type { HourRecord } from './stats.js';
 
@@ -48,6 +51,12 @@ export interface Store<Tx = unknown> {
    * Null when not found.
    */
   enableWebhook(environment: string, id: string, now: number, resumeHeld: boolean): Promise<WebhookRecord | null>;
+  /**
+   * Signing formats and endpoint auth (issue 37): the webhooks of every environment that hold a
+   * sealed secret (`signing` or `auth` set), in id order after `after`, at most `limit`: the pages
+   * `webhooks.resealSecrets()` walks.
+   */
+  listWebhooksWithSecrets(after: string | null, limit: number): Promise<WebhookRecord[]>;
 
   /**
    * In one transaction: writes the event and one pending delivery (due `event.createdAt`) per
@@ -201,6 +210,10 @@ export interface WebhookPatch {
   headers?: Record<string, string>;
   timeoutMs?: number | null;
   rateLimit?: { perSecond: number } | null;
+  // Signing formats and endpoint auth (issue 37): secrets already sealed by the caller.
+  format?: WebhookFormat;
+  signing?: WebhookSigning | null;
+  auth?: WebhookAuth | null;
 }
 
 export interface InsertEventOptions<Tx> {

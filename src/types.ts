@@ -129,6 +129,15 @@
  *   dashboard, bounded in time) with a **capability**: `read` (sees everything, changes nothing) or
  *   `manage`.
  *
+ * **Signing and secrets** (issue 37).
+ * - **format**: how a webhook's deliveries are signed: `jwt` (an RS256 JWT body) or
+ *   `standard-webhooks` (a JSON body and the `webhook-signature` header).
+ * - **signing secret**: a `standard-webhooks` webhook's `whsec_…` HMAC key; during a rotation's
+ *   **grace** the previous one signs too.
+ * - **endpoint auth**: how the engine authenticates to an endpoint (OAuth2 client credentials, mTLS).
+ * - **sealed**: stored encrypted under the host's `secretsKey` (never in clear); **masked**: shown
+ *   as `********` on every way out.
+ *
  * **Times.** One unit per surface. The JavaScript API (records, options, `ManualClock`) uses
  * milliseconds since the Unix epoch, the Clock's unit; where a time is an argument, a `Date` is
  * accepted too (`emit`'s `eventTimestamp`, `recover`'s `since`/`until`). The HTTP API and the
@@ -145,6 +154,8 @@ import type {
   EventSource,
   NoticeRecord,
   NoticeStatus,
+  WebhookAuth,
+  WebhookFormat,
   WebhookRecord,
 } from './model.js';
 import type { WebhookEventMap } from './receiver/event-types.generated.js';
@@ -222,6 +233,23 @@ export interface WebhookInput {
   timeoutMs?: number | null;
   /** Attempts started per second at most (1-1,000), across every process; null: no limit. */
   rateLimit?: { perSecond: number } | null;
+  // --- Signing formats and endpoint auth (issue 37) ---
+  /** `jwt` (default: an RS256 JWT body) or `standard-webhooks` (JSON body, HMAC `webhook-signature`; needs `secretsKey`). */
+  format?: WebhookFormat;
+  /** Also sign `v1a` with an Ed25519 key of the webhook's own (standard-webhooks only); its public key is on the record. */
+  asymmetric?: boolean;
+  /** How the engine authenticates to the endpoint (needs `secretsKey`); null removes it. Secrets are write-only. */
+  auth?: WebhookAuth | null;
+}
+
+/** A webhook's signing secret, revealed (`webhooks.secret`, `webhooks.rotateSecret`). */
+export interface WebhookSecret {
+  /** `whsec_…`: what the receiver's Standard Webhooks verifier is given. */
+  secret: string;
+  /** The Ed25519 public key (`whpk_…`) of `v1a` signatures, or null. */
+  publicKey: string | null;
+  /** Until when the previous secret signs too (after a rotation), or null. */
+  previousUntil: number | null;
 }
 
 export interface EmittedEvent extends EventRecord {
@@ -341,6 +369,19 @@ export interface Management {
     stats(options?: EnvironmentOption): Promise<WebhookActivity[]>;
     /** One webhook's chart over `range` (default `24h`) with its median and 95th percentile attempt durations. */
     overview(id: string, options?: EnvironmentOption & { range?: StatsRange }): Promise<WebhookOverview>;
+    // --- Signing formats and endpoint auth (issue 37) ---
+    /** The signing secret of a `standard-webhooks` webhook, in clear: for whoever may manage the webhook. */
+    secret(id: string, options?: EnvironmentOption): Promise<WebhookSecret>;
+    /**
+     * A new signing secret; the current one keeps signing beside it (both signatures sent,
+     * space-separated) for `graceMs` (default 24 hours, at most 7 days; 0: at once).
+     */
+    rotateSecret(id: string, options?: EnvironmentOption & { graceMs?: number }): Promise<WebhookSecret>;
+    /**
+     * Seals every stored secret of every environment again under the first `secretsKey` (after
+     * putting a new key first), so the old key can be dropped. Returns how many webhooks changed.
+     */
+    resealSecrets(): Promise<{ resealed: number }>;
   };
   events: { get(id: string, options?: EnvironmentOption): Promise<EventRecord> };
   deliveries: {

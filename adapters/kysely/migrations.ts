@@ -383,6 +383,21 @@ export const MIGRATIONS: readonly Migration[] = [
     },
   },
   {
+    version: 18,
+    name: 'signing formats and endpoint auth, secrets sealed',
+    async up(db) {
+      // Standard Webhooks signing and endpoint auth (issue 37, docs/decisions/029). Three columns
+      // on the webhook, no index: the claim reads the whole row already. `signing` and `auth` are
+      // JSON text whose secrets are sealed (src/secrets/seal.ts): never a secret in clear.
+      await db.schema
+        .alterTable('iw_webhooks')
+        .addColumn('format', 'text', (c) => c.notNull().defaultTo('jwt'))
+        .execute();
+      await db.schema.alterTable('iw_webhooks').addColumn('signing', 'text').execute();
+      await db.schema.alterTable('iw_webhooks').addColumn('auth', 'text').execute();
+    },
+  },
+  {
     version: 19,
     name: "hourly counters of each webhook's attempts (the dashboard's stats)",
     async up(db) {

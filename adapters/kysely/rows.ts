@@ -6,7 +6,10 @@ import type {
   DeliveryStatus,
   EventRecord,
   EventSource,
+  WebhookAuth,
+  WebhookFormat,
   WebhookRecord,
+  WebhookSigning,
   WebhookStatus,
 } from '../../src/model.js';
 import type { AttemptRow, DeliveryRow, EventRow, WebhookRow } from './schema.js';
@@ -33,6 +36,10 @@ export function toWebhook(r: WebhookRow): WebhookRecord {
     headers: r.headers == null ? {} : typeof r.headers === 'string' ? (JSON.parse(r.headers) as Record<string, string>) : r.headers,
     timeoutMs: r.timeout_ms == null ? null : Number(r.timeout_ms),
     rateLimit: r.rate_limit_per_second == null ? null : { perSecond: Number(r.rate_limit_per_second) },
+    // Signing formats and endpoint auth (migration 18); a row read before it has none.
+    format: (r.format ?? 'jwt') as WebhookFormat,
+    signing: r.signing ? (JSON.parse(r.signing) as WebhookSigning) : null,
+    auth: r.auth ? (JSON.parse(r.auth) as WebhookAuth) : null,
   };
 }
 
@@ -66,6 +73,10 @@ export function fromWebhook(w: WebhookRecord): WebhookRow {
     created_at: w.createdAt,
     updated_at: w.updatedAt,
     ...endpointColumns(w, true),
+    // Signing formats and endpoint auth (migration 18): sealed by the management functions.
+    format: w.format ?? 'jwt',
+    signing: w.signing ? JSON.stringify(w.signing) : null,
+    auth: w.auth ? JSON.stringify(w.auth) : null,
   };
 }
 

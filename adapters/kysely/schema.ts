@@ -41,6 +41,10 @@ export interface WebhookRow {
   rate_limit_per_second?: number | null;
   next_start_at?: Millis | null;
   slow_until?: Millis | null;
+  // Signing formats and endpoint auth (migration 18): JSON text, every secret in it sealed.
+  format?: string;
+  signing?: string | null;
+  auth?: string | null;
 }
 
 export interface EventRow {

@@ -198,6 +198,10 @@ export class KyselyStore implements Store<HostTransaction> {
     if (patch.endpoint !== undefined) set.endpoint = patch.endpoint;
     if (patch.eventTypes !== undefined) set.event_types = JSON.stringify(patch.eventTypes);
     Object.assign(set, endpointColumns(patch));
+    // Signing formats and endpoint auth (issue 37): sealed by the management functions.
+    if (patch.format !== undefined) set.format = patch.format;
+    if (patch.signing !== undefined) set.signing = patch.signing === null ? null : JSON.stringify(patch.signing);
+    if (patch.auth !== undefined) set.auth = patch.auth === null ? null : JSON.stringify(patch.auth);
     const row = await this.db
       .updateTable('iw_webhooks')
       .set(set)
@@ -206,6 +210,15 @@ export class KyselyStore implements Store<HostTransaction> {
       .returningAll()
       .executeTakeFirst();
     return row ? toWebhook(row) : null;
+  }
+
+  async listWebhooksWithSecrets(after: string | null, limit: number): Promise<WebhookRecord[]> {
+    let query = this.db
+      .selectFrom('iw_webhooks')
+      .selectAll()
+      .where((eb) => eb.or([eb('signing', 'is not', null), eb('auth', 'is not', null)]));
+    if (after !== null) query = query.where('id', '>', after);
+    return (await query.orderBy('id').limit(limit).execute()).map(toWebhook);
   }
 
   async deleteWebhook(environment: string, id: string): Promise<boolean> {

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 // What the hand-written pipelines and the queue peers share: the token (written from scratch with
 // jose, the claims shape of src/signing/token.ts), the POST (undici keep-alive), and the checks
 // every variant ends with. Nothing here imports the engine.
@@ -101,8 +102,30 @@ function threadReport(before, after) {
   return `main ${ms(main).join('+')}; ${others.length} others ${sum(others)} (${others.map(([u, s]) => `${u}+${s}`).join(', ')})`;
 }
 
+/** The Standard Webhooks secret of the reference (issue 37): every webhook's, fixed for the bench. */
+export const STANDARD_SECRET = `whsec_${Buffer.alloc(32, 11).toString('base64')}`;
+
+/**
+ * The body of one event for one claim at `now`: an RS256 JWT, or (`format: 'standard-webhooks'`)
+ * the JSON body the engine sends in that format (its HMAC is per delivery: see makeSender).
+ */
+export async function makeSigner({ format = 'jwt' } = {}) {
+  if (format === 'standard-webhooks') {
+    return async (event, now) =>
+      JSON.stringify({
+        type: event.type,
+        timestamp: new Date(now).toISOString(),
+        data: event.data,
+        event_id: event.id,
+        event_timestamp: new Date(Number(event.eventTimestamp)).toISOString(),
+        source: event.source,
+      });
+  }
+  return makeJwtSigner();
+}
+
 /** One RS256 key (2048 bits, like generateSigningKey) for this process. */
-export async function makeSigner() {
+async function makeJwtSigner() {
   const { privateKey } = await generateKeyPair('RS256', { modulusLength: 2048 });
   const kid = 'bench-peer';
   /** The token of one event, for one attempt at `now`. */
@@ -125,16 +148,29 @@ export async function makeSigner() {
  * POSTs a token through one undici keep-alive Agent with `connections` per origin. Resolves with
  * the outcome (only 200 is a success, as in the engine); never rejects.
  */
-export function makeSender({ connections }) {
+export function makeSender({ connections, format = 'jwt' }) {
   const agent = new Agent({ connections, keepAliveTimeout: 10_000, headersTimeout: 15_000, bodyTimeout: 15_000 });
+  const standard = format === 'standard-webhooks';
+  const key = Buffer.from(STANDARD_SECRET.slice(6), 'base64');
   const send = async (endpoint, deliveryId, token) => {
     const startedAt = Date.now();
     const t0 = performance.now();
     try {
+      const headers = {
+        'content-type': standard ? 'application/json' : 'application/jwt',
+        'webhook-id': deliveryId,
+        'user-agent': 'bench-peer',
+      };
+      if (standard) {
+        // Standard Webhooks: one HMAC per delivery over its id, this attempt's time and the body.
+        const timestamp = Math.floor(Date.now() / 1000);
+        headers['webhook-timestamp'] = String(timestamp);
+        headers['webhook-signature'] = `v1,${createHmac('sha256', key).update(`${deliveryId}.${timestamp}.${token}`).digest('base64')}`;
+      }
       const res = await request(endpoint, {
         method: 'POST',
         dispatcher: agent,
-        headers: { 'content-type': 'application/jwt', 'webhook-id': deliveryId, 'user-agent': 'bench-peer' },
+        headers,
         body: token,
       });
       await res.body.dump({ limit: 4096 });

@@ -38,6 +38,8 @@ export default async function engine(config) {
     keys: [await generateSigningKey()],
     issuer: ISSUER,
     allowPrivateNetworks: true,
+    // Standard Webhooks (issue 37) needs its secrets sealed.
+    ...(config.format ? { secretsKey: Buffer.alloc(32, 5).toString('base64') } : {}),
     ...(delivery ? { delivery } : {}),
     logger: {
       warn: () => {},
@@ -55,6 +57,7 @@ export default async function engine(config) {
         endpoint: `${receiver.urls[i % receiver.urls.length]}/ok/${i}`,
         eventTypes: [EVENT_TYPE],
         environment: 'default',
+        ...(config.format ? { format: config.format } : {}),
       });
       webhookIds.push(w.id);
     }

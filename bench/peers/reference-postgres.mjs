@@ -60,11 +60,11 @@ export default async function referencePostgres(config) {
   const endpoints = Array.from({ length: fanout }, (_, i) => `${receiver.urls[i % receiver.urls.length]}/ok/${i}`);
   const url = await createDatabase(`${pgPrefix}_ref`); // dropped by peers.mjs afterwards
   const pool = new pg.Pool({ connectionString: url, max: 4 });
-  const sender = makeSender({ connections: inFlight });
+  const sender = makeSender({ connections: inFlight, format: config.format });
   try {
     await pool.query(SCHEMA);
     const worker = `worker-${process.pid}`;
-    const sign = await makeSigner();
+    const sign = await makeSigner({ format: config.format });
 
     const claim = async (limit) => {
       const now = Date.now();

@@ -35,13 +35,13 @@ export default async function referenceSqlite(config) {
   const endpoints = Array.from({ length: fanout }, (_, i) => `${receiver.urls[i % receiver.urls.length]}/ok/${i}`);
   const dir = tempDir('peers-ref');
   const db = new Database(join(dir.path, 'ref.db'));
-  const sender = makeSender({ connections: inFlight });
+  const sender = makeSender({ connections: inFlight, format: config.format });
   try {
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = NORMAL');
     db.exec(SCHEMA);
     const worker = `worker-${process.pid}`;
-    const sign = await makeSigner();
+    const sign = await makeSigner({ format: config.format });
 
     const claimStmt =
       db.prepare(`update deliveries set locked_by = ?, locked_until = ?, next_attempt_at = ?, attempt_count = attempt_count + 1

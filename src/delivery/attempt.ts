@@ -4,6 +4,7 @@ import { newId } from '../ids.js';
 import type { AttemptRecord, ClaimedDelivery } from '../model.js';
 import type { Sealer } from '../secrets/seal.js';
 import { VERSION } from '../version.js';
+import type { EndpointAccess } from './endpoint-access.js';
 import type { Guard } from './guard/guard.js';
 import { slowDownOf, slowDowns } from './slow-down.js';
 import { type Transport, TransportError, type TransportRequest } from './transport.js';
@@ -36,6 +37,8 @@ export async function runAttempt(
   },
   /** W3C trace context for the receiver (`telemetry.propagateTraceContext`); absent: no header. */
   traceparent?: string,
+  /** The webhook's format and auth (issue 37: `endpoint-access.ts`); absent: a JWT, no auth. */
+  access?: EndpointAccess,
 ): Promise<AttemptRecord> {
   const startedAt = deps.clock.now();
   const t0 = performance.now();
@@ -61,18 +64,28 @@ export async function runAttempt(
   try {
     const body = await token;
     const headers: Record<string, string> = {
-      'content-type': 'application/jwt',
+      'content-type': access === undefined ? 'application/jwt' : access.contentType,
       'webhook-id': claimed.delivery.id,
       'user-agent': USER_AGENT,
     };
     if (traceparent !== undefined) headers.traceparent = traceparent;
     const custom = claimed.webhook.headers;
     const secrets = custom === undefined ? NONE : addCustomHeaders(headers, custom, claimed.webhook.id, deps.sealer ?? null);
+    // Signing formats and endpoint auth (issue 37): the signature, the bearer token, the client certificate.
+    if (access !== undefined) Object.assign(headers, await access.headers(claimed.delivery.id, body, false));
     const request: TransportRequest = { url: claimed.webhook.endpoint, headers, body, timeoutMs: timeoutOf(claimed, deps) };
     if (deps.guard) request.guard = deps.guard;
-    const res = await deps.transport.send(request);
-    // An endpoint that echoes what it got must not put a credential value into the attempt log.
-    const excerpt = secrets.length > 0 ? redact(res.excerpt, secrets) : res.excerpt;
+    if (access?.clientCertificate !== undefined) request.clientCertificate = access.clientCertificate;
+    let res = await deps.transport.send(request);
+    if (res.status === 401 && access?.refreshes) {
+      // Refused with the token we had: once more with a new one.
+      Object.assign(headers, await access.headers(claimed.delivery.id, body, true));
+      res = await deps.transport.send(request);
+    }
+    // An endpoint that echoes what it got must not put a credential value (a custom credential
+    // header's, or our bearer token) into the attempt log.
+    let excerpt = secrets.length > 0 ? redact(res.excerpt, secrets) : res.excerpt;
+    if (access?.refreshes && headers.authorization) excerpt = excerpt.replaceAll(headers.authorization.slice(7), '********');
     if (res.status === 200) return record(200, null, null, excerpt || null);
     const kind = res.status >= 300 && res.status < 400 ? 'redirect' : 'status';
     const { slowDown, note } = slowDownOf(claimed, res.status, res.wait, deps.clock.now(), deps.disableOnGone === true);

@@ -2,6 +2,7 @@ import type { Clock } from '../clock.js';
 import type { AttemptRecord, ClaimedDelivery } from '../model.js';
 import type { Sealer } from '../secrets/seal.js';
 import type { KeySet } from '../signing/keyset.js';
+import { standardBody } from '../signing/standard-webhooks.js';
 import { buildClaims, signClaims } from '../signing/token.js';
 import type { Store } from '../store.js';
 import { logFields } from '../telemetry/log-fields.js';
@@ -9,6 +10,7 @@ import type { Telemetry } from '../telemetry/telemetry.js';
 import type { Logger } from '../types.js';
 import { runAttempt } from './attempt.js';
 import type { Backoff } from './backoff.js';
+import { EndpointKeys } from './endpoint-access.js';
 import type { Guard } from './guard/guard.js';
 import { OutcomeRecorder } from './recorder.js';
 import { type SlowDown, slowDowns } from './slow-down.js';
@@ -32,8 +34,8 @@ export interface DispatchDeps {
   disableAfterMs: number;
   /** Bounds a webhook's own deadline (endpoint options): an attempt ends within its lease. */
   leaseMs?: number;
-  /** Opens the sealed values of credential headers. */
-  sealer?: Sealer | null;
+  /** Opens sealed secrets: credential header values, signing secrets, endpoint auth; null without `secretsKey`. */
+  sealer: Sealer | null;
   /** A 410 disables the webhook at once (reason `gone`). */
   disableOnGone?: boolean;
 }
@@ -116,9 +118,12 @@ export class Dispatcher {
   readonly #recorder: OutcomeRecorder;
   /** The tokens signed lately, by event id, for {@link prepare} to carry into the next claims. */
   readonly #tokens = new Map<string, Signed>();
+  /** The webhooks' opened secrets and OAuth2 tokens (issue 37). */
+  readonly #endpoints: EndpointKeys;
 
   constructor(private readonly deps: DispatchDeps) {
     this.#recorder = new OutcomeRecorder(deps.store);
+    this.#endpoints = new EndpointKeys(deps);
   }
 
   /**
@@ -132,10 +137,11 @@ export class Dispatcher {
     // Within one claim an event's deliveries always share one (whatever the carry keeps).
     const inClaim = new Map<string, Promise<string>>();
     const tokenFor = (c: ClaimedDelivery) => {
-      let token = inClaim.get(c.event.id);
+      const key = bodyKey(c);
+      let token = inClaim.get(key);
       if (!token) {
-        token = this.#carriedOrSigned(c, now);
-        inClaim.set(c.event.id, token);
+        token = this.#carriedOrSigned(c, key, now);
+        inClaim.set(key, token);
       }
       return token;
     };
@@ -143,13 +149,13 @@ export class Dispatcher {
   }
 
   /** The token of `c`'s event signed for an earlier claim at most {@link CARRY_MS} before `now`, or a new one. */
-  #carriedOrSigned(c: ClaimedDelivery, now: number): Promise<string> {
-    const carried = this.#tokens.get(c.event.id);
+  #carriedOrSigned(c: ClaimedDelivery, key: string, now: number): Promise<string> {
+    const carried = this.#tokens.get(key);
     if (carried && !carried.failed && now >= carried.at && now - carried.at <= CARRY_MS) return carried.token;
     const fresh: Signed = { token: this.#sign(c, now), at: now, failed: false };
     fresh.token.catch(() => (fresh.failed = true)); // each attempt observes it; never carried on
-    this.#tokens.delete(c.event.id); // to the end of the map's order, with the youngest
-    this.#tokens.set(c.event.id, fresh);
+    this.#tokens.delete(key); // to the end of the map's order, with the youngest
+    this.#tokens.set(key, fresh);
     this.#prune(now);
     return fresh.token;
   }
@@ -174,7 +180,7 @@ export class Dispatcher {
   deliver(dispatch: Dispatch): Delivering {
     const { claimed } = dispatch;
     const attempt = this.deps.telemetry.deliver(claimed, (traceparent) =>
-      runAttempt(claimed, dispatch.startSigning(), this.deps, traceparent),
+      runAttempt(claimed, dispatch.startSigning(), this.deps, traceparent, this.#access(claimed)),
     );
     const recorded = attempt.then((a) => this.#record(claimed, a));
     return { attempted: attempt.then((a) => resultOf(a)), recorded };
@@ -243,7 +249,16 @@ export class Dispatcher {
     return false;
   }
 
+  /** The webhook's format and auth for its attempt (issue 37); undefined for a JWT without auth. */
+  #access(claimed: ClaimedDelivery) {
+    return claimed.webhook.format === undefined || (claimed.webhook.format === 'jwt' && !claimed.webhook.auth)
+      ? undefined
+      : this.#endpoints.access(claimed.webhook);
+  }
+
   async #sign(c: ClaimedDelivery, now: number): Promise<string> {
+    // Standard Webhooks: the event's JSON body, shared like a token; each delivery's HMAC is signed at its attempt.
+    if (c.webhook.format === 'standard-webhooks') return standardBody(c.event, now);
     const claims = buildClaims(c.event, this.deps.issuer(c.event.environment), now);
     return signClaims(claims, await this.deps.keys.signingKey(now));
   }
@@ -263,6 +278,11 @@ class LazyDispatch implements Dispatch {
   startSigning(): Promise<string> {
     return this.tokenFor(this.claimed);
   }
+}
+
+/** The key a body is shared under: the event's, per format (a JWT and a Standard Webhooks body differ). */
+function bodyKey(c: ClaimedDelivery): string {
+  return c.webhook.format === 'standard-webhooks' ? `s:${c.event.id}` : c.event.id;
 }
 
 function resultOf(attempt: AttemptRecord): AttemptResult {

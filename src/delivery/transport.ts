@@ -19,6 +19,23 @@ export interface TransportRequest {
    * wrapper that forwards the request unchanged keeps it. Absent: the transport's own guard.
    */
   guard?: Guard;
+  /**
+   * mTLS (issue 37): the client certificate to present, on a connection pool of its own (one per
+   * `pool`, made again when `version` changes). Absent: the shared pool, no certificate.
+   */
+  clientCertificate?: ClientCertificate;
+}
+
+/** A TLS client certificate and the pool it is presented on (see {@link TransportRequest.clientCertificate}). */
+export interface ClientCertificate {
+  /** The pool's name: the webhook's id. */
+  pool: string;
+  /** Changes when the certificate does (the sealed key's text): the old pool is closed. */
+  version: string;
+  /** PEM certificate (chain), PEM private key, and the PEM CAs to trust for the server (default: the system's). */
+  cert: string;
+  key: string;
+  ca?: string | null;
 }
 
 /** Any HTTP answer, whatever its status (only 200 counts as delivered; the engine decides). */
@@ -81,6 +98,23 @@ export function httpTransport(options: HttpTransportOptions = {}): Transport {
     // Every new connection to a named host dials what the guard checked (see AddressPins).
     connect: { timeout: 10_000, lookup: pins.lookup },
   });
+  // mTLS (issue 37): a pool per webhook that presents a client certificate, with the same pins.
+  const certified = new Map<string, { version: string; agent: Agent }>();
+  const agentFor = (c: ClientCertificate | undefined): Agent => {
+    if (c === undefined) return agent;
+    const had = certified.get(c.pool);
+    if (had?.version === c.version) return had.agent;
+    if (had) void had.agent.close().catch(() => {});
+    const tls: { cert: string; key: string; ca?: string } = { cert: c.cert, key: c.key };
+    if (c.ca) tls.ca = c.ca;
+    const own = new Agent({
+      connections: options.connectionsPerOrigin ?? DEFAULT_CONNECTIONS_PER_ORIGIN,
+      keepAliveTimeout: 10_000,
+      connect: { timeout: 10_000, lookup: pins.lookup, ...tls },
+    });
+    certified.set(c.pool, { version: c.version, agent: own });
+    return own;
+  };
   return {
     async send(req) {
       // One deadline covers the guard's DNS lookup too: a slow resolver is a timeout, not a hang.
@@ -88,7 +122,7 @@ export function httpTransport(options: HttpTransportOptions = {}): Transport {
       try {
         const target = await checkTarget(req.url, req.guard ?? fallback, () => deadline.signal, checked);
         if (!target.literal) pins.set(target.host, target.addresses);
-        return await exchange(agent, target.url, req, deadline, maxBytes);
+        return await exchange(agentFor(req.clientCertificate), target.url, req, deadline, maxBytes);
       } catch (error) {
         throw classify(error, deadline.expired, req.timeoutMs);
       } finally {
@@ -96,6 +130,7 @@ export function httpTransport(options: HttpTransportOptions = {}): Transport {
       }
     },
     async close() {
+      await Promise.all([...certified.values()].map((c) => c.agent.close()));
       await agent.close();
     },
   };

@@ -43,6 +43,10 @@ export const HTTP_ERROR_CODES = [
   'INVALID_HEADERS',
   'INVALID_TIMEOUT_MS',
   'INVALID_RATE_LIMIT_PER_SECOND',
+  // Signing formats and endpoint auth (issue 37)
+  'INVALID_FORMAT',
+  'INVALID_AUTH',
+  'INVALID_GRACE_MS',
   // 403
   'INVALID_CREDENTIALS',
   'CROSS_SITE_REQUEST',
@@ -142,6 +146,10 @@ const FIELD_CODES: Record<string, HttpErrorCode> = {
   headers: 'INVALID_HEADERS',
   timeoutMs: 'INVALID_TIMEOUT_MS',
   rateLimit: 'INVALID_RATE_LIMIT_PER_SECOND',
+  // Signing formats and endpoint auth (issue 37)
+  format: 'INVALID_FORMAT',
+  asymmetric: 'INVALID_FORMAT',
+  auth: 'INVALID_AUTH',
 };
 
 /**
@@ -159,6 +167,7 @@ const PARAMETER_CODES: Record<string, HttpErrorCode> = {
   since: 'INVALID_SINCE',
   until: 'INVALID_UNTIL',
   range: 'INVALID_RANGE',
+  graceMs: 'INVALID_GRACE_MS', // signing secret rotation (issue 37)
 };
 
 /**

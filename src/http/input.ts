@@ -1,6 +1,7 @@
 import type { WebhookPatch } from '../store.js';
 import type { EventType, WebhookInput } from '../types.js';
 import { HttpError } from './errors.js';
+import { SIGNING_FIELDS, signingFromWire } from './signing.js';
 
 /**
  * Wire bodies (snake_case, as Kinde's clients send them) to engine input. Only shapes are handled
@@ -10,9 +11,9 @@ import { HttpError } from './errors.js';
 
 /** Endpoint options (extensions, docs/endpoint-options.md): optional in both bodies; in a PATCH, null clears one. */
 const OPTION_FIELDS = ['headers', 'timeout_ms', 'rate_limit_per_second'];
-const CREATE_FIELDS = ['name', 'endpoint', 'event_types', 'description', ...OPTION_FIELDS];
+const CREATE_FIELDS = ['name', 'endpoint', 'event_types', 'description', ...OPTION_FIELDS, ...SIGNING_FIELDS];
 /** `endpoint` is our extension: Kinde's PATCH cannot move a webhook. */
-const PATCH_FIELDS = ['name', 'endpoint', 'event_types', 'description', ...OPTION_FIELDS];
+const PATCH_FIELDS = ['name', 'endpoint', 'event_types', 'description', ...OPTION_FIELDS, ...SIGNING_FIELDS];
 const ENABLE_FIELDS = ['resume_held'];
 
 /** `POST /api/v1/webhooks` body. */
@@ -26,6 +27,8 @@ export function createInput(body: Record<string, unknown>, environment: string):
     eventTypes: body.event_types as EventType[],
     description: body.description as string | null | undefined,
     ...optionsInput(body),
+    // Signing formats and endpoint auth (issue 37): checked by the engine.
+    ...(signingFromWire(body) as Partial<WebhookInput>),
   };
 }
 
@@ -51,6 +54,8 @@ export function patchInput(body: Record<string, unknown>): WebhookPatch {
   if (body.event_types !== undefined && body.event_types !== null) patch.eventTypes = body.event_types as string[];
   if (body.description !== undefined) patch.description = body.description as string | null;
   Object.assign(patch, optionsInput(body));
+  // Signing formats and endpoint auth (issue 37): checked by the engine.
+  Object.assign(patch, signingFromWire(body));
   return patch;
 }
 

@@ -59,12 +59,45 @@ export const ERROR_CODES_DOC = [
   '400: INVALID_JSON, INVALID_BODY, UNKNOWN_FIELD, INVALID_NAME, INVALID_DESCRIPTION, INVALID_ENDPOINT, INVALID_EVENT_TYPES,',
   'UNKNOWN_EVENT_TYPE, ENDPOINT_NOT_ALLOWED, INVALID_RESUME_HELD, WEBHOOK_LIMIT_REACHED, INVALID_REQUEST,',
   'UNKNOWN_PARAMETER, INVALID_STATUS, INVALID_EVENT_TYPE, INVALID_PAGE_SIZE, INVALID_NEXT_TOKEN, INVALID_SINCE, INVALID_UNTIL,',
-  'INVALID_HEADERS, INVALID_TIMEOUT_MS, INVALID_RATE_LIMIT_PER_SECOND, SECRETS_KEY_REQUIRED, INVALID_SEARCH, INVALID_RANGE;',
+  'INVALID_HEADERS, INVALID_TIMEOUT_MS, INVALID_RATE_LIMIT_PER_SECOND, SECRETS_KEY_REQUIRED, INVALID_SEARCH, INVALID_RANGE,',
+  'INVALID_FORMAT, INVALID_AUTH, INVALID_GRACE_MS;',
   '403: INVALID_CREDENTIALS; 404: ROUTE_NOT_FOUND, WEBHOOK_NOT_FOUND, EVENT_NOT_FOUND, DELIVERY_NOT_FOUND; 405: METHOD_NOT_ALLOWED;',
   '409: WEBHOOK_DISABLED;',
   '413: PAYLOAD_TOO_LARGE; 415: UNSUPPORTED_MEDIA_TYPE; 429: returned by the host, not this library;',
   '500: INTERNAL_ERROR; 503: SERVICE_UNAVAILABLE.',
 ].join(' ');
+
+// --- Signing formats and endpoint auth (issue 37) ---
+const MASKED = 'Write-only: answered as ******** (sent back unchanged on update, it keeps the stored one).';
+const format = {
+  type: 'string',
+  enum: ['jwt', 'standard-webhooks'],
+  description:
+    'Extension: jwt (default: an RS256 JWT body, verified against the JWKS) or standard-webhooks (a JSON body signed with the webhook-signature header; needs the host option secretsKey).',
+};
+const asymmetric = {
+  type: 'boolean',
+  description: 'Extension: also sign v1a with an Ed25519 key of the webhook (standard-webhooks only).',
+};
+const auth = {
+  type: ['object', 'null'],
+  description:
+    'Extension: how the engine authenticates to the endpoint (needs the host option secretsKey). type oauth2_client_credentials: token_url, client_id, client_secret, scope?, audience?; type mtls: certificate, private_key, ca? (PEM). null removes it. ' +
+    MASKED,
+  required: ['type'],
+  properties: {
+    type: { type: 'string', enum: ['oauth2_client_credentials', 'mtls'] },
+    token_url: { type: 'string', format: 'uri' },
+    client_id: str,
+    client_secret: { type: 'string', description: MASKED },
+    scope: { type: ['string', 'null'] },
+    audience: { type: ['string', 'null'] },
+    certificate: { type: 'string', description: 'PEM client certificate (chain).' },
+    private_key: { type: 'string', description: `PEM private key. ${MASKED}` },
+    ca: { type: ['string', 'null'], description: "PEM CAs to trust for the endpoint's server certificate (default: the system's)." },
+  },
+};
+const signingFields = { format, asymmetric, auth };
 
 const deliveryStatus = {
   type: 'string',
@@ -173,6 +206,17 @@ export const SCHEMAS = {
       headers,
       timeout_ms: timeoutMs,
       rate_limit_per_second: ratePerSecond,
+      format,
+      signing: {
+        type: ['object', 'null'],
+        description: 'Extension (standard-webhooks): public facts of the signing keys; the secret is read from GET .../secret.',
+        required: ['public_key', 'previous_secret_until'],
+        properties: {
+          public_key: { type: ['string', 'null'], description: 'The Ed25519 public key (whpk_…) of v1a signatures.' },
+          previous_secret_until: { ...nullableTime, description: 'Until when the secret before the last rotation still signs.' },
+        },
+      },
+      auth,
     },
   },
   CreateWebhookRequest: {
@@ -187,6 +231,7 @@ export const SCHEMAS = {
       headers: { ...headers, type: ['object', 'null'] },
       timeout_ms: timeoutMs,
       rate_limit_per_second: ratePerSecond,
+      ...signingFields,
     },
   },
   UpdateWebhookRequest: {
@@ -201,8 +246,36 @@ export const SCHEMAS = {
       headers: { ...headers, type: ['object', 'null'], description: `${headers.description} Replaces the whole set; null clears it.` },
       timeout_ms: timeoutMs,
       rate_limit_per_second: ratePerSecond,
+      ...signingFields,
     },
   },
+  RotateSecretRequest: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      grace_ms: {
+        type: ['integer', 'null'],
+        minimum: 0,
+        maximum: 7 * 24 * 3600_000,
+        description: 'How long the current secret keeps signing beside the new one (default a day, at most 7 days; 0: at once).',
+      },
+    },
+  },
+  SecretResponse: envelope(
+    ['OK', 'SECRET_ROTATED'],
+    {
+      secret: {
+        type: 'object',
+        required: ['secret', 'public_key', 'previous_secret_until'],
+        properties: {
+          secret: { type: 'string', description: 'whsec_ followed by base64: give it to a Standard Webhooks verifier.' },
+          public_key: { type: ['string', 'null'] },
+          previous_secret_until: nullableTime,
+        },
+      },
+    },
+    ['secret'],
+  ),
   EnableWebhookRequest: {
     type: 'object',
     additionalProperties: false,
@@ -247,7 +320,7 @@ export const SCHEMAS = {
       status_code: { type: ['integer', 'null'] },
       error_kind: {
         type: ['string', 'null'],
-        enum: ['timeout', 'network', 'dns', 'blocked', 'redirect', 'status', 'internal', null],
+        enum: ['timeout', 'network', 'dns', 'blocked', 'redirect', 'status', 'internal', 'auth', null],
         description: 'Null on success.',
       },
       error: { type: ['string', 'null'] },

@@ -113,6 +113,18 @@ const OPS: Record<string, Op> = {
     response: 'TestEventResponse',
     errors: [...BODY, 'NotFound', 'Conflict'],
   },
+  // Signing formats and endpoint auth (issue 37)
+  GetWebHookSecret: {
+    summary: "The webhook's Standard Webhooks signing secret, in clear, for its verifier (extension)",
+    response: 'SecretResponse',
+    errors: ['BadRequest', 'NotFound'],
+  },
+  RotateWebHookSecret: {
+    summary: 'A new signing secret; the old one keeps signing beside it for grace_ms (extension)',
+    request: 'RotateSecretRequest',
+    response: 'SecretResponse',
+    errors: [...BODY, 'NotFound'],
+  },
   GetEvent: { summary: 'Get an event', response: 'GetEventResponse', errors: ['NotFound'] },
   GetEventTypes: { summary: 'List event types', response: 'GetEventTypesResponse', errors: [] },
   GetVerification: {

@@ -29,6 +29,8 @@ export const SUCCESS = {
   DELIVERY_RESENT: 'Delivery queued to be sent again',
   DELIVERIES_RECOVERED: 'Failed deliveries queued to be sent again',
   TEST_EVENT_SENT: 'Test event queued',
+  // Signing formats and endpoint auth (issue 37)
+  SECRET_ROTATED: 'Signing secret rotated',
 } as const;
 
 const ok = (code: keyof typeof SUCCESS, rest: Record<string, unknown> = {}) => jsonResponse(200, { code, message: SUCCESS[code], ...rest });

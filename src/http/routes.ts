@@ -1,5 +1,6 @@
 import type { Resource } from './errors.js';
 import * as m from './operations.js';
+import { getSecret, rotateSecret } from './signing-routes.js';
 
 /** The management API lives under this path (after whatever prefix the host mounts it at). */
 export const API_BASE = '/api/v1';
@@ -121,6 +122,23 @@ export const ROUTES: readonly Route[] = Object.freeze([
     extension: true,
     resource: 'webhook',
     run: m.sendTestEvent,
+  },
+  // Signing formats and endpoint auth (issue 37)
+  {
+    method: 'GET',
+    path: '/api/v1/webhooks/{webhook_id}/secret',
+    operationId: 'GetWebHookSecret',
+    extension: true,
+    resource: 'webhook',
+    run: getSecret,
+  },
+  {
+    method: 'POST',
+    path: '/api/v1/webhooks/{webhook_id}/secret/rotate',
+    operationId: 'RotateWebHookSecret',
+    extension: true,
+    resource: 'webhook',
+    run: rotateSecret,
   },
   { method: 'GET', path: '/api/v1/events/{event_id}', operationId: 'GetEvent', extension: false, resource: 'event', run: m.getEvent },
   { method: 'GET', path: '/api/v1/event_types', operationId: 'GetEventTypes', extension: false, run: m.listEventTypes },

@@ -1,6 +1,7 @@
 import type { CatalogEntry } from '../catalog/catalog.js';
 import { type AttemptRecord, circuitOf, type DeliveryRecord, type EventRecord, type WebhookCircuit, type WebhookRecord } from '../model.js';
 import type { ActivityPoint, DeliveryMessage, WebhookActivity, WebhookOverview } from '../types.js';
+import { wireSigning } from './signing.js';
 
 /**
  * Records as the management API shows them: Kinde's fields and names first, our extensions after
@@ -37,6 +38,13 @@ export interface WireWebhook {
   timeout_ms: number | null;
   /** Extension: most attempts started per second; null for no limit. */
   rate_limit_per_second: number | null;
+  // --- Signing formats and endpoint auth (issue 37): see signing.ts ---
+  /** Extension: `jwt` or `standard-webhooks`. */
+  format: string;
+  /** Extension: the Ed25519 public key, and until when a rotated secret still signs; null for `jwt`. */
+  signing: { public_key: string | null; previous_secret_until: string | null } | null;
+  /** Extension: endpoint auth, its secret masked; null without. */
+  auth: Record<string, unknown> | null;
 }
 
 export function wireWebhook(w: WebhookRecord): WireWebhook {
@@ -57,6 +65,7 @@ export function wireWebhook(w: WebhookRecord): WireWebhook {
     headers: { ...(w.headers ?? {}) },
     timeout_ms: w.timeoutMs ?? null,
     rate_limit_per_second: w.rateLimit?.perSecond ?? null,
+    ...wireSigning(w),
   };
 }
 

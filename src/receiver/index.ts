@@ -22,5 +22,7 @@ export { createReceiver } from './receiver.js';
 export type { NowSource } from './remote-keyset.js';
 export type { SeenStore } from './seen.js';
 export { memorySeen } from './seen.js';
+export type { StandardVerifierOptions } from './standard.js';
+export { createStandardVerifier } from './standard.js';
 export type { Verifier, VerifierOptions } from './verifier.js';
 export { createVerifier } from './verifier.js';

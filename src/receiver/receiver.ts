@@ -1,7 +1,7 @@
 import type { EventMap } from './envelope.js';
 import { WebhookVerificationError } from './errors.js';
 import type { WebhookEventMap } from './event-types.generated.js';
-import { readToken, webhookIdOf } from './request.js';
+import { readBody, readToken, webhookIdOf } from './request.js';
 import { memorySeen, type SeenStore } from './seen.js';
 import type { Verifier } from './verifier.js';
 
@@ -82,7 +82,10 @@ export function createReceiver<M extends EventMap = WebhookEventMap>(options: Re
     let webhookId: string;
     try {
       webhookId = webhookIdOf(request);
-      event = await verifier.verify(await readToken(request, maxBodyBytes));
+      // Standard Webhooks (a JSON body and its headers) or a JWT body.
+      event = verifier.verifyRequest
+        ? await verifier.verifyRequest(await readBody(request, maxBodyBytes, 'application/json'), request.headers)
+        : await verifier.verify(await readToken(request, maxBodyBytes));
     } catch (error) {
       const info = { webhookId: request.headers.get('webhook-id') ?? '', type: '' };
       if (error instanceof WebhookVerificationError && error.code === 'ERR_JWKS_UNAVAILABLE') {

@@ -18,9 +18,19 @@ export function webhookIdOf(request: Request): string {
  * legacy format, and a framework that parsed it as JSON would have nothing left to verify.
  */
 export async function readToken(request: Request, maxBytes: number): Promise<string> {
+  return (await readBody(request, maxBytes, 'application/jwt')).trim();
+}
+
+/** The body as raw text, exactly as sent (a signature covers every byte), of content type `expected`. */
+export async function readBody(request: Request, maxBytes: number, expected: 'application/jwt' | 'application/json'): Promise<string> {
   const type = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
-  if (type !== 'application/jwt') {
-    throw new WebhookVerificationError('ERR_CONTENT_TYPE', 'content-type must be application/jwt (the body is a signed JWT)');
+  if (type !== expected) {
+    throw new WebhookVerificationError(
+      'ERR_CONTENT_TYPE',
+      expected === 'application/jwt'
+        ? 'content-type must be application/jwt (the body is a signed JWT)'
+        : 'content-type must be application/json (a Standard Webhooks body)',
+    );
   }
   const bytes = await readBounded(request, maxBytes, () => tooLarge(maxBytes));
   let text: string;
@@ -29,8 +39,7 @@ export async function readToken(request: Request, maxBytes: number): Promise<str
   } catch {
     throw new WebhookVerificationError('ERR_MALFORMED_TOKEN', 'the body is not UTF-8 text');
   }
-  text = text.trim();
-  if (text === '') throw new WebhookVerificationError('ERR_EMPTY_BODY', 'the body is empty');
+  if (text.trim() === '') throw new WebhookVerificationError('ERR_EMPTY_BODY', 'the body is empty');
   return text;
 }
 

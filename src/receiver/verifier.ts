@@ -36,6 +36,11 @@ export interface Verifier<M extends EventMap = WebhookEventMap> {
    * Rejects with a {@link WebhookVerificationError} whose `code` says why.
    */
   verify(token: string): Promise<M[keyof M]>;
+  /**
+   * Present on a Standard Webhooks verifier ({@link createStandardVerifier}): verifies the raw
+   * JSON body with the request's `webhook-*` headers; the receiver calls it instead of `verify`.
+   */
+  verifyRequest?(body: string, headers: Headers): Promise<M[keyof M]>;
 }
 
 const SYSTEM_TIME: NowSource = { now: () => Date.now() };

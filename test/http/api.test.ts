@@ -59,6 +59,9 @@ describe.each(['direct', 'http'] as const)('management routes (%s)', (mode) => {
         headers: {},
         timeout_ms: null,
         rate_limit_per_second: null,
+        format: 'jwt',
+        signing: null,
+        auth: null,
       },
     ]);
 
@@ -230,6 +233,60 @@ describe.each(['direct', 'http'] as const)('management routes (%s)', (mode) => {
     expect((await api('POST', '/api/v1/webhooks', { body: createBody() })).status).toBe(200);
   });
 
+  test('signing secret (extension): standard-webhooks format, the reveal, the rotation; auth masked; 400s name the field', async () => {
+    const { api } = await setup(mode, { secretsKey: Buffer.alloc(32, 7).toString('base64') });
+    const created = await api('POST', '/api/v1/webhooks', {
+      body: createBody({
+        format: 'standard-webhooks',
+        asymmetric: true,
+        auth: {
+          type: 'oauth2_client_credentials',
+          token_url: 'https://idp.example.com/token',
+          client_id: 'c1',
+          client_secret: 'cs-wire-secret',
+        },
+      }),
+    });
+    expect(created.status).toBe(200);
+    const id = created.json.webhook.id as string;
+    const got = await api('GET', `/api/v1/webhooks/${id}`);
+    expect(got.json.webhook).toMatchObject({
+      format: 'standard-webhooks',
+      signing: { public_key: expect.stringMatching(/^whpk_/), previous_secret_until: null },
+      auth: { type: 'oauth2_client_credentials', token_url: 'https://idp.example.com/token', client_id: 'c1', client_secret: '********' },
+    });
+    expect(got.text).not.toContain('cs-wire-secret');
+    const secret = await api('GET', `/api/v1/webhooks/${id}/secret`);
+    expect(secret.status).toBe(200);
+    expect(secret.json.secret).toMatchObject({ secret: expect.stringMatching(/^whsec_/), previous_secret_until: null });
+    const rotated = await api('POST', `/api/v1/webhooks/${id}/secret/rotate`, { body: { grace_ms: 3600_000 } });
+    expect(rotated.status).toBe(200);
+    expect(rotated.json.code).toBe('SECRET_ROTATED');
+    expect(rotated.json.secret.secret).not.toBe(secret.json.secret.secret);
+    expect(rotated.json.secret.previous_secret_until).toMatch(ISO);
+    const tooLong = await api('POST', `/api/v1/webhooks/${id}/secret/rotate`, { body: { grace_ms: 8 * 24 * 3600_000 } });
+    expect([tooLong.status, tooLong.json.errors[0].code]).toEqual([400, 'INVALID_GRACE_MS']);
+    const badFormat = await api('PATCH', `/api/v1/webhooks/${id}`, { body: { format: 'xml' } });
+    expect([badFormat.status, badFormat.json.errors[0].code]).toEqual([400, 'INVALID_FORMAT']);
+    const badAuth = await api('PATCH', `/api/v1/webhooks/${id}`, { body: { auth: { type: 'mtls', certificate: 'nope' } } });
+    expect([badAuth.status, badAuth.json.errors[0].code]).toEqual([400, 'INVALID_AUTH']);
+    // Sent back masked, the stored client secret stays; null removes the auth.
+    const kept = await api('PATCH', `/api/v1/webhooks/${id}`, { body: { auth: got.json.webhook.auth } });
+    expect(kept.status).toBe(200);
+    expect((await api('PATCH', `/api/v1/webhooks/${id}`, { body: { auth: null } })).status).toBe(200);
+    expect((await api('GET', `/api/v1/webhooks/${id}`)).json.webhook.auth).toBeNull();
+    const plain = await api('POST', '/api/v1/webhooks', { body: createBody() });
+    const noSecret = await api('GET', `/api/v1/webhooks/${plain.json.webhook.id}/secret`);
+    expect([noSecret.status, noSecret.json.errors[0].code]).toEqual([400, 'INVALID_FORMAT']);
+  });
+
+  test('without secretsKey a webhook that needs a secret is refused with SECRETS_KEY_REQUIRED', async () => {
+    const { api } = await setup(mode);
+    const refused = await api('POST', '/api/v1/webhooks', { body: createBody({ format: 'standard-webhooks' }) });
+    expect([refused.status, refused.json.errors[0].code]).toEqual([400, 'SECRETS_KEY_REQUIRED']);
+    expect((await api('GET', '/api/v1/webhooks')).json.webhooks).toEqual([]);
+  });
+
   test('delivery operations (extension): log, attempts, resend, recover, test event', async () => {
     const receiver = await startReceiver();
     cleanups.push(() => receiver.close());
@@ -375,6 +432,8 @@ test('OpenAPI document: served publicly at /api/v1/openapi.json, servers follow 
     '/api/v1/webhooks/{webhook_id}/disable',
     '/api/v1/webhooks/{webhook_id}/enable',
     '/api/v1/webhooks/{webhook_id}/recover',
+    '/api/v1/webhooks/{webhook_id}/secret',
+    '/api/v1/webhooks/{webhook_id}/secret/rotate',
     '/api/v1/webhooks/{webhook_id}/stats',
     '/api/v1/webhooks/{webhook_id}/test',
   ]);

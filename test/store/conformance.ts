@@ -66,6 +66,10 @@ export function webhook(environment: string, overrides: Partial<WebhookRecord> =
     headers: {},
     timeoutMs: null,
     rateLimit: null,
+    // Signing formats and endpoint auth (migration 18): a JWT webhook without secrets.
+    format: 'jwt',
+    signing: null,
+    auth: null,
     ...overrides,
   };
 }

@@ -3,6 +3,7 @@ import { CompiledQuery, Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { expect, test } from 'vitest';
 import { MIGRATIONS } from '../../adapters/kysely/migrations.js';
+import type { KyselyStore } from '../../adapters/kysely/store.js';
 import { postgresStore } from '../../adapters/postgres/index.js';
 import { type SqliteDatabase, SqliteEngineDialect } from '../../adapters/sqlite/driver.js';
 import { sqliteStore } from '../../adapters/sqlite/index.js';
@@ -407,3 +408,90 @@ test('migration 19 adds the hourly counters to a PostgreSQL database of the rele
     await server.close();
   }
 });
+
+/**
+ * Migration 18 (signing formats and endpoint auth) on a database as 17 left it, on both dialects:
+ * the webhook written before reads as a JWT webhook without secrets, is claimed with its new
+ * columns, and takes sealed secrets after.
+ */
+async function upgradeTo18(db: Kysely<any>, dialect: 'sqlite' | 'postgres', store: KyselyStore) {
+  await db.schema
+    .createTable('iw_migrations')
+    .addColumn('version', 'integer', (c) => c.primaryKey())
+    .addColumn('name', 'text')
+    .addColumn('applied_at', 'bigint')
+    .execute();
+  for (const m of MIGRATIONS.filter((m) => m.version < 18)) {
+    await m.up(db, dialect);
+    await db.insertInto('iw_migrations').values({ version: m.version, name: m.name, applied_at: 1 }).execute();
+  }
+  await db
+    .insertInto('iw_webhooks')
+    .values({
+      id: 'webhook_1',
+      environment: 'default',
+      name: 'old',
+      description: null,
+      endpoint: 'https://example.com/h',
+      event_types: '["user.created"]',
+      status: 'enabled',
+      created_at: 1,
+      updated_at: 1,
+    })
+    .execute();
+  await db
+    .insertInto('iw_events')
+    .values({ id: 'event_1', environment: 'default', type: 'user.created', source: 'api', data: '{}', event_timestamp: 1, created_at: 1 })
+    .execute();
+  await db
+    .insertInto('iw_deliveries')
+    .values({
+      id: 'msg_1',
+      environment: 'default',
+      webhook_id: 'webhook_1',
+      event_id: 'event_1',
+      status: 'pending',
+      attempt_count: 0,
+      next_attempt_at: 1,
+      event_type: 'user.created',
+      created_at: 1,
+      updated_at: 1,
+    })
+    .execute();
+  await db.destroy();
+
+  await store.migrate(10);
+  expect(await store.getWebhook('default', 'webhook_1')).toMatchObject({ format: 'jwt', signing: null, auth: null });
+  const claimed = await store.claimDue({ now: 10, limit: 10, workerId: 'w', leaseMs: 1000 });
+  expect(claimed[0]?.webhook).toMatchObject({ id: 'webhook_1', format: 'jwt', signing: null, auth: null });
+  expect(await store.listWebhooksWithSecrets(null, 10)).toEqual([]);
+  const signing = { secret: 'sealed:v1:x', previous: null, previousUntil: null, publicKey: null, privateKey: null };
+  await store.updateWebhook('default', 'webhook_1', { format: 'standard-webhooks', signing }, 20);
+  expect(await store.getWebhook('default', 'webhook_1')).toMatchObject({ format: 'standard-webhooks', signing });
+  expect((await store.listWebhooksWithSecrets(null, 10)).map((w) => w.id)).toEqual(['webhook_1']);
+  const versions = (await store.kysely.selectFrom('iw_migrations').select('version').execute()).map((r) => Number(r.version));
+  expect(versions).toContain(18);
+  await store.close();
+}
+
+test('migration 18 (signing formats and endpoint auth) upgrades a SQLite file in place', async () => {
+  const dir = tempDir();
+  try {
+    const file = dir.file('v17.db');
+    const db = new Kysely<any>({ dialect: new SqliteEngineDialect(new Database(file) as unknown as SqliteDatabase, true) });
+    await upgradeTo18(db, 'sqlite', sqliteStore({ filename: file }));
+  } finally {
+    dir.cleanup();
+  }
+});
+
+test('migration 18 (signing formats and endpoint auth) upgrades a PostgreSQL database in place', async () => {
+  const server = await useTestPostgres('migration18');
+  try {
+    const pool = new pg.Pool({ connectionString: server.url, max: 2 });
+    const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) });
+    await upgradeTo18(db, 'postgres', postgresStore({ connectionString: server.url, maxConnections: 2 }));
+  } finally {
+    await server.close();
+  }
+}, 60_000);

@@ -41,6 +41,8 @@
  * @property {Record<string, string>} [headers] Endpoint options (the Advanced section): the whole set.
  * @property {number | string | null} [timeout_ms] A string is sent as typed, for the server to refuse.
  * @property {number | string | null} [rate_limit_per_second]
+ * @property {string} [format] Signing format (issue 37).
+ * @property {Record<string, unknown> | null} [auth] Endpoint auth (issue 37); a masked secret keeps the stored one.
  *
  * @typedef {{ name: 'list' } | { name: 'new' } | { name: 'webhook', id: string, query?: string } | { name: 'message', id: string, deliveryId: string } | { name: 'catalog' }} Route
  *
@@ -183,6 +185,11 @@ export function createClient(element) {
     resend: (webhookId, deliveryId) => call('POST', `/webhooks/${id(webhookId)}/deliveries/${id(deliveryId)}/resend`, {}),
     /** @param {string} webhookId @param {string} since @returns {Promise<{ recovered: number }>} */
     recover: (webhookId, since) => call('POST', `/webhooks/${id(webhookId)}/recover`, { since }),
+    // Signing formats (issue 37)
+    /** @param {string} webhookId @returns {Promise<{ secret: string, public_key: string | null }>} */
+    secret: (webhookId) => call('GET', `/webhooks/${id(webhookId)}/secret`).then((r) => r.secret),
+    /** @param {string} webhookId @returns {Promise<{ secret: string }>} */
+    rotateSecret: (webhookId) => call('POST', `/webhooks/${id(webhookId)}/secret/rotate`, {}).then((r) => r.secret),
     /** @param {string} webhookId @param {string} [eventType] @returns {Promise<{ delivery_id: string }>} */
     sendTest: (webhookId, eventType) => call('POST', `/webhooks/${id(webhookId)}/test`, eventType ? { event_type: eventType } : {}),
   };

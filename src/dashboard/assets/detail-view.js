@@ -6,6 +6,7 @@
 import { deliveryLog } from './delivery-log.js';
 import { formatTime, h, openModal, uid } from './dom.js';
 import { overviewPanel } from './overview.js';
+import { signingPanel } from './signing-fields.js';
 import { testEventPanel } from './test-event.js';
 import { verifyPanel } from './verify-panel.js';
 import { webhookForm } from './webhook-form.js';
@@ -58,6 +59,8 @@ export async function renderDetail(context, id, query = '') {
     section('Overview', overviewPanel(context, webhook.id)),
     section('Delivery log', log.element),
     section(t('verify.title'), verifyPanel(context, webhook)),
+    // Signing formats (issue 37): the secret's reveal and rotation.
+    webhook.format === 'standard-webhooks' ? section('Signing secret', signingPanel(context, webhook)) : null,
     section('Settings', settings, true),
   );
 

@@ -9,6 +9,7 @@
 import { advancedSection } from './advanced.js';
 import { h, replace, uid } from './dom.js';
 import { chooseEvents } from './event-dialog.js';
+import { signingFields } from './signing-fields.js';
 import { explain } from './words.js';
 
 /**
@@ -53,6 +54,7 @@ export function webhookForm(context, { webhook, onSave, onCancel }) {
   );
   const advanced = advancedSection(webhook);
   const formSlot = h('div', { class: 'slot' });
+  const signing = signingFields(webhook); // signing format and endpoint auth (issue 37)
   let busy = false;
   const form = h(
     'form',
@@ -62,6 +64,7 @@ export function webhookForm(context, { webhook, onSave, onCancel }) {
     endpoint.wrap,
     events,
     advanced.element,
+    signing.element,
     formSlot,
     h(
       'div',
@@ -133,6 +136,7 @@ export function webhookForm(context, { webhook, onSave, onCancel }) {
         endpoint: endpoint.control.value.trim(),
         event_types: [...selected],
         ...advanced.values(),
+        ...signing.values(),
       });
     } catch (error) {
       const { field: which, text } = explain(error);

@@ -54,6 +54,10 @@ export default {
     INVALID_RATE_LIMIT_PER_SECOND: 'Geben Sie ein Limit von 1 bis 1000 Anfragen pro Sekunde ein.',
     INVALID_SEARCH: 'Suchen Sie nach einer Ereignis-ID (event_…) oder Zustellungs-ID (msg_…).',
     INVALID_RANGE: 'Wählen Sie einen Zeitraum: 24h, 7d oder 30d.',
+    INVALID_FORMAT: 'Wählen Sie, wie Zustellungen signiert werden: JWT oder Standard Webhooks.',
+    INVALID_AUTH:
+      'Prüfen Sie die Endpunkt-Authentifizierung: jedes verlangte Feld und ein Zertifikat mit seinem eigenen privaten Schlüssel.',
+    INVALID_GRACE_MS: 'Das alte Geheimnis kann höchstens 7 Tage weiter signieren.',
     INVALID_EVENT_TYPES: 'Wählen Sie mindestens ein Ereignis (höchstens 50).',
     UNKNOWN_EVENT_TYPE: 'Eines der gewählten Ereignisse wird nicht mehr angeboten. Entfernen Sie es und versuchen Sie es erneut.',
     WEBHOOK_LIMIT_REACHED:

@@ -55,6 +55,9 @@ export default {
     INVALID_RATE_LIMIT_PER_SECOND: 'Saisissez une limite de 1 à 1000 requêtes par seconde.',
     INVALID_SEARCH: 'Recherchez par identifiant d’événement (event_…) ou de livraison (msg_…).',
     INVALID_RANGE: 'Choisissez une période : 24h, 7d ou 30d.',
+    INVALID_FORMAT: 'Choisissez la façon de signer les livraisons : JWT ou Standard Webhooks.',
+    INVALID_AUTH: 'Vérifiez l’authentification du point de terminaison : chaque champ demandé, et un certificat avec sa propre clé privée.',
+    INVALID_GRACE_MS: 'L’ancien secret peut continuer à signer 7 jours au plus.',
     INVALID_EVENT_TYPES: 'Choisissez au moins un événement (50 au plus).',
     UNKNOWN_EVENT_TYPE: 'Un des événements choisis n’est plus proposé. Retirez-le et réessayez.',
     WEBHOOK_LIMIT_REACHED:

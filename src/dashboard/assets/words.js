@@ -43,6 +43,10 @@ export const ERROR_WORDS = Object.freeze({
   ],
   INVALID_TIMEOUT_MS: ['timeout_ms', 'Enter a timeout from 1 to 30 seconds.'],
   INVALID_RATE_LIMIT_PER_SECOND: ['rate_limit_per_second', 'Enter a rate limit from 1 to 1000 requests per second.'],
+  // Signing formats and endpoint auth (issue 37)
+  INVALID_FORMAT: ['format', 'Choose how deliveries are signed: JWT or Standard Webhooks.'],
+  INVALID_AUTH: ['auth', 'Check the endpoint authentication: every field it asks for, and a certificate with its own private key.'],
+  INVALID_GRACE_MS: [null, 'The old secret can keep signing for at most 7 days.'],
   INVALID_EVENT_TYPES: ['event_types', 'Choose at least one event (at most 50).'],
   UNKNOWN_EVENT_TYPE: ['event_types', 'One of the chosen events is not offered any more. Remove it and try again.'],
   WEBHOOK_LIMIT_REACHED: [

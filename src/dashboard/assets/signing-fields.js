@@ -1,0 +1,222 @@
+/**
+ * Signing formats and endpoint auth in the dashboard (issue 37): the form's fields (how deliveries
+ * are signed, how the engine authenticates to the endpoint), and the webhook's "Signing secret"
+ * panel (reveal, and rotate with a confirmation). Secrets are write-only: a field left empty
+ * keeps the stored secret.
+ */
+/** @import { ViewContext, Webhook } from './api.js' */
+import { h, openModal, uid } from './dom.js';
+import { explain } from './words.js';
+
+/** What the server answers for a stored secret, and takes back as "keep it". */
+const MASK = '********';
+
+/**
+ * The Advanced fields of the webhook form for signing and endpoint auth.
+ *
+ * @param {Webhook | null} webhook
+ * @returns {{ element: HTMLElement, values: () => Record<string, unknown> }}
+ */
+export function signingFields(webhook) {
+  const auth = /** @type {Record<string, any> | null} */ (webhook?.auth ?? null);
+  const format = select('Signing', 'format', webhook?.format ?? 'jwt', [
+    ['jwt', 'JWT (RS256, verified with the public keys)'],
+    ['standard-webhooks', 'Standard Webhooks (HMAC secret, webhook-signature header)'],
+  ]);
+  const type = select('Endpoint authentication', 'auth_type', auth?.type ?? 'none', [
+    ['none', 'None'],
+    ['oauth2_client_credentials', 'OAuth2 client credentials'],
+    ['mtls', 'TLS client certificate (mTLS)'],
+  ]);
+  const keep = 'Leave empty to keep the stored one.';
+  const oauth = {
+    token_url: input('Token URL', 'token_url', auth?.token_url),
+    client_id: input('Client ID', 'client_id', auth?.client_id),
+    client_secret: input('Client secret', 'client_secret', '', 'password', auth?.type === 'oauth2_client_credentials' ? keep : undefined),
+    scope: input('Scope', 'scope', auth?.scope, 'text', 'Optional.'),
+    audience: input('Audience', 'audience', auth?.audience, 'text', 'Optional.'),
+  };
+  const mtls = {
+    certificate: area('Client certificate (PEM)', 'certificate', auth?.certificate),
+    private_key: area('Private key (PEM)', 'private_key', '', auth?.type === 'mtls' ? keep : undefined),
+    ca: area('Server CA (PEM)', 'ca', auth?.ca, 'Optional: the CAs that sign your server’s certificate.'),
+  };
+  const oauthGroup = h(
+    'div',
+    { class: 'auth-fields' },
+    Object.values(oauth).map((f) => f.wrap),
+  );
+  const mtlsGroup = h(
+    'div',
+    { class: 'auth-fields' },
+    Object.values(mtls).map((f) => f.wrap),
+  );
+  const show = () => {
+    oauthGroup.hidden = type.control.value !== 'oauth2_client_credentials';
+    mtlsGroup.hidden = type.control.value !== 'mtls';
+  };
+  type.control.addEventListener('change', show);
+  show();
+  const element = h(
+    'details',
+    { class: 'advanced signing-fields', open: webhook !== null && (webhook.format === 'standard-webhooks' || auth !== null) },
+    h('summary', {}, 'Advanced: signing and endpoint authentication'),
+    format.wrap,
+    type.wrap,
+    oauthGroup,
+    mtlsGroup,
+  );
+  return {
+    element,
+    values() {
+      /** @type {Record<string, unknown>} */
+      const out = { format: format.control.value };
+      const chosen = type.control.value;
+      if (chosen === 'none') {
+        if (auth) out.auth = null;
+      } else if (chosen === 'oauth2_client_credentials') {
+        out.auth = {
+          type: chosen,
+          token_url: oauth.token_url.control.value.trim(),
+          client_id: oauth.client_id.control.value,
+          client_secret: oauth.client_secret.control.value || MASK,
+          scope: oauth.scope.control.value || null,
+          audience: oauth.audience.control.value || null,
+        };
+      } else {
+        out.auth = {
+          type: chosen,
+          certificate: mtls.certificate.control.value,
+          private_key: mtls.private_key.control.value || MASK,
+          ca: mtls.ca.control.value || null,
+        };
+      }
+      return out;
+    },
+  };
+}
+
+/**
+ * The "Signing secret" panel of a standard-webhooks webhook: Reveal, and Rotate with a confirmation.
+ *
+ * @param {ViewContext} context
+ * @param {Webhook} webhook
+ */
+export function signingPanel(context, webhook) {
+  const out = h('div', { class: 'slot' });
+  const reveal = h('button', { type: 'button', onclick: () => show() }, 'Reveal');
+  const rotate = h('button', { type: 'button', onclick: () => confirmRotate() }, 'Rotate');
+  const publicKey = webhook.signing?.public_key;
+  return h(
+    'div',
+    { class: 'signing-panel' },
+    h('p', { class: 'hint' }, 'Give this secret to your Standard Webhooks verifier. Anyone who has it can sign webhooks as us.'),
+    webhook.signing?.previous_secret_until
+      ? h('p', { class: 'hint' }, `The previous secret still signs until ${webhook.signing.previous_secret_until}.`)
+      : null,
+    publicKey ? h('p', {}, 'Ed25519 public key (v1a): ', h('code', {}, publicKey)) : null,
+    h('div', { class: 'buttons' }, reveal, rotate),
+    out,
+  );
+
+  async function show() {
+    out.replaceChildren();
+    try {
+      const secret = await context.api.secret(webhook.id);
+      out.append(h('p', {}, h('code', { class: 'secret' }, secret.secret)));
+    } catch (error) {
+      out.append(h('p', { class: 'error', role: 'alert' }, explain(error).text));
+    }
+  }
+
+  function confirmRotate() {
+    const titleId = uid('rotate-title');
+    const textId = uid('rotate-text');
+    const slot = h('div', { class: 'slot' });
+    const dialog = h(
+      'dialog',
+      { class: 'dialog confirm', role: 'alertdialog', 'aria-labelledby': titleId, 'aria-describedby': textId },
+      h(
+        'div',
+        { class: 'dialog-body' },
+        h('h2', { id: titleId }, 'Rotate the signing secret?'),
+        h(
+          'p',
+          { id: textId },
+          'A new secret signs from now on. The current one keeps signing beside it for 24 hours: update your verifier within that time.',
+        ),
+        slot,
+        h(
+          'div',
+          { class: 'buttons' },
+          h('button', { type: 'button', class: 'danger', onclick: () => run(dialog, slot) }, 'Rotate secret'),
+          h('button', { type: 'button', autofocus: true, onclick: () => dialog.close() }, 'Cancel'),
+        ),
+      ),
+    );
+    openModal(context.root, dialog, rotate);
+  }
+
+  /**
+   * @param {HTMLDialogElement} dialog
+   * @param {HTMLElement} slot
+   */
+  async function run(dialog, slot) {
+    slot.replaceChildren();
+    try {
+      const secret = await context.api.rotateSecret(webhook.id);
+      dialog.close();
+      out.replaceChildren(h('p', {}, 'New secret: ', h('code', { class: 'secret' }, secret.secret)));
+      context.notify('Signing secret rotated. The previous one keeps signing for 24 hours.');
+    } catch (error) {
+      slot.append(h('p', { class: 'error', role: 'alert' }, explain(error).text));
+    }
+  }
+}
+
+/**
+ * @param {string} label
+ * @param {string} name
+ * @param {string} value
+ * @param {Array<[string, string]>} options
+ */
+function select(label, name, value, options) {
+  const id = uid('field');
+  const control = h(
+    'select',
+    { id, name },
+    options.map(([v, text]) => h('option', { value: v, selected: v === value }, text)),
+  );
+  return { wrap: h('div', { class: 'field' }, h('label', { for: id }, label), control), control };
+}
+
+/**
+ * @param {string} label
+ * @param {string} name
+ * @param {string | null | undefined} value
+ * @param {string} [type]
+ * @param {string} [hint]
+ */
+function input(label, name, value, type = 'text', hint) {
+  const id = uid('field');
+  const control = /** @type {HTMLInputElement} */ (h('input', { id, name, type, autocomplete: 'off', value: value ?? '' }));
+  return {
+    wrap: h('div', { class: 'field' }, h('label', { for: id }, label), hint ? h('p', { class: 'hint' }, hint) : null, control),
+    control,
+  };
+}
+
+/**
+ * @param {string} label
+ * @param {string} name
+ * @param {string | null | undefined} value
+ * @param {string} [hint]
+ */
+function area(label, name, value, hint) {
+  const id = uid('field');
+  const control = /** @type {HTMLTextAreaElement} */ (h('textarea', { id, name, rows: 4, spellcheck: 'false', value: value ?? '' }));
+  return {
+    wrap: h('div', { class: 'field' }, h('label', { for: id }, label), hint ? h('p', { class: 'hint' }, hint) : null, control),
+    control,
+  };
+}

@@ -1,0 +1,103 @@
+/**
+ * A webhook's secrets at rest (issue 37): the Standard Webhooks signing keys and the endpoint
+ * auth, sealed with the webhook's id as associated data before they reach the store, masked
+ * (`********`) on every way out but the signing secret's explicit reveal, and sealed again under
+ * the first key by the re-seal helper.
+ */
+import { WebhooksError } from '../errors.js';
+import type { WebhookAuth, WebhookRecord, WebhookSigning } from '../model.js';
+import { newEd25519Pair, newSigningSecret } from '../signing/standard-webhooks.js';
+import { MASK } from './auth-input.js';
+import type { Sealer } from './seal.js';
+
+/** Grace of a rotation when none is given: a day. */
+export const DEFAULT_GRACE_MS = 24 * 3600_000;
+/** The longest grace a rotation may have: a week. */
+export const MAX_GRACE_MS = 7 * 24 * 3600_000;
+
+/** New signing keys for webhook `id`: a secret, and an Ed25519 pair when `asymmetric`; sealed. */
+export function newSigning(sealer: Sealer, id: string, asymmetric: boolean): WebhookSigning {
+  const pair = asymmetric ? newEd25519Pair() : null;
+  return {
+    secret: sealer.seal(newSigningSecret(), id),
+    previous: null,
+    previousUntil: null,
+    publicKey: pair?.publicKey ?? null,
+    privateKey: pair ? sealer.seal(pair.privateKey, id) : null,
+  };
+}
+
+/** The signing keys with an Ed25519 pair added (asymmetric) or removed. */
+export function withAsymmetric(sealer: Sealer, id: string, signing: WebhookSigning, asymmetric: boolean): WebhookSigning {
+  if (asymmetric === (signing.publicKey !== null)) return signing;
+  if (!asymmetric) return { ...signing, publicKey: null, privateKey: null };
+  const pair = newEd25519Pair();
+  return { ...signing, publicKey: pair.publicKey, privateKey: sealer.seal(pair.privateKey, id) };
+}
+
+/** A new secret; the current one keeps signing beside it until `now + graceMs`. */
+export function rotated(sealer: Sealer, id: string, signing: WebhookSigning, now: number, graceMs: number): WebhookSigning {
+  return {
+    ...signing,
+    secret: sealer.seal(newSigningSecret(), id),
+    previous: graceMs > 0 ? signing.secret : null,
+    previousUntil: graceMs > 0 ? now + graceMs : null,
+  };
+}
+
+/**
+ * The auth to store for webhook `id`: `given`'s secrets sealed; a masked or left-out secret keeps
+ * the stored one of the same type, or is refused.
+ */
+export function sealAuth(sealer: Sealer, id: string, given: WebhookAuth, stored: WebhookAuth | null | undefined): WebhookAuth {
+  if (given.type === 'oauth2_client_credentials') {
+    const kept = stored?.type === given.type ? stored.clientSecret : null;
+    return { ...given, clientSecret: keepOrSeal(sealer, id, given.clientSecret, kept, 'auth.clientSecret') };
+  }
+  const kept = stored?.type === given.type ? stored.privateKey : null;
+  return { ...given, privateKey: keepOrSeal(sealer, id, given.privateKey, kept, 'auth.privateKey') };
+}
+
+function keepOrSeal(sealer: Sealer, id: string, value: string, kept: string | null, field: string): string {
+  if (value !== MASK) return sealer.seal(value, id);
+  if (kept !== null) return kept;
+  throw new WebhooksError('ERR_VALIDATION', `${field} is required`, { field });
+}
+
+/** The record as the management functions return it: every secret masked, never sealed text. */
+export function masked(webhook: WebhookRecord): WebhookRecord {
+  const out: WebhookRecord = { ...webhook, format: webhook.format ?? 'jwt', signing: null, auth: null };
+  const s = webhook.signing;
+  if (s) {
+    out.signing = {
+      secret: MASK,
+      previous: s.previous === null ? null : MASK,
+      previousUntil: s.previousUntil,
+      publicKey: s.publicKey,
+      privateKey: s.privateKey === null ? null : MASK,
+    };
+  }
+  const a = webhook.auth;
+  if (a) out.auth = a.type === 'mtls' ? { ...a, privateKey: MASK } : { ...a, clientSecret: MASK };
+  return out;
+}
+
+/** The webhook's secrets sealed again under the first key, or null when all already are. */
+export function resealed(sealer: Sealer, webhook: WebhookRecord): Pick<WebhookRecord, 'signing' | 'auth'> | null {
+  let changed = false;
+  const again = (sealed: string): string => {
+    if (!sealer.isStale(sealed)) return sealed;
+    changed = true;
+    return sealer.reseal(sealed, webhook.id);
+  };
+  const s = webhook.signing ?? null;
+  const signing = s && {
+    ...s,
+    secret: again(s.secret),
+    previous: s.previous === null ? null : again(s.previous),
+    privateKey: s.privateKey === null ? null : again(s.privateKey),
+  };
+  const a = webhook.auth ?? null;
+  const auth = a && (a.type === 'mtls' ? { ...a, privateKey: again(a.privateKey) } : { ...a, clientSecret: again(a.clientSecret) });
+  return changed ? { signing, auth } : null;
+}
