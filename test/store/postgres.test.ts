@@ -509,8 +509,22 @@ describe('postgres: migrations', () => {
       await m.up(store.kysely, 'postgres');
       await run('insert into iw_migrations (version, name, applied_at) values ($1, $2, $3)', [m.version, m.name, T0]);
     }
+    // The webhook as that release wrote it: only its columns (today's createWebhook writes later ones).
     const hook = webhook('env_a');
-    await store.createWebhook(hook, { maxWebhooks: null });
+    await run(
+      'insert into iw_webhooks (id, environment, name, description, endpoint, event_types, status, created_at, updated_at) values ($1, $2, $3, $4, $5, $6, $7, $8, $9)',
+      [
+        hook.id,
+        hook.environment,
+        hook.name,
+        hook.description,
+        hook.endpoint,
+        JSON.stringify(hook.eventTypes),
+        hook.status,
+        hook.createdAt,
+        hook.updatedAt,
+      ],
+    );
     const [leased] = await store.insertEvent(event('env_a', { createdAt: T0 }), { newDeliveryId: msg });
     const [free] = await store.insertEvent(event('env_a', { createdAt: T0 + 1 }), { newDeliveryId: msg });
     // A process of the earlier version claims the first with migration 8's function: the due time moves to the lease's end.
