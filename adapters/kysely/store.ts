@@ -399,9 +399,9 @@ export class KyselyStore implements Store<HostTransaction> {
     // Endpoint options: deliveries of a paced webhook not yet at their start time go back, due
     // then (pace.ts); a claim that gave some back claims again for the room they left, a few
     // times at most (a backlog is spread over its start times a claim's worth at a time).
-    let claimed = await this.#claimOnce(args);
+    let claimed = await this.claimOnce(args);
     for (let round = 0; round < PACE_ROUNDS && claimed.paced > 0 && claimed.length < args.limit; round++) {
-      const more = await this.#claimOnce(Object.assign({}, args, { limit: args.limit - claimed.length }));
+      const more = await this.claimOnce(Object.assign({}, args, { limit: args.limit - claimed.length }));
       if (more.length === 0 && more.paced === 0) break;
       claimed = withPaced([...claimed, ...more], more.paced);
     }
@@ -409,7 +409,7 @@ export class KyselyStore implements Store<HostTransaction> {
   }
 
   /** One claim statement, the deliveries of paced webhooks sent to their start times; `paced`: how many went. */
-  async #claimOnce(args: ClaimArgs): Promise<Claimed & { paced: number }> {
+  private async claimOnce(args: ClaimArgs): Promise<Claimed & { paced: number }> {
     const all = await this.dialect.claim(this.db, args);
     // PostgreSQL's claim that took nothing answers with one row of nulls and the next due times.
     const rows = all.filter((r) => r.id != null);
