@@ -127,7 +127,7 @@ describe.runIf(run)('the dashboard in Chromium: stats, log filters, the message'
     await expect.poll(() => rows.count()).toBe(1);
     // A custom range in the past: nothing.
     await page.getByLabel('Period', { exact: true }).selectOption('custom');
-    await page.getByLabel('To').fill('2020-01-01T00:00');
+    await page.getByLabel('To', { exact: true }).fill('2020-01-01T00:00');
     await expect.poll(() => page.getByText('No deliveries match these filters.').count()).toBe(1);
     // Search by delivery id (its webhook-id), all else cleared.
     await page.getByLabel('Event', { exact: true }).selectOption('');

@@ -1,13 +1,15 @@
 /**
  * The webhook form's Advanced section: a closed <details> holding groups of options, each a
- * fieldset of its own. Today one group, how the endpoint is called (custom headers, timeout, rate
- * limit: docs/endpoint-options.md); another group slots in by being added to {@link GROUPS}.
+ * fieldset of its own: how the endpoint is called (custom headers, timeout, rate limit:
+ * docs/endpoint-options.md) and how deliveries are signed and the endpoint authenticated
+ * (signing-fields.js: docs/signatures.md); another group slots in by being added to {@link GROUPS}.
  * The server judges every value: what the form sends is what was typed, and the server's
  * refusal appears next to its field, in the words of words.js.
  */
 /** @import { Webhook, WebhookFields } from './api.js' */
 
 import { h, uid } from './dom.js';
+import { signingGroup } from './signing-fields.js';
 
 /** Read for every credential value the server holds; sent back unchanged, it keeps the value. */
 export const HEADER_MASK = '••••••••';
@@ -15,13 +17,14 @@ export const HEADER_MASK = '••••••••';
 /**
  * @typedef {object} OptionGroup One fieldset of the Advanced section.
  * @property {HTMLFieldSetElement} element
+ * @property {boolean} set Whether the webhook has anything in this group other than the defaults.
  * @property {() => Partial<WebhookFields>} values The group's fields as the API takes them.
  * @property {Record<string, { slot: HTMLElement, control: HTMLElement }>} targets Where the
  *   server's refusal of each of its wire fields goes (`explain(error).field`).
  */
 
 /** @type {ReadonlyArray<(webhook: Webhook | null) => OptionGroup>} */
-export const GROUPS = [endpointOptions];
+export const GROUPS = [endpointOptions, signingGroup];
 
 /**
  * @param {Webhook | null} webhook
@@ -38,8 +41,7 @@ export function advancedSection(webhook) {
     )
   );
   // Open from the start when something in it is set, so nothing set is hidden.
-  if (groups.some((g) => Object.values(g.values()).some((v) => v !== null && !(typeof v === 'object' && Object.keys(v).length === 0))))
-    element.open = true;
+  if (groups.some((g) => g.set)) element.open = true;
   return {
     element,
     values: () => Object.assign({}, ...groups.map((g) => g.values())),
@@ -94,6 +96,7 @@ function endpointOptions(webhook) {
   );
   return {
     element,
+    set: Object.keys(webhook?.headers ?? {}).length > 0 || timeoutMs !== null || rateValue !== null,
     values() {
       /** @type {Record<string, string>} */
       const set = {};

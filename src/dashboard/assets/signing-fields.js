@@ -12,12 +12,13 @@ import { explain } from './words.js';
 const MASK = '********';
 
 /**
- * The Advanced fields of the webhook form for signing and endpoint auth.
+ * The webhook form's group of Advanced options for signing and endpoint auth: one fieldset of the
+ * Advanced section (advanced.js), whose refusals by the server appear next to their field.
  *
  * @param {Webhook | null} webhook
- * @returns {{ element: HTMLElement, values: () => Record<string, unknown> }}
+ * @returns {{ element: HTMLFieldSetElement, set: boolean, values: () => Record<string, unknown>, targets: Record<string, { slot: HTMLElement, control: HTMLElement }> }}
  */
-export function signingFields(webhook) {
+export function signingGroup(webhook) {
   const auth = /** @type {Record<string, any> | null} */ (webhook?.auth ?? null);
   const format = select('Signing', 'format', webhook?.format ?? 'jwt', [
     ['jwt', 'JWT (RS256, verified with the public keys)'],
@@ -57,17 +58,26 @@ export function signingFields(webhook) {
   };
   type.control.addEventListener('change', show);
   show();
-  const element = h(
-    'details',
-    { class: 'advanced signing-fields', open: webhook !== null && (webhook.format === 'standard-webhooks' || auth !== null) },
-    h('summary', {}, 'Advanced: signing and endpoint authentication'),
-    format.wrap,
-    type.wrap,
-    oauthGroup,
-    mtlsGroup,
+  const authSlot = h('div', { class: 'slot' });
+  const element = /** @type {HTMLFieldSetElement} */ (
+    h(
+      'fieldset',
+      { class: 'option-group signing-fields' },
+      h('legend', {}, 'Signing and authentication'),
+      format.wrap,
+      type.wrap,
+      oauthGroup,
+      mtlsGroup,
+      authSlot,
+    )
   );
   return {
     element,
+    set: webhook !== null && (webhook.format === 'standard-webhooks' || auth !== null),
+    targets: {
+      format: { slot: format.slot, control: format.control },
+      auth: { slot: authSlot, control: type.control },
+    },
     values() {
       /** @type {Record<string, unknown>} */
       const out = { format: format.control.value };
@@ -182,12 +192,15 @@ export function signingPanel(context, webhook) {
  */
 function select(label, name, value, options) {
   const id = uid('field');
-  const control = h(
-    'select',
-    { id, name },
-    options.map(([v, text]) => h('option', { value: v, selected: v === value }, text)),
+  const control = /** @type {HTMLSelectElement} */ (
+    h(
+      'select',
+      { id, name },
+      options.map(([v, text]) => h('option', { value: v, selected: v === value }, text)),
+    )
   );
-  return { wrap: h('div', { class: 'field' }, h('label', { for: id }, label), control), control };
+  const slot = h('div', { class: 'slot' });
+  return { wrap: h('div', { class: 'field' }, h('label', { for: id }, label), control, slot), control, slot };
 }
 
 /**

@@ -9,7 +9,6 @@
 import { advancedSection } from './advanced.js';
 import { h, replace, uid } from './dom.js';
 import { chooseEvents } from './event-dialog.js';
-import { signingFields } from './signing-fields.js';
 import { explain } from './words.js';
 
 /**
@@ -54,7 +53,6 @@ export function webhookForm(context, { webhook, onSave, onCancel }) {
   );
   const advanced = advancedSection(webhook);
   const formSlot = h('div', { class: 'slot' });
-  const signing = signingFields(webhook); // signing format and endpoint auth (issue 37)
   let busy = false;
   const form = h(
     'form',
@@ -64,7 +62,6 @@ export function webhookForm(context, { webhook, onSave, onCancel }) {
     endpoint.wrap,
     events,
     advanced.element,
-    signing.element,
     formSlot,
     h(
       'div',
@@ -136,7 +133,6 @@ export function webhookForm(context, { webhook, onSave, onCancel }) {
         endpoint: endpoint.control.value.trim(),
         event_types: [...selected],
         ...advanced.values(),
-        ...signing.values(),
       });
     } catch (error) {
       const { field: which, text } = explain(error);
@@ -211,7 +207,7 @@ function server(error, text) {
 
 /** @param {HTMLElement} slot */
 function clear(slot) {
-  const control = slot.parentElement?.querySelector('input, textarea');
+  const control = slot.parentElement?.querySelector('input, textarea, select');
   if (slot.dataset.describes && control) {
     control.removeAttribute('aria-invalid');
     const rest = (control.getAttribute('aria-describedby') ?? '').split(' ').filter((t) => t && t !== slot.dataset.describes);
