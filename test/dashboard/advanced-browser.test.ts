@@ -122,8 +122,13 @@ describe.runIf(run)('the dashboard in Chromium: the Advanced section', () => {
       let body = '';
       req.on('data', (c) => (body += c));
       req.on('end', () => {
-        const [id, secret] = Buffer.from(String(req.headers.authorization).replace(/^Basic /, ''), 'base64').toString().split(':');
-        const ok = new URLSearchParams(body).get('grant_type') === 'client_credentials' && id === 'client-1' && decodeURIComponent(secret ?? '') === CLIENT_SECRET;
+        const [id, secret] = Buffer.from(String(req.headers.authorization).replace(/^Basic /, ''), 'base64')
+          .toString()
+          .split(':');
+        const ok =
+          new URLSearchParams(body).get('grant_type') === 'client_credentials' &&
+          id === 'client-1' &&
+          decodeURIComponent(secret ?? '') === CLIENT_SECRET;
         const token = `tok_${randomBytes(6).toString('hex')}`;
         if (ok) issued.push(token);
         res.writeHead(ok ? 200 : 401, { 'content-type': 'application/json' });
@@ -168,7 +173,10 @@ describe.runIf(run)('the dashboard in Chromium: the Advanced section', () => {
       await page.getByRole('button', { name: 'Save' }).click();
       await page.getByText('Changes saved.').waitFor();
       const saved = await site.hooks.webhooks.get(hook.id, { environment: 'env-sig' });
-      expect(saved).toMatchObject({ format: 'standard-webhooks', auth: { type: 'oauth2_client_credentials', tokenUrl, clientId: 'client-1' } });
+      expect(saved).toMatchObject({
+        format: 'standard-webhooks',
+        auth: { type: 'oauth2_client_credentials', tokenUrl, clientId: 'client-1' },
+      });
       expect(JSON.stringify(saved)).not.toContain(CLIENT_SECRET);
 
       // Read again: open, the client secret empty (kept), nowhere in the page; the secret panel shows.
