@@ -6,7 +6,7 @@ import type { Guard } from './delivery/guard/guard.js';
 import { messageHeaders, messagePayload } from './delivery/message.js';
 import type { LooseEmitInput } from './emit.js';
 import { maskHeaders, mergeHeaders, needsSeal } from './endpoint-options.js';
-import { NotFoundError, ValidationError } from './errors.js';
+import { NotFoundError, ValidationError, WebhooksError } from './errors.js';
 import { newId } from './ids.js';
 import { type DeliveryStatus, type WebhookRecord, withCircuit } from './model.js';
 import { type CleanSigningInput, signingInput } from './secrets/auth-input.js';
@@ -22,7 +22,7 @@ import {
   withAsymmetric,
 } from './secrets/webhook-secrets.js';
 import { durationQuantile, RANGES, type Range, seriesOf, successRate, windowOf } from './stats.js';
-import type { DeliveryCursor } from './store.js';
+import type { DeliveryCursor, WebhookPatch } from './store.js';
 import type { StoreAccess } from './store-access.js';
 import type { EmittedEvent, Management } from './types.js';
 import * as v from './validate.js';
@@ -108,10 +108,15 @@ export function createManagement(deps: ManagementDeps): Management {
       if (signing.auth?.type === 'oauth2_client_credentials') await assertEndpointAllowed(signing.auth.tokenUrl, guard);
       const hasSecrets = signing.format !== undefined || signing.asymmetric !== undefined || signing.auth !== undefined;
       if (clean.headers !== undefined || hasSecrets) {
-        // Masked values given back keep the stored ones: read it first (and 404 before anything else).
-        const stored = await access.find('webhook', id, 'updating a webhook', (s) => s.getWebhook(environment, id));
-        if (clean.headers !== undefined) clean.headers = sealHeaders(id, clean.headers, stored.headers ?? {});
-        if (hasSecrets) Object.assign(clean, secretsFor(stored, signing));
+        // Masked values given back keep the stored ones: read first (and 404 before anything else).
+        return shown(
+          await changeSealed(environment, id, 'updating a webhook', (stored) => {
+            const patch = { ...clean };
+            if (clean.headers !== undefined) patch.headers = sealHeaders(id, clean.headers, stored.headers ?? {});
+            if (hasSecrets) Object.assign(patch, secretsFor(stored, signing));
+            return patch;
+          }),
+        );
       }
       return shown(await access.find('webhook', id, 'updating a webhook', (s) => s.updateWebhook(environment, id, clean, clock.now())));
     },
@@ -125,14 +130,11 @@ export function createManagement(deps: ManagementDeps): Management {
       const graceMs = options?.graceMs ?? DEFAULT_GRACE_MS;
       if (typeof graceMs !== 'number' || !Number.isSafeInteger(graceMs) || graceMs < 0 || graceMs > MAX_GRACE_MS)
         throw new ValidationError(`graceMs must be whole milliseconds from 0 to ${MAX_GRACE_MS} (7 days)`, { field: 'graceMs' });
-      const stored = await access.find('webhook', id, 'rotating a signing secret', (s) => s.getWebhook(environment, id));
-      const current = signingOf(stored);
-      const sealer = requireSealer(deps.sealer, 'rotating a signing secret');
-      const now = clock.now();
-      const next = rotated(sealer, id, current, now, graceMs);
-      const done = await access.find('webhook', id, 'rotating a signing secret', (s) =>
-        s.updateWebhook(environment, id, { signing: next }, now),
-      );
+      const done = await changeSealed(environment, id, 'rotating a signing secret', (stored) => {
+        const current = signingOf(stored);
+        const sealer = requireSealer(deps.sealer, 'rotating a signing secret');
+        return { signing: rotated(sealer, id, current, clock.now(), graceMs) };
+      });
       return revealed(done);
     },
     async resealSecrets() {
@@ -141,11 +143,17 @@ export function createManagement(deps: ManagementDeps): Management {
       let after: string | null = null;
       for (;;) {
         const page: WebhookRecord[] = await access.run('listing sealed secrets', (s) => s.listWebhooksWithSecrets(after, RESEAL_BATCH));
-        for (const webhook of page) {
-          const again = resealed(sealer, webhook);
-          if (again === null) continue;
-          await access.run('resealing secrets', (s) => s.updateWebhook(webhook.environment, webhook.id, again, clock.now()));
-          resealedCount++;
+        for (const listed of page) {
+          if (resealed(sealer, listed) === null) continue;
+          let changed = false;
+          await changeSealed(listed.environment, listed.id, 'resealing secrets', (webhook) => {
+            const again = resealed(sealer, webhook);
+            changed = again !== null;
+            return again;
+          }).catch((error: unknown) => {
+            if (!(error instanceof NotFoundError)) throw error; // deleted since it was listed
+          });
+          if (changed) resealedCount++;
         }
         if (page.length < RESEAL_BATCH) break;
         after = page[page.length - 1]!.id;
@@ -358,6 +366,32 @@ export function createManagement(deps: ManagementDeps): Management {
   }
 
   /** The signing secret in clear, for the explicit reveal only. */
+  /**
+   * Read, change, write a webhook's sealed columns (signing, auth, credential headers), the write
+   * applied only while they are still as read, else read again: two rotations, a rotation and a
+   * re-seal, or an update keeping masked values never lose one another's secret. `change` answers
+   * the patch, or null for nothing to write. NotFoundError when the webhook is not there.
+   */
+  async function changeSealed(
+    environment: string,
+    id: string,
+    what: string,
+    change: (stored: WebhookRecord) => WebhookPatch | null,
+  ): Promise<WebhookRecord> {
+    for (let round = 1; ; round++) {
+      const stored = await access.find('webhook', id, what, (s) => s.getWebhook(environment, id));
+      const patch = change(stored);
+      if (patch === null) return stored;
+      const expect = { signing: stored.signing ?? null, auth: stored.auth ?? null, headers: stored.headers ?? {} };
+      const done = await access.run(what, (s) => s.updateWebhook(environment, id, { ...patch, expect }, clock.now()));
+      if (done) return done;
+      // Changed since it was read (or deleted: the next read says so). Writers are people and a
+      // re-seal, so a few rounds settle it; past them something is wrong, and it is said.
+      if (round === CHANGE_ROUNDS)
+        throw new WebhooksError('ERR_STORE', `${what}: webhook ${JSON.stringify(id)} kept changing while it was written`);
+    }
+  }
+
   function revealed(stored: WebhookRecord) {
     const s = signingOf(stored);
     const sealer = requireSealer(deps.sealer, 'reading a signing secret');
@@ -386,6 +420,7 @@ export function createManagement(deps: ManagementDeps): Management {
 
 /** Webhooks re-sealed per page of `resealSecrets`. */
 const RESEAL_BATCH = 200;
+const CHANGE_ROUNDS = 10;
 
 /** The record as the management functions return it: circuit derived, signing and auth secrets masked. */
 function view(webhook: WebhookRecord) {

@@ -40,7 +40,10 @@ export interface Store<Tx = unknown> {
   getWebhook(environment: string, id: string): Promise<WebhookRecord | null>;
   /** Oldest first. */
   listWebhooks(environment: string): Promise<WebhookRecord[]>;
-  /** Applies the patch; returns the new record, or null when there is no such webhook. */
+  /**
+   * Applies the patch; returns the new record, or null when there is no such webhook (or, with
+   * `patch.expect`, when its sealed columns have changed since they were read).
+   */
   updateWebhook(environment: string, id: string, patch: WebhookPatch, now: number): Promise<WebhookRecord | null>;
   /** Deletes the webhook with its deliveries and attempts. Events stay. */
   deleteWebhook(environment: string, id: string): Promise<boolean>;
@@ -53,7 +56,7 @@ export interface Store<Tx = unknown> {
   enableWebhook(environment: string, id: string, now: number, resumeHeld: boolean): Promise<WebhookRecord | null>;
   /**
    * Signing formats and endpoint auth (issue 37): the webhooks of every environment that hold a
-   * sealed secret (`signing` or `auth` set), in id order after `after`, at most `limit`: the pages
+   * sealed secret (`signing` or `auth` set, or a sealed credential header), in id order after `after`, at most `limit`: the pages
    * `webhooks.resealSecrets()` walks.
    */
   listWebhooksWithSecrets(after: string | null, limit: number): Promise<WebhookRecord[]>;
@@ -214,6 +217,12 @@ export interface WebhookPatch {
   format?: WebhookFormat;
   signing?: WebhookSigning | null;
   auth?: WebhookAuth | null;
+  /**
+   * Apply the patch only while the webhook's sealed columns are still as the caller read them
+   * (else {@link Store.updateWebhook} answers null, and the caller reads again): a rotation, a
+   * re-seal and an update that keeps masked values never overwrite one another's secrets.
+   */
+  expect?: Pick<WebhookRecord, 'signing' | 'auth' | 'headers'>;
 }
 
 export interface InsertEventOptions<Tx> {

@@ -1,6 +1,7 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { LimitReachedError, WebhookDisabledError } from '../../src/errors.js';
 import type { ClaimedDelivery, DashboardGrantRecord, DeliveryRecord, EventRecord, NoticeRecord, WebhookRecord } from '../../src/model.js';
+import { SEALED_PREFIX } from '../../src/secrets/seal.js';
 import type {
   ClaimArgs,
   Claimed,
@@ -202,13 +203,19 @@ export class KyselyStore implements Store<HostTransaction> {
     if (patch.format !== undefined) set.format = patch.format;
     if (patch.signing !== undefined) set.signing = patch.signing === null ? null : JSON.stringify(patch.signing);
     if (patch.auth !== undefined) set.auth = patch.auth === null ? null : JSON.stringify(patch.auth);
-    const row = await this.db
-      .updateTable('iw_webhooks')
-      .set(set)
-      .where('environment', '=', environment)
-      .where('id', '=', id)
-      .returningAll()
-      .executeTakeFirst();
+    let query = this.db.updateTable('iw_webhooks').set(set).where('environment', '=', environment).where('id', '=', id);
+    if (patch.expect) {
+      // The texts as rows.ts writes them (JSON.stringify, which reading undoes exactly).
+      const { signing, auth, headers } = patch.expect;
+      const texts = {
+        signing: signing ? JSON.stringify(signing) : null,
+        auth: auth ? JSON.stringify(auth) : null,
+        headers: Object.keys(headers ?? {}).length === 0 ? null : JSON.stringify(headers),
+      };
+      for (const [column, text] of Object.entries(texts) as Array<[keyof typeof texts, string | null]>)
+        query = text === null ? query.where(column, 'is', null) : query.where(column, '=', text);
+    }
+    const row = await query.returningAll().executeTakeFirst();
     return row ? toWebhook(row) : null;
   }
 
@@ -216,7 +223,7 @@ export class KyselyStore implements Store<HostTransaction> {
     let query = this.db
       .selectFrom('iw_webhooks')
       .selectAll()
-      .where((eb) => eb.or([eb('signing', 'is not', null), eb('auth', 'is not', null)]));
+      .where((eb) => eb.or([eb('signing', 'is not', null), eb('auth', 'is not', null), eb('headers', 'like', `%"${SEALED_PREFIX}%`)]));
     if (after !== null) query = query.where('id', '>', after);
     return (await query.orderBy('id').limit(limit).execute()).map(toWebhook);
   }

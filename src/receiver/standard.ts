@@ -8,9 +8,16 @@ export interface StandardVerifierOptions {
   /**
    * The webhook's signing secret (`whsec_…`, from the sender's dashboard or its
    * `GET /api/v1/webhooks/{id}/secret`), or several while you move from one to the next: a
-   * delivery signed by any of them verifies.
+   * delivery signed by any of them verifies. Optional when `publicKey` is given.
    */
-  secret: string | readonly string[];
+  secret?: string | readonly string[];
+  /**
+   * The webhook's Ed25519 public key (`whpk_…`, shown beside its secret) for the asymmetric `v1a`
+   * signature, or several while you move to a new one. Given alone, only `v1a` entries are
+   * checked, so a receiver can verify without holding any secret; given with `secret`, a delivery
+   * verifies when either kind of entry matches.
+   */
+  publicKey?: string | readonly string[];
   /** How far `webhook-timestamp` may be from now, either way, in seconds. Default 300 (5 minutes), as the specification's verifiers. */
   toleranceSeconds?: number;
   /** The only source of "now". Default: real time. */
@@ -20,13 +27,15 @@ export interface StandardVerifierOptions {
 }
 
 const WHSEC = 'whsec_';
+const WHPK = 'whpk_';
 const encoder = new TextEncoder();
 
 /**
  * Verifies deliveries in the Standard Webhooks format (a webhook with `format: 'standard-webhooks'`):
  * the `webhook-signature` header's `v1` entries against HMAC-SHA256 of
  * `{webhook-id}.{webhook-timestamp}.{body}` under each secret (WebCrypto's verify: a comparison
- * in constant time), the timestamp within `toleranceSeconds`, the body's event fields present.
+ * in constant time), or its `v1a` entries against each Ed25519 public key, the timestamp within
+ * `toleranceSeconds`, the body's event fields present.
  * Give it to {@link createReceiver} like a JWT verifier: the same 400/409/200 rules and the same
  * dedupe on `webhook-id` apply.
  *
@@ -39,9 +48,15 @@ const encoder = new TextEncoder();
  * ```
  */
 export function createStandardVerifier<M extends EventMap = WebhookEventMap>(options: StandardVerifierOptions): Verifier<M> {
-  const secrets = typeof options?.secret === 'string' ? [options.secret] : [...(options?.secret ?? [])];
-  if (secrets.length === 0 || secrets.some((s) => typeof s !== 'string' || s === ''))
+  const list = (value: string | readonly string[] | undefined) => (typeof value === 'string' ? [value] : [...(value ?? [])]);
+  const secrets = list(options?.secret);
+  const publicKeys = list(options?.publicKey);
+  if (secrets.some((s) => typeof s !== 'string' || s === '') || (secrets.length === 0 && options?.secret !== undefined))
     throw new TypeError('createStandardVerifier: secret must be a whsec_… string (or a list of them)');
+  if (publicKeys.some((k) => typeof k !== 'string' || !k.startsWith(WHPK) || base64(k.slice(WHPK.length)).length !== 32))
+    throw new TypeError('createStandardVerifier: publicKey must be a whpk_… string of an Ed25519 key (or a list of them)');
+  if (secrets.length === 0 && publicKeys.length === 0)
+    throw new TypeError("createStandardVerifier: give the webhook's secret (whsec_…) or its public key (whpk_…)");
   const tolerance = options.toleranceSeconds ?? 300;
   if (!Number.isFinite(tolerance) || tolerance <= 0) throw new TypeError('createStandardVerifier: toleranceSeconds must be positive');
   const clock = options.clock ?? { now: () => Date.now() };
@@ -52,6 +67,9 @@ export function createStandardVerifier<M extends EventMap = WebhookEventMap>(opt
         'verify',
       ]),
     ),
+  );
+  const verifyKeys = Promise.all(
+    publicKeys.map((k) => crypto.subtle.importKey('raw', base64(k.slice(WHPK.length)), { name: 'Ed25519' }, false, ['verify'])),
   );
 
   return {
@@ -72,15 +90,18 @@ export function createStandardVerifier<M extends EventMap = WebhookEventMap>(opt
       if (seconds < now - tolerance) throw new WebhookVerificationError('ERR_TIMESTAMP_STALE', 'webhook-timestamp is too old');
       if (seconds > now + tolerance) throw new WebhookVerificationError('ERR_TIMESTAMP_FUTURE', 'webhook-timestamp is in the future');
       const content = encoder.encode(`${id}.${stamp}.${body}`);
-      const candidates = signature
-        .split(' ')
-        .filter((s) => s.startsWith('v1,'))
-        .map((s) => base64(s.slice(3)));
+      const entries = signature.split(' ');
+      const entriesOf = (version: string) =>
+        entries.filter((s) => s.startsWith(`${version},`)).map((s) => base64(s.slice(version.length + 1)));
       let valid = false;
       for (const key of await keys) {
-        for (const candidate of candidates) if (await crypto.subtle.verify('HMAC', key, candidate, content)) valid = true;
+        for (const candidate of entriesOf('v1')) if (await crypto.subtle.verify('HMAC', key, candidate, content)) valid = true;
       }
-      if (!valid) throw new WebhookVerificationError('ERR_SIGNATURE_INVALID', 'no v1 signature in webhook-signature matches a secret');
+      for (const key of await verifyKeys) {
+        for (const candidate of entriesOf('v1a')) if (await crypto.subtle.verify('Ed25519', key, candidate, content)) valid = true;
+      }
+      if (!valid)
+        throw new WebhookVerificationError('ERR_SIGNATURE_INVALID', 'no signature in webhook-signature matches a secret or a public key');
       let event: Record<string, unknown>;
       try {
         event = JSON.parse(body) as Record<string, unknown>;

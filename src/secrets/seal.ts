@@ -17,7 +17,9 @@ import { WebhooksError } from '../errors.js';
 /** A 32-byte key: the bytes, or their base64 / base64url / hex text. */
 export type SecretsKeyInput = Uint8Array | string;
 
-const PREFIX = 'sealed:v1:';
+/** How every sealed text begins (a store may look for it, e.g. in a column of JSON). */
+export const SEALED_PREFIX = 'sealed:v1:';
+const PREFIX = SEALED_PREFIX;
 
 interface Key {
   id: string;

@@ -8,7 +8,7 @@ import { WebhooksError } from '../errors.js';
 import type { WebhookAuth, WebhookRecord, WebhookSigning } from '../model.js';
 import { newEd25519Pair, newSigningSecret } from '../signing/standard-webhooks.js';
 import { MASK } from './auth-input.js';
-import type { Sealer } from './seal.js';
+import { isSealed, type Sealer } from './seal.js';
 
 /** Grace of a rotation when none is given: a day. */
 export const DEFAULT_GRACE_MS = 24 * 3600_000;
@@ -83,7 +83,7 @@ export function masked(webhook: WebhookRecord): WebhookRecord {
 }
 
 /** The webhook's secrets sealed again under the first key, or null when all already are. */
-export function resealed(sealer: Sealer, webhook: WebhookRecord): Pick<WebhookRecord, 'signing' | 'auth'> | null {
+export function resealed(sealer: Sealer, webhook: WebhookRecord): Pick<WebhookRecord, 'signing' | 'auth' | 'headers'> | null {
   let changed = false;
   const again = (sealed: string): string => {
     if (!sealer.isStale(sealed)) return sealed;
@@ -99,5 +99,9 @@ export function resealed(sealer: Sealer, webhook: WebhookRecord): Pick<WebhookRe
   };
   const a = webhook.auth ?? null;
   const auth = a && (a.type === 'mtls' ? { ...a, privateKey: again(a.privateKey) } : { ...a, clientSecret: again(a.clientSecret) });
-  return changed ? { signing, auth } : null;
+  // Credential header values are sealed one by one; the others are plain text.
+  const headers = Object.fromEntries(
+    Object.entries(webhook.headers ?? {}).map(([name, value]) => [name, isSealed(value) ? again(value) : value]),
+  );
+  return changed ? { signing, auth, headers } : null;
 }

@@ -207,4 +207,55 @@ describe('standard-webhooks format', () => {
     await hooks.drain();
     expect(verifiedBy(secret, receiver.requests.at(-1)!)).toBe(true);
   });
+  test('two rotations at once lose no secret: both secrets handed out verify', async () => {
+    const { hooks, receiver } = await setup();
+    const wh = await hooks.webhooks.create({
+      name: 'r',
+      endpoint: `${receiver.url}/r`,
+      eventTypes: ['user.created'],
+      format: 'standard-webhooks',
+    });
+    const [a, b] = await Promise.all([hooks.webhooks.rotateSecret(wh.id), hooks.webhooks.rotateSecret(wh.id)]);
+    expect(a.secret).not.toBe(b.secret);
+    // One of them was applied after the other: the later signs, the earlier is its previous.
+    const now = await hooks.webhooks.secret(wh.id);
+    expect([a.secret, b.secret]).toContain(now.secret);
+    await hooks.emit({ type: 'user.created', source: 'api', data: userData() });
+    await hooks.drain();
+    const r = receiver.requests.at(-1)!;
+    expect(verifiedBy(a.secret, r)).toBe(true);
+    expect(verifiedBy(b.secret, r)).toBe(true);
+  });
+
+  test('resealSecrets also re-seals credential header values, beside a rotation running at once', async () => {
+    const keyB = randomBytes(32).toString('base64');
+    const env = await setup();
+    const { receiver } = env;
+    const header = await env.hooks.webhooks.create({
+      name: 'h',
+      endpoint: `${receiver.url}/h`,
+      eventTypes: ['user.created'],
+      headers: { Authorization: 'Bearer h3ader-s3cret', 'X-Plain': 'p' },
+    });
+    const sw = await env.hooks.webhooks.create({
+      name: 's',
+      endpoint: `${receiver.url}/s`,
+      eventTypes: ['user.created'],
+      format: 'standard-webhooks',
+    });
+    let hooks = await env.restart({ secretsKey: [keyB, secretsKey] });
+    await hooks.start();
+    const [resealed, rotated] = await Promise.all([hooks.webhooks.resealSecrets(), hooks.webhooks.rotateSecret(sw.id)]);
+    expect(resealed.resealed).toBeGreaterThanOrEqual(1);
+    await hooks.webhooks.resealSecrets(); // whatever the rotation sealed under the new key already
+    // Only the new key now: the header's value and the rotated secret both open.
+    hooks = await env.restart({ secretsKey: keyB });
+    await hooks.start();
+    expect((await hooks.webhooks.secret(sw.id)).secret).toBe(rotated.secret);
+    await hooks.emit({ type: 'user.created', source: 'api', data: userData() });
+    await hooks.drain();
+    expect(receiver.requests.find((r) => r.path === '/h')!.headers.authorization).toBe('Bearer h3ader-s3cret');
+    expect(verifiedBy(rotated.secret, receiver.requests.find((r) => r.path === '/s')!)).toBe(true);
+    expect((await hooks.webhooks.get(header.id)).headers).toEqual({ Authorization: '••••••••', 'X-Plain': 'p' });
+  });
 });

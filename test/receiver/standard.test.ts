@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, test } from 'vitest';
 import { ManualClock } from '../../src/index.js';
@@ -96,5 +96,63 @@ describe('createStandardVerifier', () => {
     await env.hooks.drain();
     expect(received).toEqual([ev.id]);
     expect(await env.hooks.deliveries.get(ev.deliveryIds[0]!)).toMatchObject({ status: 'delivered' });
+  });
+  test('v1a: the public key alone verifies the engine’s Ed25519 signature; a wrong key or a tampered body is refused', async () => {
+    const received: string[] = [];
+    const keys = { publicKey: '' as string | string[] };
+    const raw: Array<{ body: string; headers: Headers }> = [];
+    const site = await serveHandler(async (request) => {
+      raw.push({ body: await request.clone().text(), headers: new Headers(request.headers) });
+      return createReceiver({
+        verifier: createStandardVerifier({ publicKey: keys.publicKey }),
+        on: { 'user.created': (e) => void received.push(e.event_id) },
+      })(request);
+    });
+    cleanups.push(() => site.close());
+    const env = await makeEngine({ clock: new ManualClock(Date.now()), secretsKey: randomBytes(32).toString('base64') });
+    cleanups.push(() => env.close());
+    await env.hooks.start();
+    const wh = await env.hooks.webhooks.create({
+      name: 'r',
+      endpoint: `${site.url}/hooks`,
+      eventTypes: ['user.created'],
+      format: 'standard-webhooks',
+      asymmetric: true,
+    });
+    const published = wh.signing!.publicKey!;
+    const other = `whpk_${Buffer.from(generateKeyPairSync('ed25519').publicKey.export({ format: 'jwk' }).x!, 'base64url').toString('base64')}`;
+    // A wrong key: refused (400), so the engine records a failed attempt.
+    keys.publicKey = other;
+    const first = await env.hooks.emit({ type: 'user.created', source: 'api', data: userData() });
+    await env.hooks.drain();
+    expect(received).toEqual([]);
+    expect(await env.hooks.deliveries.get(first.deliveryIds[0]!)).toMatchObject({ status: 'pending' });
+    // The published key, beside the wrong one (a key being replaced): verified, no secret held.
+    keys.publicKey = [other, published];
+    const second = await env.hooks.emit({ type: 'user.created', source: 'api', data: userData() });
+    await env.hooks.drain();
+    expect(received).toEqual([second.id]);
+
+    // The delivery as it arrived: only its v1a entry, under the public key; tampered, refused.
+    const verifier = createStandardVerifier({ publicKey: published });
+    const last = raw.at(-1)!;
+    const onlyV1a = new Headers(last.headers);
+    onlyV1a.set(
+      'webhook-signature',
+      String(last.headers.get('webhook-signature'))
+        .split(' ')
+        .filter((e) => e.startsWith('v1a,'))
+        .join(' '),
+    );
+    await expect(verifier.verifyRequest!(last.body, onlyV1a)).resolves.toMatchObject({ event_id: second.id });
+    await expect(verifier.verifyRequest!(last.body.replace(second.id, first.id), onlyV1a)).rejects.toMatchObject({
+      code: 'ERR_SIGNATURE_INVALID',
+    });
+    // A v1a entry is not checked against a secret.
+    await expect(createStandardVerifier({ secret }).verifyRequest!(last.body, onlyV1a)).rejects.toMatchObject({
+      code: 'ERR_SIGNATURE_INVALID',
+    });
+    expect(() => createStandardVerifier({ publicKey: 'whpk_short' })).toThrow(TypeError);
+    expect(() => createStandardVerifier({})).toThrow(TypeError);
   });
 });

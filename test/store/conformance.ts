@@ -175,6 +175,44 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
         expect(await s.updateWebhook('env_a', 'webhook_missing', { name: 'x' }, T0)).toBeNull();
       });
 
+      test('an update that expects the sealed columns as read applies only while they still are', async () => {
+        const w = webhook('env_a');
+        await s.createWebhook(w, { maxWebhooks: null });
+        const signing = { secret: 'sealed:v1:k:a:s1', previous: null, previousUntil: null, publicKey: null, privateKey: null };
+        const headers = { 'X-Plain': 'p', Authorization: 'sealed:v1:k:a:h1' };
+        const first = await s.updateWebhook('env_a', w.id, { format: 'standard-webhooks', signing, headers }, T0 + 1);
+        expect(first).toMatchObject({ signing, headers });
+        const asRead = { signing: first!.signing, auth: first!.auth, headers: first!.headers };
+        const next = { ...signing, secret: 'sealed:v1:k:a:s2', previous: signing.secret, previousUntil: T0 + 99 };
+        // Another writer got there first: nothing written, null.
+        await s.updateWebhook('env_a', w.id, { headers: { ...headers, Authorization: 'sealed:v1:k:b:h1' } }, T0 + 2);
+        expect(await s.updateWebhook('env_a', w.id, { signing: next, expect: asRead }, T0 + 3)).toBeNull();
+        expect((await s.getWebhook('env_a', w.id))!.signing).toEqual(signing);
+        // Read again: applied.
+        const again = (await s.getWebhook('env_a', w.id))!;
+        const done = await s.updateWebhook(
+          'env_a',
+          w.id,
+          { signing: next, expect: { signing: again.signing, auth: again.auth, headers: again.headers } },
+          T0 + 4,
+        );
+        expect(done).toMatchObject({ signing: next, headers: { Authorization: 'sealed:v1:k:b:h1' }, updatedAt: T0 + 4 });
+        // Nothing sealed and nothing set: expected as empty, it applies.
+        const plain = webhook('env_a');
+        await s.createWebhook(plain, { maxWebhooks: null });
+        expect(
+          await s.updateWebhook('env_a', plain.id, { name: 'n', expect: { signing: null, auth: null, headers: {} } }, T0 + 5),
+        ).toMatchObject({ name: 'n' });
+        // The re-seal's listing finds a webhook whose only secret is a credential header.
+        const withHeader = webhook('env_c');
+        await s.createWebhook(withHeader, { maxWebhooks: null });
+        await s.updateWebhook('env_c', withHeader.id, { headers: { Authorization: 'sealed:v1:k:a:h2' } }, T0 + 6);
+        const listed = (await s.listWebhooksWithSecrets(null, 100)).map((x) => x.id);
+        expect(listed).toContain(withHeader.id);
+        expect(listed).toContain(w.id);
+        expect(listed).not.toContain(plain.id);
+      });
+
       test('delete takes deliveries and attempts with it; events stay', async () => {
         const { hook, ev, delivery } = await oneDelivery();
         await s.claimDue({ now: T0, limit: 1, workerId: 'w1', leaseMs: LEASE });
