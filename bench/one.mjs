@@ -1,6 +1,7 @@
 // Runs ONE scenario in this process (with its own receiver) and prints its raw result: for
 // profiling and debugging, e.g.
 //   node --cpu-prof --cpu-prof-dir=/tmp/prof bench/one.mjs fanout1 sqlite --quick
+//   node bench/one.mjs ratelimit postgres --runs=3   (a scenario's runs, where it has them)
 // The PostgreSQL scenarios need a server at 127.0.0.1:5432 (BENCH_PG_URL).
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -15,7 +16,9 @@ const receiver = await startReceiver();
 const pgPrefix = `iw_bench_one_${process.pid}`;
 try {
   const mod = await import(pathToFileURL(join(dirname(fileURLToPath(import.meta.url)), 'scenarios', step.module)).href);
-  const result = await mod.default({ ...step.config, kind, pgPrefix, receiver: { urls: receiver.urls, hangUrl: receiver.hangUrl } });
+  const runs = rest.find((a) => a.startsWith('--runs='))?.slice('--runs='.length);
+  const config = runs === undefined ? step.config : { ...step.config, runs: Number(runs) };
+  const result = await mod.default({ ...config, kind, pgPrefix, receiver: { urls: receiver.urls, hangUrl: receiver.hangUrl } });
   console.log(JSON.stringify(result, null, 1));
 } finally {
   await receiver.stop();

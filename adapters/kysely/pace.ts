@@ -33,9 +33,10 @@ const stepOf = (perSecond: number) => Math.ceil(1000 / perSecond);
  * step apart (one atomic update per webhook, so two processes never reserve the same time). A
  * delivery whose start time has come starts now; the others are given back due at their start
  * time, with a token (`iw_paced`) that says the time is theirs: the claim that finds one due at
- * exactly that time starts it without reserving again. So each delivery of a backlog is claimed
- * at most twice (once to get its time, once at it), and between the two it sits in the due index
- * at its own time, in nobody's way: a throttled webhook's backlog never holds slots or claims.
+ * exactly that time starts it without reserving again. The same reservation gives times to the
+ * rest of a rate-limited webhook's due backlog, so one claim meets the backlog and each of its
+ * deliveries is then claimed once, at its time, sitting in the due index at that time meanwhile,
+ * in nobody's way: a throttled webhook's backlog never holds slots or claims.
  *
  * Returns the claimed deliveries that may start now, in their order.
  */
@@ -45,6 +46,7 @@ export async function paceClaims(
   states: ReadonlyMap<string, PaceState>,
   now: number,
   workerId: string,
+  dialect: 'sqlite' | 'postgres',
 ): Promise<ClaimedDelivery[]> {
   const paced = claimed.filter((c) => isPaced(states.get(c.webhook.id), now));
   if (paced.length === 0) return claimed;
@@ -64,15 +66,29 @@ export async function paceClaims(
       list.push(c);
       byWebhook.set(c.webhook.id, list);
     }
+    const swept = new Map<string, number>();
     for (const [webhookId, list] of byWebhook) {
       const perSecond = states.get(webhookId)?.rate_limit_per_second;
-      const starts =
-        perSecond == null ? await deferredStart(trx, webhookId, list.length) : await reserve(trx, webhookId, list.length, perSecond, now);
-      list.forEach((c, i) => {
-        const at = starts[i]!;
-        if (at > now) later.set(c.delivery.id, at);
-      });
+      if (perSecond == null) {
+        const starts = await deferredStart(trx, webhookId, list.length);
+        list.forEach((c, i) => starts[i]! > now && later.set(c.delivery.id, starts[i]!));
+        continue;
+      }
+      // The rest of its due backlog gets its times in the same reservation, so no other claim
+      // reads past it (decision 028).
+      const rest = await dueBacklog(trx, webhookId, now, dialect);
+      const starts = await reserve(trx, webhookId, list.length + rest.length, perSecond, now);
+      list.forEach((c, i) => starts[i]! > now && later.set(c.delivery.id, starts[i]!));
+      rest.forEach((id, i) => swept.set(id, starts[list.length + i]!));
     }
+    const moved = swept.size === 0 ? [] : await moveBacklog(trx, swept, now);
+    const webhookOf = new Map(paced.map((c) => [c.delivery.id, c.webhook.id]));
+    if (moved.length > 0)
+      await trx
+        .insertInto('iw_paced')
+        .values(moved.map((m) => ({ delivery_id: m.id, webhook_id: m.webhook_id, slot: swept.get(m.id)! })))
+        .onConflict((oc) => oc.column('delivery_id').doUpdateSet({ slot: (eb) => eb.ref('excluded.slot') }))
+        .execute();
     if (later.size === 0) return;
     const entries = [...later];
     // Given back, due at their start time: the lease cleared, only if still ours.
@@ -91,7 +107,6 @@ export async function paceClaims(
       .where('locked_by', '=', workerId)
       .where('status', '=', sql.lit('pending'))
       .execute();
-    const webhookOf = new Map(paced.map((c) => [c.delivery.id, c.webhook.id]));
     await trx
       .insertInto('iw_paced')
       .values(entries.map(([id, at]) => ({ delivery_id: id, webhook_id: webhookOf.get(id)!, slot: at })))
@@ -99,6 +114,50 @@ export async function paceClaims(
       .execute();
   });
   return later.size === 0 ? claimed : claimed.filter((c) => !later.has(c.delivery.id));
+}
+
+/** At most this many of a backlog get their start times in one claim; the next claim that meets the webhook takes more. */
+const SWEEP_MAX = 1000;
+
+/**
+ * The ids of a rate-limited webhook's deliveries that are due, not leased and hold no start time
+ * (no token), oldest first, at most {@link SWEEP_MAX}: what the next claims would otherwise meet
+ * one batch at a time (the index on `webhook_id, next_attempt_at` of pending rows). On PostgreSQL
+ * they are locked as read (skipping those another transaction holds), so no other process claims
+ * one before it is moved: a delivery claimed in between would leave its reserved time unused, a
+ * gap in the webhook's pace. SQLite runs one writer at a time.
+ */
+async function dueBacklog(trx: Db, webhookId: string, now: number, dialect: 'sqlite' | 'postgres'): Promise<string[]> {
+  const query = trx
+    .selectFrom('iw_deliveries')
+    .select('id')
+    .where('webhook_id', '=', webhookId)
+    .where('status', '=', sql.lit('pending'))
+    .where('next_attempt_at', '<=', now)
+    .where('locked_by', 'is', null)
+    .where('id', 'not in', (eb) => eb.selectFrom('iw_paced').select('delivery_id').where('webhook_id', '=', webhookId))
+    .orderBy('next_attempt_at')
+    .orderBy('id')
+    .limit(SWEEP_MAX);
+  const rows = await (dialect === 'postgres' ? query.forUpdate().skipLocked() : query).execute();
+  return rows.map((r) => r.id);
+}
+
+/** Moves swept deliveries to their start times, each only while it is still due and unleased. Returns those moved. */
+async function moveBacklog(trx: Db, swept: ReadonlyMap<string, number>, now: number) {
+  const due = sql.join(
+    [...swept].map(([id, at]) => sql`when ${id} then cast(${at} as bigint)`),
+    sql` `,
+  );
+  return trx
+    .updateTable('iw_deliveries')
+    .set({ next_attempt_at: sql`case id ${due} end` })
+    .where('id', 'in', [...swept.keys()])
+    .where('status', '=', sql.lit('pending'))
+    .where('next_attempt_at', '<=', now)
+    .where('locked_by', 'is', null)
+    .returning(['id', 'webhook_id'])
+    .execute();
 }
 
 /**

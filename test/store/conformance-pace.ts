@@ -49,6 +49,26 @@ export function describePaceContract(ready: () => Promise<Store>, sibling: () =>
       expect(starts).toEqual(Array.from({ length: 10 }, (_, i) => now + 250 * i));
     });
 
+    test('the first claim that meets a rate-limited backlog gives all of it its times: the next claims read past none of it', async () => {
+      const { hook, other } = await backlog(10, 4); // a step of 250; the backlog is older than the neighbour
+      const now = T0 + 1000;
+      const first = await claim(s, now, 'w1', 1);
+      expect(first.map((c) => c.webhook.id)).toEqual([hook.id]);
+      // The other nine already wait for their times: a claim of one at the same moment gets the
+      // neighbour, not one of them to give back.
+      expect((await claim(s, now, 'w1', 1)).map((c) => c.webhook.id)).toEqual([other.id]);
+      expect(await s.nextDueAt()).toBe(now + 250);
+      // Each starts at its own step, whoever claims.
+      const s2 = await sibling();
+      const starts: number[] = [now];
+      for (let t = now + 250; t <= now + 3000; t += 250)
+        for (const c of await claim(t % 500 === 0 ? s2 : s, t, t % 500 === 0 ? 'w2' : 'w1', 1)) {
+          expect(c.webhook.id).toBe(hook.id);
+          starts.push(t);
+        }
+      expect(starts).toEqual(Array.from({ length: 10 }, (_, i) => now + 250 * i));
+    });
+
     test('a deferral (Retry-After) holds every delivery of the webhook until it ends, and is never moved earlier', async () => {
       const { hook } = await backlog(3, null);
       await s.paceWebhook!(hook.id, { deferUntil: T0 + 60_000 });
