@@ -71,15 +71,15 @@ export async function paceClaims(
       const perSecond = states.get(webhookId)?.rate_limit_per_second;
       if (perSecond == null) {
         const starts = await deferredStart(trx, webhookId, list.length);
-        list.forEach((c, i) => starts[i]! > now && later.set(c.delivery.id, starts[i]!));
+        for (const [i, c] of list.entries()) if (starts[i]! > now) later.set(c.delivery.id, starts[i]!);
         continue;
       }
       // The rest of its due backlog gets its times in the same reservation, so no other claim
       // reads past it (decision 028).
       const rest = await dueBacklog(trx, webhookId, now, dialect);
       const starts = await reserve(trx, webhookId, list.length + rest.length, perSecond, now);
-      list.forEach((c, i) => starts[i]! > now && later.set(c.delivery.id, starts[i]!));
-      rest.forEach((id, i) => swept.set(id, starts[list.length + i]!));
+      for (const [i, c] of list.entries()) if (starts[i]! > now) later.set(c.delivery.id, starts[i]!);
+      for (const [i, id] of rest.entries()) swept.set(id, starts[list.length + i]!);
     }
     const moved = swept.size === 0 ? [] : await moveBacklog(trx, swept, now);
     const webhookOf = new Map(paced.map((c) => [c.delivery.id, c.webhook.id]));
