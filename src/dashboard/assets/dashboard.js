@@ -106,7 +106,7 @@ class WebhooksDashboard extends HTMLElement {
       link.addEventListener('error', resolve, { once: true });
     });
     const notice = h('p', { class: 'notice', role: 'status' });
-    const main = h('div', { class: 'dashboard', 'aria-busy': 'true' }, h('p', { class: 'loading' }, 'Loading…'));
+    const main = h('div', { class: 'dashboard', 'aria-busy': 'true' }, h('p', { class: 'loading' }, t('shell.loading')));
     const nav = h('nav', { class: 'shell-nav' });
     root.append(link, notice, nav, main);
     this.#shell = { root, main, notice, nav, styled, client: createClient(this) };

@@ -33,8 +33,8 @@ export async function chooseEvents(context, selected, opener) {
   const form = h(
     'form',
     { class: 'dialog-body' },
-    h('h2', { id: titleId }, 'Add events'),
-    h('p', { class: 'hint', id: hintId }, 'The webhook receives every event you check.'),
+    h('h2', { id: titleId }, t('dialog.title')),
+    h('p', { class: 'hint', id: hintId }, t('dialog.hint')),
     // In a new tab: the choice being made here stays as it is.
     h('p', {}, h('a', { href: '#/catalog', target: '_blank', rel: 'noopener' }, t('dialog.catalogLink'))),
     h(
@@ -65,8 +65,8 @@ export async function chooseEvents(context, selected, opener) {
     h(
       'div',
       { class: 'buttons' },
-      h('button', { type: 'submit', class: 'primary' }, 'Save'),
-      h('button', { type: 'button', onclick: () => dialog.close() }, 'Cancel'),
+      h('button', { type: 'submit', class: 'primary' }, t('common.save')),
+      h('button', { type: 'button', onclick: () => dialog.close() }, t('common.cancel')),
     ),
   );
   const dialog = h('dialog', { class: 'dialog', 'aria-labelledby': titleId, 'aria-describedby': hintId }, form);
