@@ -75,7 +75,8 @@ const wordsFor = (locale: string) => PAGE_WORDS[locale] ?? PAGE_WORDS.en!;
 /**
  * The full page: the element in a minimal document. Every address is absolute, computed from the
  * request path, so the page works at `{prefix}` and at `{prefix}/` alike. The modules the list
- * needs are preloaded, so the browser fetches them in parallel rather than one import at a time.
+ * needs, and the reader's word table, are preloaded, so the browser fetches them in parallel
+ * rather than one import at a time.
  */
 export function pageHtml(
   prefix: string,
@@ -88,6 +89,9 @@ export function pageHtml(
     .filter((a) => a.name !== 'dashboard.js')
     .map((a) => `<link rel="modulepreload" href="${escapeHtml(`${prefix}/assets/${a.hashedName}`)}">`);
   const { theme, locale, capability } = options;
+  // The reader's word table too (words-en.js, words-fr.js, …): the element imports it before its first render.
+  const table = assets.lookup(`words-${locale}.js`)?.asset;
+  if (table) preloads.push(`<link rel="modulepreload" href="${escapeHtml(`${prefix}/assets/${table.hashedName}`)}">`);
   const words = wordsFor(locale);
   const mode = theme.mode === 'light' || theme.mode === 'dark' ? theme.mode : null;
   const attributes = [

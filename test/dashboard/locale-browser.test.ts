@@ -7,6 +7,8 @@ import * as words from '../../src/dashboard/assets/words.js';
 // @ts-expect-error: a .js asset
 import de from '../../src/dashboard/assets/words-de.js';
 // @ts-expect-error: a .js asset
+import en from '../../src/dashboard/assets/words-en.js';
+// @ts-expect-error: a .js asset
 import fr from '../../src/dashboard/assets/words-fr.js';
 import { until } from '../helpers/cleanup.js';
 import { userData } from '../helpers/fixtures.js';
@@ -35,7 +37,7 @@ type Table = { ui: Record<string, string>; errors: Record<string, string>; statu
 const TABLES: Record<string, Table> = { fr, de };
 /** Every English string, by a key that says where it is from (`ui.*`, `errors.*`, `statuses.*`). */
 const ENGLISH: Record<string, string> = {
-  ...prefixed('ui', words.UI),
+  ...prefixed('ui', en.ui),
   ...prefixed(
     'errors',
     Object.fromEntries(Object.entries(words.ERROR_WORDS as Record<string, [unknown, string]>).map(([k, v]) => [k, v[1]])),

@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
 // Plain browser JavaScript with no DOM use, so Node can import it as it is served (typed under
 // tsconfig.dashboard.json, not here).
@@ -6,19 +7,21 @@ import * as words from '../../src/dashboard/assets/words.js';
 // @ts-expect-error: a .js asset
 import de from '../../src/dashboard/assets/words-de.js';
 // @ts-expect-error: a .js asset
+import en from '../../src/dashboard/assets/words-en.js';
+// @ts-expect-error: a .js asset
 import fr from '../../src/dashboard/assets/words-fr.js';
 import { LOCALES } from '../../src/dashboard/look.js';
 
 /**
- * Every locale's table has every key of English (words.js): its UI strings, the words for every
- * error code and every delivery status, and the `{name}` placeholders of each string. A key added
- * to English without its translations fails here.
+ * Every locale's table has every key of English (words-en.js's UI strings, words.js's words for
+ * every error code and every delivery status), and the `{name}` placeholders of each string. A
+ * key added to English without its translations fails here; so does a key no view uses.
  */
 
 type Table = { ui: Record<string, string>; errors: Record<string, string>; statuses: Record<string, string> };
 const tables: Record<string, Table> = { fr, de };
 const english = {
-  ui: words.UI as Record<string, string>,
+  ui: en.ui as Record<string, string>,
   errors: Object.fromEntries(Object.entries(words.ERROR_WORDS as Record<string, [string | null, string]>).map(([k, v]) => [k, v[1]])),
   statuses: { ...(words.DELIVERY_STATUS as Record<string, string>) },
 };
@@ -52,5 +55,59 @@ describe('locales', () => {
     expect(words.t('nav.catalog')).toBe('Event catalog');
     expect(words.DELIVERY_STATUS.delivered).toBe('Delivered');
     expect(words.formatNumber(1234.5)).toBe('1,234.5');
+  });
+
+  test('plurals by the locale’s rules, numbers, percentages and durations in its digits', async () => {
+    await words.useLocale('en');
+    expect([0, 1, 2, 1200].map((n) => words.plural(n, 'count.attempts'))).toEqual([
+      '0 attempts',
+      '1 attempt',
+      '2 attempts',
+      '1,200 attempts',
+    ]);
+    expect(words.formatPercent(0.5)).toBe('50%');
+    expect(words.formatPercent(null)).toBe('–');
+    expect(words.formatMs(1500)).toBe('1,500 ms');
+    await words.useLocale('fr');
+    // French counts 0 as one; its group separator and the space before % are no-break spaces.
+    expect([0, 1, 2].map((n) => words.plural(n, 'count.attempts'))).toEqual(['0 tentative', '1 tentative', '2 tentatives']);
+    expect(words.plural(3, 'count.recovered')).toBe('3 livraisons échouées remises en file d’attente.');
+    expect(words.formatPercent(0.995).replace(/\s/g, ' ')).toBe('99,5 %');
+    expect(words.formatMs(1500).replace(/\s/g, ' ')).toBe('1 500 ms');
+    await words.useLocale('de');
+    expect([0, 1, 2].map((n) => words.plural(n, 'count.attempts'))).toEqual(['0 Versuche', '1 Versuch', '2 Versuche']);
+    expect(words.formatMs(1500)).toBe('1.500 ms');
+    await words.useLocale('en');
+  });
+
+  test('tParts fills placeholders with values as they are (nodes stay nodes), in the locale’s order', async () => {
+    const node = { a: 'node' };
+    await words.useLocale('de');
+    expect(words.tParts('message.ids', { delivery: node, event: 'e' })).toEqual([
+      'Zustellungs-ID (webhook-id) ',
+      node,
+      ' · Ereignis ',
+      'e',
+      '',
+    ]);
+    await words.useLocale('en');
+    expect(words.tParts('message.ids', { delivery: node, event: 'e' })).toEqual(['Delivery id (webhook-id) ', node, ' · event ', 'e', '']);
+  });
+
+  test('every UI key is used by a view (so the tables carry no dead words)', () => {
+    const dir = new URL('../../src/dashboard/assets/', import.meta.url);
+    const source = readdirSync(dir)
+      .filter((name) => name.endsWith('.js') && !name.startsWith('words-'))
+      .map((name) => readFileSync(new URL(name, dir), 'utf8'))
+      .join('\n');
+    const used = (key: string) => {
+      if (source.includes(`'${key}'`)) return true;
+      const plural = /^(count\.\w+)\.(one|other)$/.exec(key);
+      if (plural) return source.includes(`'${plural[1]}'`);
+      // Built from a constant: the periods (`range.${value}`, PERIODS in delivery-log.js).
+      const range = /^range\.(\w+)$/.exec(key);
+      return !!range && (source.includes('`range.${') || source.includes(`'${range[1]}'`));
+    };
+    expect(Object.keys(english.ui).filter((key) => !used(key))).toEqual([]);
   });
 });

@@ -78,8 +78,8 @@ export function deliveryLog(context, webhook, query = '') {
   const custom = h(
     'div',
     { class: 'log-filters', hidden: period.value !== 'custom' },
-    h('div', { class: 'field inline' }, h('label', { for: sinceId }, t('log.from')), sinceInput),
-    h('div', { class: 'field inline' }, h('label', { for: untilId }, t('log.to')), untilInput),
+    h('div', { class: 'field inline' }, h('label', { for: sinceId }, t('log.start')), sinceInput),
+    h('div', { class: 'field inline' }, h('label', { for: untilId }, t('log.end')), untilInput),
   );
   const searchId = uid('search');
   const search = h('input', {
@@ -280,7 +280,16 @@ export function deliveryLog(context, webhook, query = '') {
     replace(panel, h('p', { class: 'hint' }, t('log.loadingAttempts')));
     try {
       const attempts = await context.api.attempts(webhookId, delivery.id);
-      replace(panel, attempts.length === 0 ? h('p', { class: 'hint' }, t('attempt.none')) : h('ol', {}, attempts.map(attemptItem)));
+      replace(
+        panel,
+        attempts.length === 0
+          ? h('p', { class: 'hint' }, t('attempt.none'))
+          : h(
+              'ol',
+              {},
+              attempts.map((a) => attemptItem(a)),
+            ),
+      );
     } catch (error) {
       replace(panel, h('p', { class: 'error', role: 'alert' }, explain(error).text));
     }
@@ -307,11 +316,12 @@ export function deliveryLog(context, webhook, query = '') {
 
 /**
  * One attempt: when, its outcome, how long it took, and the response's excerpt (the log's
- * attempts and the message view's).
+ * attempts and the message view's, which also shows the error beside an HTTP status).
  *
  * @param {Attempt} attempt
+ * @param {boolean} [withError]
  */
-export function attemptItem(attempt) {
+export function attemptItem(attempt, withError = false) {
   const outcome = attempt.status_code
     ? `HTTP ${attempt.status_code}`
     : `${attempt.error_kind ?? t('attempt.error')}: ${attempt.error ?? ''}`;
@@ -326,7 +336,7 @@ export function attemptItem(attempt) {
       h('span', { class: attempt.success ? 'ok' : 'bad' }, t(attempt.success ? 'attempt.ok' : 'attempt.failed')),
       ` · ${outcome} · ${formatMs(attempt.duration_ms)}`,
     ),
-    attempt.error && attempt.status_code ? h('p', { class: 'hint' }, attempt.error) : null,
+    withError && attempt.error && attempt.status_code ? h('p', { class: 'hint' }, attempt.error) : null,
     attempt.response_excerpt ? excerpt(attempt.response_excerpt) : null,
   );
 }

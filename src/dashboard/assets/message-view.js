@@ -74,7 +74,13 @@ export async function renderMessage(context, webhookId, deliveryId) {
     ),
     panel(
       t('log.attempts'),
-      message.attempts.length === 0 ? h('p', { class: 'hint' }, t('attempt.none')) : h('ol', {}, message.attempts.map(attemptItem)),
+      message.attempts.length === 0
+        ? h('p', { class: 'hint' }, t('attempt.none'))
+        : h(
+            'ol',
+            {},
+            message.attempts.map((a) => attemptItem(a, true)),
+          ),
     ),
   );
 }

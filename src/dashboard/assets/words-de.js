@@ -1,6 +1,7 @@
 /**
- * The page in German: every key of words.js's English tables (UI, ERROR_WORDS, DELIVERY_STATUS),
- * test/dashboard/words.test.ts checks. Loaded only for a German reader.
+ * The page in German: every key of the English tables (words-en.js's UI strings, and words.js's
+ * ERROR_WORDS and DELIVERY_STATUS), test/dashboard/locales.test.ts checks. Loaded only for a
+ * German reader.
  */
 const RELOAD = 'Diese Seite ist nicht mehr auf dem Stand des Servers. Laden Sie die Seite neu und versuchen Sie es erneut.';
 const UPDATE = 'Dieser Server bietet das noch nicht an. Bitten Sie den Dienst um ein Update.';
@@ -148,8 +149,8 @@ export default {
     'log.event': 'Ereignis',
     'log.allEvents': 'Alle Ereignisse',
     'log.period': 'Zeitraum',
-    'log.from': 'Von',
-    'log.to': 'Bis',
+    'log.start': 'Von',
+    'log.end': 'Bis',
     'log.search': 'Ereignis- oder Zustellungs-ID',
     'log.searchPlaceholder': 'event_… oder msg_…',
     'log.searchButton': 'Suchen',

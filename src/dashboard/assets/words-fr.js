@@ -1,6 +1,7 @@
 /**
- * The page in French: every key of words.js's English tables (UI, ERROR_WORDS, DELIVERY_STATUS),
- * test/dashboard/words.test.ts checks. Loaded only for a French reader.
+ * The page in French: every key of the English tables (words-en.js's UI strings, and words.js's
+ * ERROR_WORDS and DELIVERY_STATUS), test/dashboard/locales.test.ts checks. Loaded only for a
+ * French reader.
  */
 const RELOAD = 'Cette page n’est plus à jour avec le serveur. Rechargez la page et réessayez.';
 const UPDATE = 'Ce serveur ne propose pas encore cela. Demandez au service de se mettre à jour.';
@@ -149,8 +150,8 @@ export default {
     'log.event': 'Événement',
     'log.allEvents': 'Tous les événements',
     'log.period': 'Période',
-    'log.from': 'Du',
-    'log.to': 'Au',
+    'log.start': 'Du',
+    'log.end': 'Au',
     'log.search': 'Identifiant d’événement ou de livraison',
     'log.searchPlaceholder': 'event_… ou msg_…',
     'log.searchButton': 'Rechercher',

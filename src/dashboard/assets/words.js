@@ -164,221 +164,19 @@ export const plural = (n, key) =>
     count: formatNumber(n),
   });
 
-/**
- * Every other string of the page, by key, in English: the table each locale translates
- * (words-fr.js, words-de.js: the same keys, test/dashboard/words.test.ts checks). `{name}` is
- * filled in by `t`.
- */
-export const UI = Object.freeze({
-  'status.enabled': 'Enabled',
-  'status.disabled': 'Disabled',
-  'status.failing': 'Enabled, failing since {since}',
-  'status.disabledFailing': 'Disabled because failing since {since}',
-  'status.disabledGone': 'Disabled because the endpoint answered 410 Gone',
-  'shell.loading': 'Loading…',
-  'shell.title': 'Webhooks',
-  'shell.back': 'Back to all webhooks',
-  'shell.readOnly': 'You can look but not change anything here.',
-  'nav.all': 'All webhooks',
-  'nav.catalog': 'Event catalog',
-  'catalog.title': 'Event catalog',
-  'catalog.intro': 'Every event a webhook can receive: what it means, the JSON Schema of its data, and an example.',
-  'catalog.count': '{count} event types',
-  'catalog.filter': 'Filter events',
-  'catalog.none': 'No event type matches “{query}”.',
-  'catalog.origin': 'Defined by {origin}',
-  'catalog.schema': 'JSON Schema of data',
-  'catalog.example': 'Example data',
-  'copy.button': 'Copy',
-  'copy.done': 'Copied to the clipboard.',
-  'copy.failed': 'Could not copy: select the text and copy it yourself.',
-  'dialog.catalogLink': 'What each event contains: the event catalog',
-  'verify.title': 'How to verify',
-  'verify.intro':
-    'Each delivery’s body is a JWT signed with RS256. Check its signature with the public keys at the JWKS URL and its issuer, then deduplicate on the webhook-id header.',
-  'verify.introStandard':
-    'This webhook uses the Standard Webhooks format: check the webhook-signature header with the webhook’s signing secret, then deduplicate on webhook-id.',
-  'verify.jwks': 'JWKS URL',
-  'verify.issuer': 'Issuer',
-  'verify.install': 'Install: {command}',
-  'verify.snippet': '{label} example',
-  'webhook.add': 'Add webhook',
-  'webhook.endpoint': 'Endpoint',
-  'webhook.events': 'Events',
-  'common.save': 'Save',
-  'common.cancel': 'Cancel',
-  'common.optional': 'Optional.',
-  'list.label': 'Your webhooks',
-  'list.emptyTitle': 'No webhooks yet',
-  'list.emptyText':
-    'A webhook sends a signed message to your server whenever something happens here, such as a user signing up. Select Add webhook, enter the URL of your endpoint and choose the events to send.',
-  'list.more': 'and {count} more',
-  'stats.rate24': 'Success rate (24 h)',
-  'stats.requests24': 'Requests (24 h)',
-  'stats.rate': 'Success rate',
-  'stats.requests': 'Requests',
-  'stats.delivered': 'Delivered',
-  'stats.failed': 'Failed',
-  'stats.median': 'Median duration',
-  'stats.p95': '95th percentile',
-  'stats.period': 'Overview period',
-  'chart.day': 'Last 24 hours, hour by hour: {delivered} delivered, {failed} failed',
-  'chart.range': '{range}: {delivered} delivered, {failed} failed',
-  'range.any': 'Any time',
-  'range.1h': 'Last hour',
-  'range.24h': 'Last 24 hours',
-  'range.7d': 'Last 7 days',
-  'range.30d': 'Last 30 days',
-  'range.custom': 'Custom range',
-  'detail.enable': 'Enable',
-  'detail.disable': 'Disable',
-  'detail.delete': 'Delete',
-  'detail.lastError': 'Last error: {error}',
-  'detail.test': 'Send a test event',
-  'detail.overview': 'Overview',
-  'detail.log': 'Delivery log',
-  'detail.secret': 'Signing secret',
-  'detail.settings': 'Settings',
-  'delete.title': 'Delete “{name}”?',
-  'delete.text': 'Its endpoint receives nothing more, and its delivery log is deleted with it. This cannot be undone.',
-  'delete.confirm': 'Delete webhook',
-  'notice.saved': 'Changes saved.',
-  'notice.created': 'Webhook “{name}” created.',
-  'notice.deleted': 'Webhook “{name}” deleted.',
-  'notice.enabled': 'Webhook enabled. Held deliveries are being sent.',
-  'notice.disabled': 'Webhook disabled. New deliveries are held until you enable it.',
-  'notice.resent': 'Delivery of {type} queued to be sent again.',
-  'new.intro': 'We send each chosen event to your endpoint as an HTTP POST whose body is a signed token (JWT).',
-  'form.name': 'Name',
-  'form.description': 'Description',
-  'form.descriptionHint': 'Optional. What this webhook is for.',
-  'form.endpoint': 'Endpoint URL',
-  'form.endpointHint': 'Your server’s address that receives the events.',
-  'form.addEvent': 'Add event',
-  'form.noEvents': 'No events chosen yet.',
-  'form.chosen': 'Chosen events',
-  'form.remove': 'Remove {code}',
-  'dialog.title': 'Add events',
-  'dialog.hint': 'The webhook receives every event you check.',
-  'advanced.title': 'Advanced',
-  'advanced.headers': 'Headers',
-  'advanced.headersHint':
-    'Sent with every request, up to 20. Values of Authorization, Cookie and names ending in -Key, -Token or -Secret are hidden once saved; type a new value to replace one.',
-  'advanced.addHeader': 'Add header',
-  'advanced.headerName': 'Header name',
-  'advanced.headerValue': 'Header value',
-  'advanced.valuePlaceholder': 'value',
-  'advanced.hiddenValue': 'Value of {name} (hidden; type a new value to replace it)',
-  'advanced.removeHeader': 'Remove header',
-  'advanced.removeNamed': 'Remove header {name}',
-  'advanced.timeout': 'Timeout (seconds)',
-  'advanced.timeoutHint': 'From 1 to 30. Empty: the service’s default.',
-  'advanced.rate': 'Rate limit (requests per second)',
-  'advanced.rateHint': 'From 1 to 1000. Empty: no limit.',
-  'signing.legend': 'Signing and authentication',
-  'signing.format': 'Signing',
-  'signing.jwt': 'JWT (RS256, verified with the public keys)',
-  'signing.standard': 'Standard Webhooks (HMAC secret, webhook-signature header)',
-  'auth.type': 'Endpoint authentication',
-  'auth.none': 'None',
-  'auth.oauth': 'OAuth2 client credentials',
-  'auth.mtls': 'TLS client certificate (mTLS)',
-  'auth.keep': 'Leave empty to keep the stored one.',
-  'auth.tokenUrl': 'Token URL',
-  'auth.clientId': 'Client ID',
-  'auth.clientSecret': 'Client secret',
-  'auth.scope': 'Scope',
-  'auth.audience': 'Audience',
-  'auth.certificate': 'Client certificate (PEM)',
-  'auth.privateKey': 'Private key (PEM)',
-  'auth.ca': 'Server CA (PEM)',
-  'auth.caHint': 'Optional: the CAs that sign your server’s certificate.',
-  'secret.hint': 'Give this secret to your Standard Webhooks verifier. Anyone who has it can sign webhooks as us.',
-  'secret.previous': 'The previous secret still signs until {until}.',
-  'secret.publicKey': 'Ed25519 public key (v1a):',
-  'secret.reveal': 'Reveal',
-  'secret.rotate': 'Rotate',
-  'secret.rotateTitle': 'Rotate the signing secret?',
-  'secret.rotateText':
-    'A new secret signs from now on. The current one keeps signing beside it for 24 hours: update your verifier within that time.',
-  'secret.rotateConfirm': 'Rotate secret',
-  'secret.new': 'New secret:',
-  'secret.rotated': 'Signing secret rotated. The previous one keeps signing for 24 hours.',
-  'log.filter': 'Filter the delivery log',
-  'log.status': 'Status',
-  'log.all': 'All',
-  'log.event': 'Event',
-  'log.allEvents': 'All events',
-  'log.period': 'Period',
-  'log.from': 'From',
-  'log.to': 'To',
-  'log.search': 'Event or delivery id',
-  'log.searchPlaceholder': 'event_… or msg_…',
-  'log.searchButton': 'Search',
-  'log.refresh': 'Refresh',
-  'log.empty': 'No deliveries yet. Send a test event to see one here.',
-  'log.emptyStatus': 'No deliveries with this status.',
-  'log.emptyFilters': 'No deliveries match these filters.',
-  'log.deliveries': 'Deliveries',
-  'log.pages': 'Delivery log pages',
-  'log.previous': 'Previous page',
-  'log.next': 'Next page',
-  'log.attempts': 'Attempts',
-  'log.resend': 'Resend',
-  'log.view': 'View message',
-  'log.last': 'last: {last}',
-  'log.loadingAttempts': 'Loading attempts…',
-  'count.attempts.one': '{count} attempt',
-  'count.attempts.other': '{count} attempts',
-  'attempt.none': 'No attempt yet.',
-  'attempt.ok': 'Succeeded',
-  'attempt.failed': 'Failed',
-  'attempt.error': 'error',
-  'attempt.response': 'Response',
-  'recover.open': 'Recover failed since…',
-  'recover.hint': 'Failed deliveries of events since this time are sent again, each once.',
-  'recover.since': 'Since',
-  'recover.submit': 'Recover',
-  'recover.running': 'Recovering…',
-  'recover.none': 'No failed deliveries since then.',
-  'count.recovered.one': '{count} failed delivery queued again.',
-  'count.recovered.other': '{count} failed deliveries queued again.',
-  'test.type': 'Event type',
-  'test.others': 'Other events',
-  'test.send': 'Send test event',
-  'test.sending': 'Sending…',
-  'test.sent': 'Sent. Waiting for your endpoint to answer…',
-  'test.queued': 'Queued. Its attempt will appear in the delivery log below.',
-  'test.delivered': 'Delivered: your endpoint answered HTTP {status} in {duration}.',
-  'test.answered': 'your endpoint answered HTTP {status}',
-  'test.noAnswer': 'no answer',
-  'test.failed': 'Not delivered: {why} (after {duration}). It will be tried again on the usual schedule.',
-  'message.back': 'Back to the webhook',
-  'message.ids': 'Delivery id (webhook-id) {delivery} · event {event}',
-  'message.payload': 'Payload',
-  'message.payloadHint':
-    'The claims of the signed token your endpoint received (a JWT, verified with the public keys). timestamp and iat are those of the last attempt.',
-  'message.copy': 'Copy payload',
-  'message.copied': 'Payload copied.',
-  'message.copyFailed': 'Could not copy: select the payload and copy it instead.',
-  'message.headers': 'Request headers',
-  'message.headersHint': 'Sent with every attempt; credential values are hidden.',
-  'error.refused': 'The request was refused.',
-});
-
-/** @typedef {keyof typeof UI} UiKey */
+/** @typedef {keyof typeof import('./words-en.js').default.ui} UiKey */
 
 /**
- * A locale's table: its UI strings, error texts (by wire code) and delivery statuses; what it
- * leaves out is said in English.
+ * A locale's table (words-en.js, words-fr.js, words-de.js): its UI strings, and for a locale
+ * other than English its error texts (by wire code) and delivery statuses.
  *
  * @typedef {object} LocaleTable
  * @property {Partial<Record<string, string>>} ui
- * @property {Partial<Record<string, string>>} errors
- * @property {Partial<Record<string, string>>} statuses
+ * @property {Partial<Record<string, string>>} [errors]
+ * @property {Partial<Record<string, string>>} [statuses]
  */
 
-/** The locales with a table (English is this file). */
+/** The locales with a table. */
 export const LOCALES = /** @type {const} */ (['en', 'fr', 'de']);
 const ENGLISH_STATUS = { ...DELIVERY_STATUS };
 /** @type {{ locale: string, ui: Partial<Record<string, string>>, errors: Partial<Record<string, string>> }} */
@@ -393,13 +191,13 @@ let current = { locale: 'en', ui: {}, errors: {} };
  */
 export async function useLocale(tag) {
   const base = (tag ?? '').toLowerCase().split(/[-_]/, 1)[0] ?? '';
-  /** @type {LocaleTable | null} */
-  let table = null;
-  if (base === 'fr') table = (await import('./words-fr.js')).default;
-  else if (base === 'de') table = (await import('./words-de.js')).default;
-  const locale = table ? base : 'en';
-  current = { locale, ui: table?.ui ?? {}, errors: table?.errors ?? {} };
-  Object.assign(DELIVERY_STATUS, ENGLISH_STATUS, table?.statuses ?? {});
+  const locale = base === 'fr' || base === 'de' ? base : 'en';
+  // One table per reader: the other locales' are never fetched.
+  /** @type {LocaleTable} */
+  const table = (await (locale === 'fr' ? import('./words-fr.js') : locale === 'de' ? import('./words-de.js') : import('./words-en.js')))
+    .default;
+  current = { locale, ui: table.ui, errors: table.errors ?? {} };
+  Object.assign(DELIVERY_STATUS, ENGLISH_STATUS, table.statuses ?? {});
   return locale;
 }
 
@@ -413,7 +211,7 @@ export const locale = () => current.locale;
  * @param {Record<string, string | number>} [values]
  */
 export function t(key, values) {
-  const text = current.ui[key] ?? UI[key] ?? key;
+  const text = current.ui[key] ?? key;
   return values ? text.replace(/\{(\w+)\}/g, (m, name) => (name in values ? String(values[name]) : m)) : text;
 }
 
@@ -427,7 +225,7 @@ export function t(key, values) {
  * @returns {(string | V)[]}
  */
 export function tParts(key, values) {
-  const text = current.ui[key] ?? UI[key] ?? key;
+  const text = current.ui[key] ?? key;
   return text.split(/\{(\w+)\}/).map((part, i) => (i % 2 && part in values ? /** @type {V} */ (values[part]) : part));
 }
 
