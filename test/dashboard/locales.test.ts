@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
+import { BUILTIN_EVENT_TYPES } from '../../src/catalog/builtins.js';
 // Plain browser JavaScript with no DOM use, so Node can import it as it is served (typed under
 // tsconfig.dashboard.json, not here).
 // @ts-expect-error: a .js asset, typed only under checkJs
@@ -94,6 +95,23 @@ describe('locales', () => {
     expect(words.tParts('message.ids', { delivery: node, event: 'e' })).toEqual(['Delivery id (webhook-id) ', node, ' · event ', 'e', '']);
   });
 
+  test('the built-in event types have their names in every table, as the catalog says them in English', async () => {
+    const names = Object.fromEntries(BUILTIN_EVENT_TYPES.map((type) => [`event.${type.code}`, type.name]));
+    expect(Object.fromEntries(Object.entries(english.ui).filter(([key]) => key.startsWith('event.')))).toEqual(names);
+    const resources = [...new Set(BUILTIN_EVENT_TYPES.map((type) => `resource.${type.code.split('.')[0]}`))].sort();
+    expect(
+      Object.keys(english.ui)
+        .filter((key) => key.startsWith('resource.'))
+        .sort(),
+    ).toEqual(resources);
+    await words.useLocale('fr');
+    expect(words.eventName({ code: 'user.created', name: 'User created', origin: 'kinde' })).toBe('Utilisateur créé');
+    expect(words.eventName({ code: 'billing.paid', name: 'Invoice paid', origin: 'host' })).toBe('Invoice paid');
+    expect(words.resourceLabel('access_request.created')).toBe('Demande d’accès');
+    expect(words.resourceLabel('billing_run.done')).toBe('Billing run');
+    await words.useLocale('en');
+  });
+
   test('every UI key is used by a view (so the tables carry no dead words)', () => {
     const dir = new URL('../../src/dashboard/assets/', import.meta.url);
     const source = readdirSync(dir)
@@ -104,6 +122,8 @@ describe('locales', () => {
       if (source.includes(`'${key}'`)) return true;
       const plural = /^(count\.\w+)\.(one|other)$/.exec(key);
       if (plural) return source.includes(`'${plural[1]}'`);
+      // Built from data: a built-in type's name and its resource (words.js eventName, resourceLabel).
+      if (/^(event|resource)\./.test(key)) return source.includes(`\`${key.split('.')[0]}.\${`);
       // Built from a constant: the periods (`range.${value}`, PERIODS in delivery-log.js).
       const range = /^range\.(\w+)$/.exec(key);
       return !!range && (source.includes('`range.${') || source.includes(`'${range[1]}'`));

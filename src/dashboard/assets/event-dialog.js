@@ -6,7 +6,7 @@
  */
 /** @import { EventType, ViewContext } from './api.js' */
 import { h, openModal, uid } from './dom.js';
-import { resourceLabel, t } from './words.js';
+import { eventName, resourceLabel, t } from './words.js';
 
 /**
  * Resolves with the chosen codes (catalog order), or null when the dialog was dismissed.
@@ -56,7 +56,7 @@ export async function chooseEvents(context, selected, opener) {
               box,
               h('span', { class: 'code' }, type.code),
               ' ',
-              h('span', { class: 'description' }, type.name),
+              h('span', { class: 'description' }, eventName(type)),
             );
           }),
         ),

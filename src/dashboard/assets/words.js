@@ -142,15 +142,24 @@ export const DELIVERY_STATUS = {
 };
 
 /**
- * "user.created" → "User"; "access_request.created" → "Access request".
+ * "user.created" → "User" ("Utilisateur" in French): the table's `resource.*`, else, for a
+ * host's own resource, words made from the code: "billing_run.done" → "Billing run".
  *
  * @param {string} code
  */
 export function resourceLabel(code) {
   const resource = code.includes('.') ? code.slice(0, code.indexOf('.')) : code;
   const words = resource.replace(/[_-]+/g, ' ');
-  return words.charAt(0).toUpperCase() + words.slice(1);
+  return current.ui[`resource.${resource}`] ?? words.charAt(0).toUpperCase() + words.slice(1);
 }
+
+/**
+ * An event type's name: a built-in's from the table (`event.user.created`), a host's own as the
+ * catalog has it.
+ *
+ * @param {{ code: string, name: string, origin: string }} type
+ */
+export const eventName = (type) => (type.origin === 'kinde' && current.ui[`event.${type.code}`]) || type.name;
 
 /**
  * `n` things in the current locale's words and plural form: the table's `{key}.one` or
