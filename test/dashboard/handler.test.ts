@@ -90,6 +90,11 @@ describe('the page', () => {
       expect(body).not.toContain(created.id);
     }
     expect((await call(PREFIX, { method: 'HEAD', env: null })).status).toBe(403);
+    // In the reader's language.
+    expect(await (await call(PREFIX, { env: null })).text()).toBe('Forbidden: you may not manage webhooks here.\n');
+    expect(await (await call(PREFIX, { env: null, headers: { 'accept-language': 'de-AT' } })).text()).toBe(
+      'Zugriff verweigert: Sie dürfen hier keine Webhooks verwalten.\n',
+    );
     const head = await call(PREFIX, { method: 'HEAD' });
     expect(head.status).toBe(200);
     expect(await head.text()).toBe('');
