@@ -112,6 +112,28 @@ describe('locales', () => {
     await words.useLocale('en');
   });
 
+  test('no view writes words of its own: every string literal of a view that reads as words is a key of the tables', () => {
+    const dir = new URL('../../src/dashboard/assets/', import.meta.url);
+    // Not views: the tables, the API client (its messages are mapped by `explain`), the How to verify programs (code).
+    const views = readdirSync(dir).filter((name) => name.endsWith('.js') && !/^(words|api|snippets)\b/.test(name));
+    // Technical tokens shown as they are.
+    const allowed = new Set(['X-Header-Name']);
+    const found: string[] = [];
+    for (const name of views) {
+      const code = readFileSync(new URL(name, dir), 'utf8')
+        .replace(/\/\*[\s\S]*?\*\//g, '')
+        .replace(/(^|\s)\/\/.*$/gm, '$1');
+      for (const m of code.matchAll(/(['`])((?:(?!\1)[^\\\n]|\\.)*)\1/g)) {
+        const text = m[2]!.replace(/\$\{[^}]*\}/g, '');
+        if (Object.hasOwn(english.ui, text) || allowed.has(text)) continue;
+        // A class list ("link back", "status status-") or an id is not words; a capital and a lower-case letter, or two words, are.
+        if (/^[a-z][a-z0-9-]*( [a-z][a-z0-9-]*)*$/.test(text.trim())) continue;
+        if (/[A-Z][a-z]|[a-z]{2,} [a-z]{2,}/.test(text)) found.push(`${name}: ${m[0]}`);
+      }
+    }
+    expect(found).toEqual([]);
+  });
+
   test('every UI key is used by a view (so the tables carry no dead words)', () => {
     const dir = new URL('../../src/dashboard/assets/', import.meta.url);
     const source = readdirSync(dir)
