@@ -191,7 +191,7 @@ export default {
     'test.delivered': 'Zugestellt: Ihr Endpunkt hat in {duration} mit HTTP {status} geantwortet.',
     'test.answered': 'Ihr Endpunkt hat mit HTTP {status} geantwortet',
     'test.noAnswer': 'keine Antwort',
-    'test.failed': 'Nicht zugestellt: {why} (nach {duration}). Sie wird nach dem üblichen Zeitplan erneut versucht.',
+    'test.failed': 'Nicht zugestellt: {why} (nach {duration}). Ein weiterer Versuch folgt nach dem üblichen Zeitplan.',
     'message.back': 'Zurück zum Webhook',
     'message.ids': 'Zustellungs-ID (webhook-id) {delivery} · Ereignis {event}',
     'message.payload': 'Nutzdaten',
