@@ -114,7 +114,7 @@ describe.runIf(run)('the dashboard in Chromium, in French and in German', () => 
       endpoint: `${receiver.url}/crm`,
       eventTypes: ['user.created', 'user.updated', 'user.deleted', 'role.created', 'role.updated', 'organization.created'],
       headers: { Authorization: 'Bearer t0ken', 'X-Tenant': 'acme' },
-      timeoutMs: 5000,
+      timeoutMs: 1500,
     });
     hookId = hook.id;
     // Failing: its status says since when (a date), its log has a failed delivery and attempts.
@@ -254,6 +254,7 @@ describe.runIf(run)('the dashboard in Chromium, in French and in German', () => 
     await page.locator('.notice:not(:empty)').waitFor();
     await settled(page);
     texts.detail = await read(page);
+    const timeout = await page.locator('input[name="timeout"]').inputValue();
     const times = await page.evaluate((tag) => {
       const root = document.querySelector('webhooks-dashboard')!.shadowRoot!;
       const format = new Intl.DateTimeFormat(tag, { dateStyle: 'medium', timeStyle: 'medium' });
@@ -305,7 +306,7 @@ describe.runIf(run)('the dashboard in Chromium, in French and in German', () => 
 
     expect(problems([400])).toEqual([]);
     await context.close();
-    return { texts, all: Object.values(texts).flat(), percents, times };
+    return { texts, all: Object.values(texts).flat(), percents, times, timeout };
   }
 
   let english: Awaited<ReturnType<typeof tour>>;
@@ -364,6 +365,9 @@ describe.runIf(run)('the dashboard in Chromium, in French and in German', () => 
     expect(seen.percents.length).toBe(3);
     for (const text of seen.percents) expect(text).toMatch(/^\d+[\u00a0\u202f]%$/);
     for (const text of english.percents) expect(text).toMatch(/^\d+%$/);
+    // A decimal in a field: 1,5 seconds, read back as 1.5 when saved (the tour's Save would otherwise show a refusal).
+    expect([english.timeout, seen.timeout]).toEqual(['1.5', '1,5']);
+    expect((await site.hooks.webhooks.get(hookId, { environment: 'env-loc' })).timeoutMs).toBe(1500);
     const translated = Object.fromEntries(shownInEnglish.map((key) => [key, localized(locale, key)]));
     const missing = shownInEnglish.filter((key) => !keysShown(seen.all, translated).includes(key));
     expect(missing, `${locale}: keys the English tour showed whose ${locale} words are not on the page`).toEqual([]);

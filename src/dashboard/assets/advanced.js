@@ -10,7 +10,7 @@
 
 import { h, uid } from './dom.js';
 import { signingGroup } from './signing-fields.js';
-import { t } from './words.js';
+import { locale, t } from './words.js';
 
 /** Read for every credential value the server holds; sent back unchanged, it keeps the value. */
 export const HEADER_MASK = '••••••••';
@@ -77,7 +77,8 @@ function endpointOptions(webhook) {
   const timeout = numberField(
     t('advanced.timeout'),
     'timeout',
-    timeoutMs === null ? '' : String(timeoutMs / 1000),
+    // In the locale's digits (1,5 in French), read back either way.
+    timeoutMs === null ? '' : new Intl.NumberFormat(locale(), { useGrouping: false, maximumFractionDigits: 3 }).format(timeoutMs / 1000),
     t('advanced.timeoutHint'),
   );
   const rateValue = webhook?.rate_limit_per_second ?? null;
@@ -191,14 +192,14 @@ function numberField(label, name, value, hint) {
 }
 
 /**
- * Seconds as typed, in milliseconds; empty is null; anything else is sent as typed, for the
- * server to refuse in its own words.
+ * Seconds as typed (a decimal point or comma), in milliseconds; empty is null; anything else is
+ * sent as typed, for the server to refuse in its own words.
  *
  * @param {string} text
  * @returns {number | string | null}
  */
 function seconds(text) {
-  const t = text.trim();
+  const t = text.trim().replace(',', '.');
   if (t === '') return null;
   return /^\d+(\.\d+)?$/.test(t) ? Math.round(Number(t) * 1000) : t;
 }
