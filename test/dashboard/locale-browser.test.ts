@@ -13,7 +13,7 @@ import fr from '../../src/dashboard/assets/words-fr.js';
 import { until } from '../helpers/cleanup.js';
 import { userData } from '../helpers/fixtures.js';
 import { startReceiver } from '../helpers/http.js';
-import { chromiumAvailable, launch, openDashboard } from './browser.js';
+import { axeViolations, chromiumAvailable, horizontalOverflow, launch, openDashboard } from './browser.js';
 import { type Site, startSite } from './site.js';
 
 /**
@@ -233,12 +233,14 @@ describe.runIf(run)('the dashboard in Chromium, in French and in German', () => 
     await page.locator('select[name="auth_type"]').selectOption('none');
     await page.locator('form.webhook-form button[type="submit"]').click();
     await page.locator('.actions button.danger').waitFor(); // its page: "created"
+    await settled(page);
     texts.created = await read(page);
     await page.locator('.actions button.danger').click(); // Delete: the confirmation, then deleted
     await page.locator('dialog.confirm').waitFor();
     texts.confirmDelete = await read(page);
     await page.locator('dialog.confirm button.danger').click();
     await page.locator('.cards').waitFor();
+    await settled(page);
     texts.deleted = await read(page);
 
     await go(`#/webhooks/${hookId}`, '.deliveries .delivery');
@@ -372,4 +374,34 @@ describe.runIf(run)('the dashboard in Chromium, in French and in German', () => 
     const missing = shownInEnglish.filter((key) => !keysShown(seen.all, translated).includes(key));
     expect(missing, `${locale}: keys the English tour showed whose ${locale} words are not on the page`).toEqual([]);
   });
+
+  test.each(['fr', 'de'])(
+    '%s at 360 px: the list, a webhook with its log and Advanced open, the message: nothing scrolls sideways, nothing serious for axe',
+    async (locale) => {
+      const found: string[] = [];
+      const { page, context, problems } = await openDashboard(browser, site, { env: 'env-loc', width: 360, bypassCSP: true });
+      await context.setExtraHTTPHeaders({ 'accept-language': locale });
+      for (const [hash, wait] of [
+        ['#/', '.cards .activity'],
+        [`#/webhooks/${hookId}`, '.deliveries .delivery'],
+        [`#/webhooks/${hookId}/deliveries/${deliveryId}`, 'pre.payload'],
+      ] as const) {
+        await page.goto('about:blank');
+        await page.goto(`${site.url}${hash}`);
+        await page.locator(wait).first().waitFor();
+        await settled(page);
+        if (hash.endsWith(hookId)) {
+          await page.locator('button.expand').first().click();
+          await page.locator('.attempts .attempt').first().waitFor();
+          await page.locator('.recover-area > button').click();
+        }
+        for (const v of await axeViolations(page)) found.push(`${locale} ${hash}: ${v}`);
+        const overflow = await horizontalOverflow(page);
+        if (overflow > 0) found.push(`${locale} ${hash}: scrolls sideways by ${overflow}px`);
+      }
+      expect(found).toEqual([]);
+      expect(problems()).toEqual([]);
+      await context.close();
+    },
+  );
 });
