@@ -49,7 +49,7 @@ export default {
     'list.label': 'Ihre Webhooks',
     'list.emptyTitle': 'Noch keine Webhooks',
     'list.emptyText':
-      'Ein Webhook sendet eine signierte Nachricht an Ihren Server, sobald hier etwas geschieht, zum Beispiel wenn sich ein Benutzer registriert. Wählen Sie Webhook hinzufügen, geben Sie die URL Ihres Endpunkts ein und wählen Sie die zu sendenden Ereignisse.',
+      'Ein Webhook sendet eine signierte Nachricht an Ihren Server, sobald hier etwas geschieht, zum Beispiel wenn sich ein Benutzer registriert. Klicken Sie auf Webhook hinzufügen, geben Sie die URL Ihres Endpunkts ein und wählen Sie die zu sendenden Ereignisse.',
     'list.more': 'und {count} weitere',
     'stats.rate24': 'Erfolgsquote (24 Std.)',
     'stats.requests24': 'Anfragen (24 Std.)',
@@ -57,7 +57,7 @@ export default {
     'stats.requests': 'Anfragen',
     'stats.delivered': 'Zugestellt',
     'stats.failed': 'Fehlgeschlagen',
-    'stats.median': 'Mittlere Dauer (Median)',
+    'stats.median': 'Dauer (Median)',
     'stats.p95': '95. Perzentil',
     'stats.period': 'Zeitraum der Übersicht',
     'chart.day': 'Letzte 24 Stunden, stündlich: {delivered} zugestellt, {failed} fehlgeschlagen',

@@ -49,7 +49,7 @@ export default {
     'list.label': 'Vos webhooks',
     'list.emptyTitle': 'Aucun webhook pour l’instant',
     'list.emptyText':
-      'Un webhook envoie un message signé à votre serveur chaque fois que quelque chose se produit ici, par exemple l’inscription d’un utilisateur. Choisissez Ajouter un webhook, saisissez l’URL de votre point de terminaison et choisissez les événements à envoyer.',
+      'Un webhook envoie un message signé à votre serveur chaque fois que quelque chose se produit ici, par exemple l’inscription d’un utilisateur. Sélectionnez Ajouter un webhook, saisissez l’URL de votre point de terminaison et choisissez les événements à envoyer.',
     'list.more': 'et {count} de plus',
     'stats.rate24': 'Taux de réussite (24 h)',
     'stats.requests24': 'Requêtes (24 h)',
