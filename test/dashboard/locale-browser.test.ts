@@ -323,6 +323,7 @@ describe.runIf(run)('the dashboard in Chromium, in French and in German', () => 
     );
     if (process.env.LOCALE_TOUR_REPORT)
       console.log(
+        `${shownInEnglish.length} keys shown; not shown:\n`,
         Object.keys(ENGLISH)
           .filter((key) => !shownInEnglish.includes(key))
           .join('\n'),
