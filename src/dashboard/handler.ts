@@ -3,7 +3,7 @@ import { wireError } from '../http/errors.js';
 import { type AssetSet, loadAssets } from './assets.js';
 import { allowedOriginSet, contentTypeRefusal, crossSiteRefusal } from './cross-site.js';
 import { type DashboardTheme, localeFor, lookOf } from './look.js';
-import { CONTENT_SECURITY_POLICY, linkPageHtml, pageHtml, SECURITY_HEADERS } from './page.js';
+import { CONTENT_SECURITY_POLICY, linkPageHtml, pageHtml, refusalText, SECURITY_HEADERS } from './page.js';
 import { type DashboardSession, SESSION_COOKIE } from './session.js';
 
 export interface DashboardDeps {
@@ -125,12 +125,10 @@ export function createDashboard(deps: DashboardDeps): (request: Request) => Prom
       } catch {
         // The refusal says nothing of why, and carries no page: no names, no ids, not even the markup.
         const ended = request.headers.get('cookie')?.includes(`${SESSION_COOKIE}=`) && deps.links;
-        return new Response(
-          ended
-            ? 'Forbidden: your session from a dashboard link has ended. Open the dashboard again from where you found the link, or ask for a new link.\n'
-            : 'Forbidden: you may not manage webhooks here.\n',
-          { status: 403, headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' } },
-        );
+        return new Response(refusalText(locale, !!ended), {
+          status: 403,
+          headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' },
+        });
       }
     }
     const capability = session?.capability ?? 'manage';

@@ -43,7 +43,16 @@ export interface PageOptions {
 /** The full page's heading and title, per locale (the element's own words are in assets/words*.js). */
 const PAGE_WORDS: Record<
   string,
-  { settings: string; webhooks: string; linkTitle: string; linkRefused: string; linkWhat: string; open: string }
+  {
+    settings: string;
+    webhooks: string;
+    linkTitle: string;
+    linkRefused: string;
+    linkWhat: string;
+    open: string;
+    forbidden: string;
+    sessionEnded: string;
+  }
 > = {
   en: {
     settings: 'Settings',
@@ -52,6 +61,9 @@ const PAGE_WORDS: Record<
     linkRefused: 'This link has expired or was already used: each link opens the dashboard once.',
     linkWhat: 'Go back to where you found it and ask for a new one.',
     open: 'Open the webhooks dashboard',
+    forbidden: 'Forbidden: you may not manage webhooks here.',
+    sessionEnded:
+      'Forbidden: your session from a dashboard link has ended. Open the dashboard again from where you found the link, or ask for a new link.',
   },
   fr: {
     settings: 'Paramètres',
@@ -60,6 +72,9 @@ const PAGE_WORDS: Record<
     linkRefused: 'Ce lien a expiré ou a déjà servi : chaque lien n’ouvre le tableau de bord qu’une fois.',
     linkWhat: 'Retournez là où vous l’avez trouvé et demandez-en un nouveau.',
     open: 'Ouvrir le tableau de bord des webhooks',
+    forbidden: 'Accès refusé : vous n’êtes pas autorisé à gérer les webhooks ici.',
+    sessionEnded:
+      'Accès refusé : votre session ouverte par un lien vers le tableau de bord a pris fin. Rouvrez le tableau de bord depuis l’endroit où vous avez trouvé le lien, ou demandez un nouveau lien.',
   },
   de: {
     settings: 'Einstellungen',
@@ -68,14 +83,21 @@ const PAGE_WORDS: Record<
     linkRefused: 'Dieser Link ist abgelaufen oder wurde bereits benutzt: Jeder Link öffnet das Dashboard nur einmal.',
     linkWhat: 'Gehen Sie dorthin zurück, wo Sie ihn gefunden haben, und fordern Sie einen neuen an.',
     open: 'Webhooks-Dashboard öffnen',
+    forbidden: 'Zugriff verweigert: Sie dürfen hier keine Webhooks verwalten.',
+    sessionEnded:
+      'Zugriff verweigert: Ihre Sitzung über einen Dashboard-Link ist beendet. Öffnen Sie das Dashboard erneut dort, wo Sie den Link gefunden haben, oder fordern Sie einen neuen Link an.',
   },
 };
 const wordsFor = (locale: string) => PAGE_WORDS[locale] ?? PAGE_WORDS.en!;
 
+/** The page refused (plain text, no markup): why in general, in the reader's locale; `ended` for a link's session that ran out. */
+export const refusalText = (locale: string, ended: boolean) => `${wordsFor(locale)[ended ? 'sessionEnded' : 'forbidden']}\n`;
+
 /**
  * The full page: the element in a minimal document. Every address is absolute, computed from the
  * request path, so the page works at `{prefix}` and at `{prefix}/` alike. The modules the list
- * needs are preloaded, so the browser fetches them in parallel rather than one import at a time.
+ * needs, and the reader's word table, are preloaded, so the browser fetches them in parallel
+ * rather than one import at a time.
  */
 export function pageHtml(
   prefix: string,
@@ -88,6 +110,9 @@ export function pageHtml(
     .filter((a) => a.name !== 'dashboard.js')
     .map((a) => `<link rel="modulepreload" href="${escapeHtml(`${prefix}/assets/${a.hashedName}`)}">`);
   const { theme, locale, capability } = options;
+  // The reader's word table too (words-en.js, words-fr.js, …): the element imports it before its first render.
+  const table = assets.lookup(`words-${locale}.js`)?.asset;
+  if (table) preloads.push(`<link rel="modulepreload" href="${escapeHtml(`${prefix}/assets/${table.hashedName}`)}">`);
   const words = wordsFor(locale);
   const mode = theme.mode === 'light' || theme.mode === 'dark' ? theme.mode : null;
   const attributes = [

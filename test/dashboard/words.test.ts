@@ -1,8 +1,8 @@
-import { describe, expect, test } from 'vitest';
+import { beforeAll, describe, expect, test } from 'vitest';
 // Plain browser JavaScript with no DOM use, so Node can import it as it is served. Its types are
 // checked by tsconfig.dashboard.json; this program does not read JavaScript.
 // @ts-expect-error: a .js asset, typed only under checkJs
-import { ERROR_WORDS, explain, resourceLabel, webhookStatus } from '../../src/dashboard/assets/words.js';
+import { ERROR_WORDS, explain, resourceLabel, useLocale, webhookStatus } from '../../src/dashboard/assets/words.js';
 import { HTTP_ERROR_CODES } from '../../src/http/errors.js';
 
 /** What the page says for each status and each error code (the browser tests cover the wiring). */
@@ -15,6 +15,8 @@ const webhook = (fields: Record<string, unknown>) => ({
   failing_since: null,
   ...fields,
 });
+
+beforeAll(() => useLocale('en'));
 
 describe('statuses', () => {
   test.each([

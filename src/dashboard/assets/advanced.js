@@ -10,6 +10,7 @@
 
 import { h, uid } from './dom.js';
 import { signingGroup } from './signing-fields.js';
+import { locale, t } from './words.js';
 
 /** Read for every credential value the server holds; sent back unchanged, it keeps the value. */
 export const HEADER_MASK = '••••••••';
@@ -36,7 +37,7 @@ export function advancedSection(webhook) {
     h(
       'details',
       { class: 'advanced' },
-      h('summary', {}, 'Advanced'),
+      h('summary', {}, t('advanced.title')),
       groups.map((g) => g.element),
     )
   );
@@ -57,19 +58,15 @@ export function advancedSection(webhook) {
  * @returns {OptionGroup}
  */
 function endpointOptions(webhook) {
-  const rows = h('ul', { class: 'header-rows', 'aria-label': 'Headers' });
-  const addHeader = h('button', { type: 'button', onclick: () => addRow('', '', true) }, 'Add header');
+  const rows = h('ul', { class: 'header-rows', 'aria-label': t('advanced.headers') });
+  const addHeader = h('button', { type: 'button', onclick: () => addRow('', '', true) }, t('advanced.addHeader'));
   const headersSlot = h('div', { class: 'slot' });
   const headersLabel = uid('headers');
   const headers = h(
     'div',
     { class: 'field', role: 'group', 'aria-labelledby': headersLabel },
-    h('span', { class: 'field-label', id: headersLabel }, 'Headers'),
-    h(
-      'p',
-      { class: 'hint' },
-      'Sent with every request, up to 20. Values of Authorization, Cookie and names ending in -Key, -Token or -Secret are hidden once saved; type a new value to replace one.',
-    ),
+    h('span', { class: 'field-label', id: headersLabel }, t('advanced.headers')),
+    h('p', { class: 'hint' }, t('advanced.headersHint')),
     rows,
     addHeader,
     headersSlot,
@@ -78,21 +75,17 @@ function endpointOptions(webhook) {
 
   const timeoutMs = webhook?.timeout_ms ?? null;
   const timeout = numberField(
-    'Timeout (seconds)',
+    t('advanced.timeout'),
     'timeout',
-    timeoutMs === null ? '' : String(timeoutMs / 1000),
-    'From 1 to 30. Empty: the service’s default.',
+    // In the locale's digits (1,5 in French), read back either way.
+    timeoutMs === null ? '' : new Intl.NumberFormat(locale(), { useGrouping: false, maximumFractionDigits: 3 }).format(timeoutMs / 1000),
+    t('advanced.timeoutHint'),
   );
   const rateValue = webhook?.rate_limit_per_second ?? null;
-  const rate = numberField(
-    'Rate limit (requests per second)',
-    'rate_limit',
-    rateValue === null ? '' : String(rateValue),
-    'From 1 to 1000. Empty: no limit.',
-  );
+  const rate = numberField(t('advanced.rate'), 'rate_limit', rateValue === null ? '' : String(rateValue), t('advanced.rateHint'));
 
   const element = /** @type {HTMLFieldSetElement} */ (
-    h('fieldset', { class: 'option-group' }, h('legend', {}, 'Endpoint'), headers, timeout.wrap, rate.wrap)
+    h('fieldset', { class: 'option-group' }, h('legend', {}, t('webhook.endpoint')), headers, timeout.wrap, rate.wrap)
   );
   return {
     element,
@@ -131,7 +124,7 @@ function endpointOptions(webhook) {
       spellcheck: 'false',
       maxlength: 64,
       value: name,
-      'aria-label': 'Header name',
+      'aria-label': t('advanced.headerName'),
       placeholder: 'X-Header-Name',
     });
     const valueInput = h('input', {
@@ -140,8 +133,8 @@ function endpointOptions(webhook) {
       spellcheck: 'false',
       maxlength: 1024,
       value,
-      'aria-label': masked ? `Value of ${name} (hidden; type a new value to replace it)` : 'Header value',
-      placeholder: 'value',
+      'aria-label': masked ? t('advanced.hiddenValue', { name }) : t('advanced.headerValue'),
+      placeholder: t('advanced.valuePlaceholder'),
     });
     // A hidden value is replaced whole: focusing it selects the mask, so typing replaces it.
     if (masked) valueInput.addEventListener('focus', () => /** @type {HTMLInputElement} */ (valueInput).select());
@@ -165,9 +158,10 @@ function endpointOptions(webhook) {
       ),
     );
     const remove = /** @type {HTMLButtonElement} */ (row.querySelector('button'));
-    remove.setAttribute('aria-label', name ? `Remove header ${name}` : 'Remove header');
+    const removeLabel = (/** @type {string} */ named) => (named ? t('advanced.removeNamed', { name: named }) : t('advanced.removeHeader'));
+    remove.setAttribute('aria-label', removeLabel(name));
     nameInput.addEventListener('input', () =>
-      remove.setAttribute('aria-label', `Remove header ${/** @type {HTMLInputElement} */ (nameInput).value}`),
+      remove.setAttribute('aria-label', removeLabel(/** @type {HTMLInputElement} */ (nameInput).value)),
     );
     rows.append(row);
     if (focus) nameInput.focus();
@@ -198,14 +192,14 @@ function numberField(label, name, value, hint) {
 }
 
 /**
- * Seconds as typed, in milliseconds; empty is null; anything else is sent as typed, for the
- * server to refuse in its own words.
+ * Seconds as typed (a decimal point or comma), in milliseconds; empty is null; anything else is
+ * sent as typed, for the server to refuse in its own words.
  *
  * @param {string} text
  * @returns {number | string | null}
  */
 function seconds(text) {
-  const t = text.trim();
+  const t = text.trim().replace(',', '.');
   if (t === '') return null;
   return /^\d+(\.\d+)?$/.test(t) ? Math.round(Number(t) * 1000) : t;
 }

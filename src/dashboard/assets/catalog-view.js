@@ -6,7 +6,7 @@
 /** @import { EventType, ViewContext } from './api.js' */
 import { h, uid } from './dom.js';
 import { codeBlock } from './verify-panel.js';
-import { formatNumber, resourceLabel, t } from './words.js';
+import { eventName, formatNumber, resourceLabel, t } from './words.js';
 
 /** @param {ViewContext} context */
 export async function renderCatalog(context) {
@@ -31,7 +31,7 @@ export async function renderCatalog(context) {
       const headingId = uid('group');
       const items = members.map((type) => {
         const element = entry(context, type);
-        entries.push({ element, text: `${type.code} ${type.name}`.toLowerCase() });
+        entries.push({ element, text: `${type.code} ${eventName(type)}`.toLowerCase() });
         return element;
       });
       const element = h('section', { class: 'catalog-group', 'aria-labelledby': headingId }, h('h3', { id: headingId }, label), items);
@@ -73,7 +73,7 @@ function entry(context, type) {
     'article',
     { class: 'catalog-entry', 'aria-labelledby': headingId, id: `type-${type.code}` },
     h('h4', { id: headingId, class: 'code' }, type.code),
-    h('p', {}, type.name),
+    h('p', {}, eventName(type)),
     type.origin !== 'kinde' ? h('p', { class: 'hint' }, t('catalog.origin', { origin: type.origin })) : null,
     codeBlock(context, t('catalog.schema'), JSON.stringify(type.schema, null, 2)),
     example === undefined ? null : codeBlock(context, t('catalog.example'), JSON.stringify(example, null, 2)),

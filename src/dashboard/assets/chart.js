@@ -5,6 +5,7 @@
  * that says what it shows; the figures beside it carry the same facts as text.
  */
 /** @import { Activity, Overview } from './api.js' */
+import { formatNumber, t } from './words.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
 
@@ -59,22 +60,13 @@ export function bars(points, { width, height, label, className }) {
   );
 }
 
-/** `0.987` → "98.7 %" in the reader's locale; null → "–". @param {number | null} rate */
-export function percent(rate) {
-  if (rate === null) return '–';
-  return new Intl.NumberFormat(undefined, { style: 'percent', maximumFractionDigits: rate > 0.99 && rate < 1 ? 1 : 0 }).format(rate);
-}
-
-/** @param {number} n */
-export const count = (n) => new Intl.NumberFormat().format(n);
-
 /**
  * The list's small chart: 24 hourly bars.
  *
  * @param {Activity} activity
  */
 export function sparkline(activity) {
-  const label = `Last 24 hours, hour by hour: ${count(activity.succeeded)} delivered, ${count(activity.failed)} failed`;
+  const label = t('chart.day', { delivered: formatNumber(activity.succeeded), failed: formatNumber(activity.failed) });
   return bars(activity.series, { width: 96, height: 24, label, className: 'sparkline' });
 }
 
@@ -85,6 +77,6 @@ export function sparkline(activity) {
  * @param {string} rangeLabel
  */
 export function overviewChart(overview, rangeLabel) {
-  const label = `${rangeLabel}: ${count(overview.succeeded)} delivered, ${count(overview.failed)} failed`;
+  const label = t('chart.range', { range: rangeLabel, delivered: formatNumber(overview.succeeded), failed: formatNumber(overview.failed) });
   return bars(overview.points, { width: 300, height: 80, label, className: 'overview-chart' });
 }

@@ -106,7 +106,7 @@ class WebhooksDashboard extends HTMLElement {
       link.addEventListener('error', resolve, { once: true });
     });
     const notice = h('p', { class: 'notice', role: 'status' });
-    const main = h('div', { class: 'dashboard', 'aria-busy': 'true' }, h('p', { class: 'loading' }, 'Loading…'));
+    const main = h('div', { class: 'dashboard', 'aria-busy': 'true' }, h('p', { class: 'loading' }));
     const nav = h('nav', { class: 'shell-nav' });
     root.append(link, notice, nav, main);
     this.#shell = { root, main, notice, nav, styled, client: createClient(this) };
@@ -172,6 +172,7 @@ class WebhooksDashboard extends HTMLElement {
     let view;
     try {
       await this.#locale;
+      shell.main.querySelector('.loading')?.replaceChildren(t('shell.loading')); // once its words are here
       if (route.name === 'webhook') view = await (await detailView()).renderDetail(context, route.id, route.query ?? '');
       else if (route.name === 'message') view = await (await messageView()).renderMessage(context, route.id, route.deliveryId);
       else if (route.name === 'new') view = await (await newView()).renderNew(context);

@@ -8,7 +8,7 @@
 /** @import { Attempt, Delivery, LogFilter, ViewContext, Webhook } from './api.js' */
 import { excerpt, h, replace, time, uid } from './dom.js';
 import { recoverForm } from './recover.js';
-import { DELIVERY_STATUS, explain, plural } from './words.js';
+import { DELIVERY_STATUS, explain, formatMs, plural, t } from './words.js';
 
 const PAGE_SIZE = 20;
 
@@ -20,21 +20,16 @@ const PAGE_SIZE = 20;
  */
 
 /** What an empty page says, by the filters the address keeps. @param {string} kept */
-const emptyWords = (kept) =>
-  !kept
-    ? 'No deliveries yet. Send a test event to see one here.'
-    : /^status=[^&]*$/.test(kept)
-      ? 'No deliveries with this status.'
-      : 'No deliveries match these filters.';
+const emptyWords = (kept) => t(!kept ? 'log.empty' : /^status=[^&]*$/.test(kept) ? 'log.emptyStatus' : 'log.emptyFilters');
 
-/** The period presets: their length, and their words. */
+/** The period presets: their length, and the key of their words. */
 const PERIODS = /** @type {const} */ ({
-  '': [0, 'Any time'],
-  '1h': [3_600_000, 'Last hour'],
-  '24h': [86_400_000, 'Last 24 hours'],
-  '7d': [7 * 86_400_000, 'Last 7 days'],
-  '30d': [30 * 86_400_000, 'Last 30 days'],
-  custom: [0, 'Custom range'],
+  '': [0, 'range.any'],
+  '1h': [3_600_000, 'range.1h'],
+  '24h': [86_400_000, 'range.24h'],
+  '7d': [7 * 86_400_000, 'range.7d'],
+  '30d': [30 * 86_400_000, 'range.30d'],
+  custom: [0, 'range.custom'],
 });
 
 /**
@@ -55,21 +50,21 @@ export function deliveryLog(context, webhook, query = '') {
   const filter = h(
     'select',
     { id: filterId, onchange: restart },
-    h('option', { value: '' }, 'All'),
+    h('option', { value: '' }, t('log.all')),
     Object.entries(DELIVERY_STATUS).map(([value, label]) => h('option', { value, selected: initial.get('status') === value }, label)),
   );
   const typeId = uid('type-filter');
   const typeFilter = h(
     'select',
     { id: typeId, onchange: restart },
-    h('option', { value: '' }, 'All events'),
+    h('option', { value: '' }, t('log.allEvents')),
     webhook.event_types.map((code) => h('option', { value: code, selected: initial.get('type') === code }, code)),
   );
   const periodId = uid('period-filter');
   const period = h(
     'select',
     { id: periodId, onchange: () => showCustom() || restart() },
-    Object.entries(PERIODS).map(([value, [, label]]) => h('option', { value, selected: (initial.get('period') ?? '') === value }, label)),
+    Object.entries(PERIODS).map(([value, [, key]]) => h('option', { value, selected: (initial.get('period') ?? '') === value }, t(key))),
   );
   const sinceId = uid('since');
   const untilId = uid('until');
@@ -83,15 +78,15 @@ export function deliveryLog(context, webhook, query = '') {
   const custom = h(
     'div',
     { class: 'log-filters', hidden: period.value !== 'custom' },
-    h('div', { class: 'field inline' }, h('label', { for: sinceId }, 'From'), sinceInput),
-    h('div', { class: 'field inline' }, h('label', { for: untilId }, 'To'), untilInput),
+    h('div', { class: 'field inline' }, h('label', { for: sinceId }, t('log.start')), sinceInput),
+    h('div', { class: 'field inline' }, h('label', { for: untilId }, t('log.end')), untilInput),
   );
   const searchId = uid('search');
   const search = h('input', {
     id: searchId,
     type: 'search',
     value: initial.get('q') ?? '',
-    placeholder: 'event_… or msg_…',
+    placeholder: t('log.searchPlaceholder'),
     spellcheck: 'false',
     autocomplete: 'off',
   });
@@ -101,9 +96,9 @@ export function deliveryLog(context, webhook, query = '') {
     return period.value === 'custom' && !sinceInput.value && !untilInput.value;
   }
   const list = h('div', { class: 'log-list', 'aria-live': 'polite', 'aria-busy': 'true' });
-  const previous = h('button', { type: 'button', onclick: () => go(page - 1, 'previous') }, 'Previous page');
-  const next = h('button', { type: 'button', onclick: () => go(page + 1, 'next') }, 'Next page');
-  const pager = h('nav', { class: 'pager', 'aria-label': 'Delivery log pages' }, previous, next);
+  const previous = h('button', { type: 'button', onclick: () => go(page - 1, 'previous') }, t('log.previous'));
+  const next = h('button', { type: 'button', onclick: () => go(page + 1, 'next') }, t('log.next'));
+  const pager = h('nav', { class: 'pager', 'aria-label': t('log.pages') }, previous, next);
   const element = h(
     'div',
     { class: 'log' },
@@ -112,18 +107,18 @@ export function deliveryLog(context, webhook, query = '') {
       {
         class: 'log-filters',
         role: 'search',
-        'aria-label': 'Filter the delivery log',
+        'aria-label': t('log.filter'),
         onsubmit: (/** @type {Event} */ e) => {
           e.preventDefault();
           restart();
         },
       },
-      h('div', { class: 'field inline' }, h('label', { for: filterId }, 'Status'), filter),
-      h('div', { class: 'field inline' }, h('label', { for: typeId }, 'Event'), typeFilter),
-      h('div', { class: 'field inline' }, h('label', { for: periodId }, 'Period'), period),
-      h('div', { class: 'field inline' }, h('label', { for: searchId }, 'Event or delivery id'), search),
-      h('button', { type: 'submit' }, 'Search'),
-      h('button', { type: 'button', onclick: () => load() }, 'Refresh'),
+      h('div', { class: 'field inline' }, h('label', { for: filterId }, t('log.status')), filter),
+      h('div', { class: 'field inline' }, h('label', { for: typeId }, t('log.event')), typeFilter),
+      h('div', { class: 'field inline' }, h('label', { for: periodId }, t('log.period')), period),
+      h('div', { class: 'field inline' }, h('label', { for: searchId }, t('log.search')), search),
+      h('button', { type: 'submit' }, t('log.searchButton')),
+      h('button', { type: 'button', onclick: () => load() }, t('log.refresh')),
     ),
     custom,
     recoverForm(context, webhookId, () => load()),
@@ -205,7 +200,7 @@ export function deliveryLog(context, webhook, query = '') {
         ? h('p', { class: 'hint' }, emptyWords(filters().kept))
         : h(
             'ul',
-            { class: 'deliveries', 'aria-label': 'Deliveries' },
+            { class: 'deliveries', 'aria-label': t('log.deliveries') },
             deliveries.map((d) => row(d)),
           ),
     );
@@ -241,18 +236,18 @@ export function deliveryLog(context, webhook, query = '') {
         'aria-controls': panelId,
         onclick: () => toggle(expand, panel, delivery),
       },
-      'Attempts',
+      t('log.attempts'),
     );
     const slot = h('div', { class: 'slot' });
     const resend = h(
       'button',
       { type: 'button', 'data-delivery': delivery.id, 'data-write': '', onclick: () => doResend(delivery, slot) },
-      'Resend',
+      t('log.resend'),
     );
     const view = h(
       'button',
       { type: 'button', onclick: () => context.navigate({ name: 'message', id: webhookId, deliveryId: delivery.id }) },
-      'View message',
+      t('log.view'),
     );
     const last = delivery.last_status_code ? `HTTP ${delivery.last_status_code}` : delivery.last_error;
     return h(
@@ -264,7 +259,7 @@ export function deliveryLog(context, webhook, query = '') {
         h('span', { class: 'code' }, delivery.event_type),
         time(delivery.created_on),
         h('span', { class: `badge badge-${delivery.status}` }, DELIVERY_STATUS[delivery.status] ?? delivery.status),
-        h('span', { class: 'hint' }, plural(delivery.attempt_count, 'attempt', 'attempts'), last ? `, last: ${last}` : ''),
+        h('span', { class: 'hint' }, plural(delivery.attempt_count, 'count.attempts'), last ? `, ${t('log.last', { last })}` : ''),
       ),
       h('div', { class: 'delivery-actions' }, expand, resend, view),
       slot,
@@ -282,10 +277,19 @@ export function deliveryLog(context, webhook, query = '') {
     button.setAttribute('aria-expanded', String(open));
     panel.hidden = !open;
     if (!open) return;
-    replace(panel, h('p', { class: 'hint' }, 'Loading attempts…'));
+    replace(panel, h('p', { class: 'hint' }, t('log.loadingAttempts')));
     try {
       const attempts = await context.api.attempts(webhookId, delivery.id);
-      replace(panel, attempts.length === 0 ? h('p', { class: 'hint' }, 'No attempt yet.') : h('ol', {}, attempts.map(attemptItem)));
+      replace(
+        panel,
+        attempts.length === 0
+          ? h('p', { class: 'hint' }, t('attempt.none'))
+          : h(
+              'ol',
+              {},
+              attempts.map((a) => attemptItem(a)),
+            ),
+      );
     } catch (error) {
       replace(panel, h('p', { class: 'error', role: 'alert' }, explain(error).text));
     }
@@ -299,7 +303,7 @@ export function deliveryLog(context, webhook, query = '') {
     slot.replaceChildren();
     try {
       await context.api.resend(webhookId, delivery.id);
-      context.notify(`Delivery of ${delivery.event_type} queued to be sent again.`);
+      context.notify(t('notice.resent', { type: delivery.event_type }));
       const index = [.../** @type {NodeListOf<HTMLElement>} */ (list.querySelectorAll('[data-delivery]'))].findIndex(
         (b) => b.dataset.delivery === delivery.id,
       );
@@ -310,9 +314,17 @@ export function deliveryLog(context, webhook, query = '') {
   }
 }
 
-/** @param {Attempt} attempt */
-function attemptItem(attempt) {
-  const outcome = attempt.status_code ? `HTTP ${attempt.status_code}` : `${attempt.error_kind ?? 'error'}: ${attempt.error ?? ''}`;
+/**
+ * One attempt: when, its outcome, how long it took, and the response's excerpt (the log's
+ * attempts and the message view's, which also shows the error beside an HTTP status).
+ *
+ * @param {Attempt} attempt
+ * @param {boolean} [withError]
+ */
+export function attemptItem(attempt, withError = false) {
+  const outcome = attempt.status_code
+    ? `HTTP ${attempt.status_code}`
+    : `${attempt.error_kind ?? t('attempt.error')}: ${attempt.error ?? ''}`;
   return h(
     'li',
     { class: 'attempt' },
@@ -321,9 +333,10 @@ function attemptItem(attempt) {
       {},
       time(attempt.started_on),
       ' · ',
-      h('span', { class: attempt.success ? 'ok' : 'bad' }, attempt.success ? 'Succeeded' : 'Failed'),
-      ` · ${outcome} · ${attempt.duration_ms} ms`,
+      h('span', { class: attempt.success ? 'ok' : 'bad' }, t(attempt.success ? 'attempt.ok' : 'attempt.failed')),
+      ` · ${outcome} · ${formatMs(attempt.duration_ms)}`,
     ),
+    withError && attempt.error && attempt.status_code ? h('p', { class: 'hint' }, attempt.error) : null,
     attempt.response_excerpt ? excerpt(attempt.response_excerpt) : null,
   );
 }

@@ -26,9 +26,13 @@ export async function renderDetail(context, id, query = '') {
   const toggle = h(
     'button',
     { type: 'button', 'data-focus': 'toggle', 'data-write': '', onclick: () => setEnabled(!enabled) },
-    enabled ? 'Disable' : 'Enable',
+    t(enabled ? 'detail.disable' : 'detail.enable'),
   );
-  const remove = h('button', { type: 'button', class: 'danger', 'data-write': '', onclick: () => confirmDelete(remove) }, 'Delete');
+  const remove = h(
+    'button',
+    { type: 'button', class: 'danger', 'data-write': '', onclick: () => confirmDelete(remove) },
+    t('detail.delete'),
+  );
   const log = deliveryLog(context, webhook, query);
 
   const settings = webhookForm(context, {
@@ -38,30 +42,30 @@ export async function renderDetail(context, id, query = '') {
       await context.api.updateWebhook(webhook.id, { ...fields, description: fields.description || null });
       heading.textContent = fields.name;
       webhook.name = fields.name;
-      context.notify('Changes saved.');
+      context.notify(t('notice.saved'));
     },
   });
 
   return h(
     'section',
     { class: 'view' },
-    h('button', { type: 'button', class: 'link back', onclick: () => context.navigate({ name: 'list' }) }, 'All webhooks'),
+    h('button', { type: 'button', class: 'link back', onclick: () => context.navigate({ name: 'list' }) }, t('nav.all')),
     h('div', { class: 'bar' }, heading, h('div', { class: 'actions' }, toggle, remove)),
     h('p', { class: `status status-${status.kind}` }, status.text),
-    webhook.last_error && !enabled ? h('p', { class: 'hint' }, `Last error: ${webhook.last_error}`) : null,
+    webhook.last_error && !enabled ? h('p', { class: 'hint' }, t('detail.lastError', { error: webhook.last_error })) : null,
     actionSlot,
     // What a person comes here for most: is it working (test, log); the settings change rarely.
     section(
-      'Send a test event',
+      t('detail.test'),
       testEventPanel(context, webhook, () => log.refresh()),
       true,
     ),
-    section('Overview', overviewPanel(context, webhook.id)),
-    section('Delivery log', log.element),
+    section(t('detail.overview'), overviewPanel(context, webhook.id)),
+    section(t('detail.log'), log.element),
     section(t('verify.title'), verifyPanel(context, webhook)),
     // Signing formats (issue 37): the secret's reveal and rotation.
-    webhook.format === 'standard-webhooks' ? section('Signing secret', signingPanel(context, webhook)) : null,
-    section('Settings', settings, true),
+    webhook.format === 'standard-webhooks' ? section(t('detail.secret'), signingPanel(context, webhook)) : null,
+    section(t('detail.settings'), settings, true),
   );
 
   /** @param {boolean} on */
@@ -69,9 +73,7 @@ export async function renderDetail(context, id, query = '') {
     actionSlot.replaceChildren();
     try {
       await (on ? context.api.enable(webhook.id) : context.api.disable(webhook.id));
-      context.notify(
-        on ? 'Webhook enabled. Held deliveries are being sent.' : 'Webhook disabled. New deliveries are held until you enable it.',
-      );
+      context.notify(t(on ? 'notice.enabled' : 'notice.disabled'));
       context.reload('toggle');
     } catch (error) {
       actionSlot.append(h('p', { class: 'error', role: 'alert' }, explain(error).text));
@@ -89,15 +91,15 @@ export async function renderDetail(context, id, query = '') {
       h(
         'div',
         { class: 'dialog-body' },
-        h('h2', { id: titleId }, `Delete “${webhook.name}”?`),
-        h('p', { id: textId }, 'Its endpoint receives nothing more, and its delivery log is deleted with it. This cannot be undone.'),
+        h('h2', { id: titleId }, t('delete.title', { name: webhook.name })),
+        h('p', { id: textId }, t('delete.text')),
         slot,
         h(
           'div',
           { class: 'buttons' },
-          h('button', { type: 'button', class: 'danger', onclick: () => destroy(dialog, slot) }, 'Delete webhook'),
+          h('button', { type: 'button', class: 'danger', onclick: () => destroy(dialog, slot) }, t('delete.confirm')),
           // The safe choice has focus, so Enter on a stray key press deletes nothing.
-          h('button', { type: 'button', autofocus: true, onclick: () => dialog.close() }, 'Cancel'),
+          h('button', { type: 'button', autofocus: true, onclick: () => dialog.close() }, t('common.cancel')),
         ),
       ),
     );
@@ -113,7 +115,7 @@ export async function renderDetail(context, id, query = '') {
     try {
       await context.api.deleteWebhook(webhook.id);
       dialog.close();
-      context.navigate({ name: 'list' }, { notice: `Webhook “${webhook.name}” deleted.`, replace: true });
+      context.navigate({ name: 'list' }, { notice: t('notice.deleted', { name: webhook.name }), replace: true });
     } catch (error) {
       slot.append(h('p', { class: 'error', role: 'alert' }, explain(error).text));
     }

@@ -7,7 +7,7 @@
  * Props: `on*` are listeners; `value`, `checked`, `disabled`, `hidden` and `open` are set as
  * properties; `null`, `undefined` and `false` are left out; the rest are attributes.
  */
-import { locale } from './words.js';
+import { locale, t } from './words.js';
 
 const PROPERTIES = new Set(['value', 'checked', 'disabled', 'hidden', 'selected']);
 
@@ -103,7 +103,7 @@ export function formatTime(iso) {
  */
 /** @param {string} text */
 export function excerpt(text) {
-  return h('pre', { class: 'excerpt', tabindex: 0, 'aria-label': 'Response' }, text);
+  return h('pre', { class: 'excerpt', tabindex: 0, 'aria-label': t('attempt.response') }, text);
 }
 
 /**

@@ -6,7 +6,7 @@
  */
 /** @import { EventType, ViewContext } from './api.js' */
 import { h, openModal, uid } from './dom.js';
-import { resourceLabel, t } from './words.js';
+import { eventName, resourceLabel, t } from './words.js';
 
 /**
  * Resolves with the chosen codes (catalog order), or null when the dialog was dismissed.
@@ -33,8 +33,8 @@ export async function chooseEvents(context, selected, opener) {
   const form = h(
     'form',
     { class: 'dialog-body' },
-    h('h2', { id: titleId }, 'Add events'),
-    h('p', { class: 'hint', id: hintId }, 'The webhook receives every event you check.'),
+    h('h2', { id: titleId }, t('dialog.title')),
+    h('p', { class: 'hint', id: hintId }, t('dialog.hint')),
     // In a new tab: the choice being made here stays as it is.
     h('p', {}, h('a', { href: '#/catalog', target: '_blank', rel: 'noopener' }, t('dialog.catalogLink'))),
     h(
@@ -56,7 +56,7 @@ export async function chooseEvents(context, selected, opener) {
               box,
               h('span', { class: 'code' }, type.code),
               ' ',
-              h('span', { class: 'description' }, type.name),
+              h('span', { class: 'description' }, eventName(type)),
             );
           }),
         ),
@@ -65,8 +65,8 @@ export async function chooseEvents(context, selected, opener) {
     h(
       'div',
       { class: 'buttons' },
-      h('button', { type: 'submit', class: 'primary' }, 'Save'),
-      h('button', { type: 'button', onclick: () => dialog.close() }, 'Cancel'),
+      h('button', { type: 'submit', class: 'primary' }, t('common.save')),
+      h('button', { type: 'button', onclick: () => dialog.close() }, t('common.cancel')),
     ),
   );
   const dialog = h('dialog', { class: 'dialog', 'aria-labelledby': titleId, 'aria-describedby': hintId }, form);

@@ -1,8 +1,8 @@
 /** The environment's webhooks, or an empty state that says what to do. */
 /** @import { Activity, ViewContext, Webhook } from './api.js' */
-import { count, percent, sparkline } from './chart.js';
+import { sparkline } from './chart.js';
 import { formatTime, h } from './dom.js';
-import { webhookStatus } from './words.js';
+import { formatNumber, formatPercent, t, webhookStatus } from './words.js';
 
 /** How many event codes a card lists before "and N more". */
 const SHOWN_EVENTS = 4;
@@ -16,25 +16,15 @@ export async function renderList(context) {
   const header = h(
     'div',
     { class: 'bar' },
-    h('h2', { tabindex: -1 }, 'Webhooks'),
-    h('button', { type: 'button', class: 'primary', 'data-write': '', onclick: () => context.navigate({ name: 'new' }) }, 'Add webhook'),
+    h('h2', { tabindex: -1 }, t('shell.title')),
+    h('button', { type: 'button', class: 'primary', 'data-write': '', onclick: () => context.navigate({ name: 'new' }) }, t('webhook.add')),
   );
   if (webhooks.length === 0) {
     return h(
       'section',
       { class: 'view' },
       header,
-      h(
-        'div',
-        { class: 'empty' },
-        h('p', { class: 'empty-title' }, 'No webhooks yet'),
-        h(
-          'p',
-          {},
-          'A webhook sends a signed message to your server whenever something happens here, such as a user signing up. ',
-          'Select Add webhook, enter the URL of your endpoint and choose the events to send.',
-        ),
-      ),
+      h('div', { class: 'empty' }, h('p', { class: 'empty-title' }, t('list.emptyTitle')), h('p', {}, t('list.emptyText'))),
     );
   }
   return h(
@@ -43,7 +33,7 @@ export async function renderList(context) {
     header,
     h(
       'ul',
-      { class: 'cards', 'aria-label': 'Your webhooks' },
+      { class: 'cards', 'aria-label': t('list.label') },
       webhooks.map((webhook) => card(context, webhook, byId.get(webhook.id))),
     ),
   );
@@ -68,13 +58,13 @@ function card(context, webhook, activity) {
     ),
     h('p', { class: `status status-${status.kind}` }, status.text),
     activity ? activityLine(activity) : null,
-    h('p', { class: 'endpoint' }, h('span', { class: 'label' }, 'Endpoint '), webhook.endpoint),
+    h('p', { class: 'endpoint' }, h('span', { class: 'label' }, `${t('webhook.endpoint')} `), webhook.endpoint),
     h(
       'p',
       { class: 'events' },
-      h('span', { class: 'label' }, 'Events '),
+      h('span', { class: 'label' }, `${t('webhook.events')} `),
       codes.slice(0, SHOWN_EVENTS).join(', '),
-      more > 0 ? ` and ${more} more` : '',
+      more > 0 ? ` ${t('list.more', { count: formatNumber(more) })}` : '',
     ),
   );
 }
@@ -91,8 +81,8 @@ function activityLine(activity) {
     h(
       'p',
       { class: 'figures' },
-      h('span', {}, h('span', { class: 'label' }, 'Success rate (24 h) '), h('strong', {}, percent(activity.success_rate))),
-      h('span', {}, h('span', { class: 'label' }, 'Requests (24 h) '), h('strong', {}, count(activity.attempts))),
+      h('span', {}, h('span', { class: 'label' }, `${t('stats.rate24')} `), h('strong', {}, formatPercent(activity.success_rate))),
+      h('span', {}, h('span', { class: 'label' }, `${t('stats.requests24')} `), h('strong', {}, formatNumber(activity.attempts))),
     ),
     sparkline(activity),
   );

@@ -3,9 +3,10 @@
  * copy button), the request headers we sent (credential values masked by the server), and every
  * attempt: time, duration, status or error, response excerpt.
  */
-/** @import { Attempt, ViewContext } from './api.js' */
-import { excerpt, h, time, uid } from './dom.js';
-import { DELIVERY_STATUS, plural } from './words.js';
+/** @import { ViewContext } from './api.js' */
+import { attemptItem } from './delivery-log.js';
+import { h, time, uid } from './dom.js';
+import { DELIVERY_STATUS, plural, t, tParts } from './words.js';
 
 /**
  * @param {ViewContext} context
@@ -24,13 +25,13 @@ export async function renderMessage(context, webhookId, deliveryId) {
       onclick: async () => {
         try {
           await navigator.clipboard.writeText(payload);
-          copied.textContent = 'Payload copied.';
+          copied.textContent = t('message.copied');
         } catch {
-          copied.textContent = 'Could not copy: select the payload and copy it instead.';
+          copied.textContent = t('message.copyFailed');
         }
       },
     },
-    'Copy payload',
+    t('message.copy'),
   );
   const headers = Object.entries(message.headers);
   return h(
@@ -39,7 +40,7 @@ export async function renderMessage(context, webhookId, deliveryId) {
     h(
       'button',
       { type: 'button', class: 'link back', onclick: () => context.navigate({ name: 'webhook', id: webhookId }) },
-      'Back to the webhook',
+      t('message.back'),
     ),
     h('div', { class: 'bar' }, h('h2', { tabindex: -1 }, delivery.event_type)),
     h(
@@ -49,25 +50,21 @@ export async function renderMessage(context, webhookId, deliveryId) {
       ' ',
       time(delivery.created_on),
       ' · ',
-      plural(delivery.attempt_count, 'attempt', 'attempts'),
+      plural(delivery.attempt_count, 'count.attempts'),
     ),
-    h('p', { class: 'hint' }, 'Delivery id (webhook-id) ', h('code', {}, delivery.id), ' · event ', h('code', {}, delivery.event_id)),
+    h('p', { class: 'hint' }, tParts('message.ids', { delivery: h('code', {}, delivery.id), event: h('code', {}, delivery.event_id) })),
     panel(
-      'Payload',
-      h(
-        'p',
-        { class: 'hint' },
-        'The claims of the signed token your endpoint received (a JWT, verified with the public keys). timestamp and iat are those of the last attempt.',
-      ),
-      h('pre', { class: 'payload', tabindex: 0, 'aria-label': 'Payload' }, payload),
+      t('message.payload'),
+      h('p', { class: 'hint' }, t('message.payloadHint')),
+      h('pre', { class: 'payload', tabindex: 0, 'aria-label': t('message.payload') }, payload),
       h('div', { class: 'buttons' }, copy, copied),
     ),
     panel(
-      'Request headers',
+      t('message.headers'),
       h(
         'table',
         { class: 'headers' },
-        h('caption', { class: 'hint' }, 'Sent with every attempt; credential values are hidden.'),
+        h('caption', { class: 'hint' }, t('message.headersHint')),
         h(
           'tbody',
           {},
@@ -76,8 +73,14 @@ export async function renderMessage(context, webhookId, deliveryId) {
       ),
     ),
     panel(
-      'Attempts',
-      message.attempts.length === 0 ? h('p', { class: 'hint' }, 'No attempt yet.') : h('ol', {}, message.attempts.map(attemptItem)),
+      t('log.attempts'),
+      message.attempts.length === 0
+        ? h('p', { class: 'hint' }, t('attempt.none'))
+        : h(
+            'ol',
+            {},
+            message.attempts.map((a) => attemptItem(a, true)),
+          ),
     ),
   );
 }
@@ -89,23 +92,4 @@ export async function renderMessage(context, webhookId, deliveryId) {
 function panel(title, ...content) {
   const id = uid('section');
   return h('section', { class: 'panel', 'aria-labelledby': id }, h('h3', { id }, title), ...content);
-}
-
-/** @param {Attempt} attempt */
-function attemptItem(attempt) {
-  const outcome = attempt.status_code ? `HTTP ${attempt.status_code}` : `${attempt.error_kind ?? 'error'}: ${attempt.error ?? ''}`;
-  return h(
-    'li',
-    { class: 'attempt' },
-    h(
-      'p',
-      {},
-      time(attempt.started_on),
-      ' · ',
-      h('span', { class: attempt.success ? 'ok' : 'bad' }, attempt.success ? 'Succeeded' : 'Failed'),
-      ` · ${outcome} · ${attempt.duration_ms} ms`,
-    ),
-    attempt.error && attempt.status_code ? h('p', { class: 'hint' }, attempt.error) : null,
-    attempt.response_excerpt ? excerpt(attempt.response_excerpt) : null,
-  );
 }

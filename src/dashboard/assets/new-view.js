@@ -2,6 +2,7 @@
 /** @import { ViewContext } from './api.js' */
 import { h } from './dom.js';
 import { webhookForm } from './webhook-form.js';
+import { t } from './words.js';
 
 /** @param {ViewContext} context */
 export async function renderNew(context) {
@@ -11,15 +12,15 @@ export async function renderNew(context) {
     onSave: async (fields) => {
       const { description, ...rest } = fields;
       const created = await context.api.createWebhook(description ? fields : rest);
-      context.navigate({ name: 'webhook', id: created.id }, { notice: `Webhook “${fields.name}” created.`, replace: true });
+      context.navigate({ name: 'webhook', id: created.id }, { notice: t('notice.created', { name: fields.name }), replace: true });
     },
   });
   return h(
     'section',
     { class: 'view' },
-    h('button', { type: 'button', class: 'link back', onclick: () => context.navigate({ name: 'list' }) }, 'All webhooks'),
-    h('h2', { tabindex: -1 }, 'Add webhook'),
-    h('p', { class: 'hint' }, 'We send each chosen event to your endpoint as an HTTP POST whose body is a signed token (JWT).'),
+    h('button', { type: 'button', class: 'link back', onclick: () => context.navigate({ name: 'list' }) }, t('nav.all')),
+    h('h2', { tabindex: -1 }, t('webhook.add')),
+    h('p', { class: 'hint' }, t('new.intro')),
     form,
   );
 }

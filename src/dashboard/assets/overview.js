@@ -3,12 +3,12 @@
  * hourly counters), success rate, requests, and median and 95th percentile durations.
  */
 /** @import { ViewContext } from './api.js' */
-import { count, overviewChart, percent } from './chart.js';
+import { overviewChart } from './chart.js';
 import { h, replace } from './dom.js';
-import { explain } from './words.js';
+import { explain, formatMs, formatNumber, formatPercent, t } from './words.js';
 
-/** @type {Readonly<Record<string, string>>} */
-export const RANGES = { '24h': 'Last 24 hours', '7d': 'Last 7 days', '30d': 'Last 30 days' };
+/** The periods, by the words of their `range.*` keys. */
+export const RANGES = /** @type {const} */ (['24h', '7d', '30d']);
 
 /**
  * @param {ViewContext} context
@@ -17,11 +17,15 @@ export const RANGES = { '24h': 'Last 24 hours', '7d': 'Last 7 days', '30d': 'Las
 export function overviewPanel(context, webhookId) {
   let range = '24h';
   const body = h('div', { 'aria-live': 'polite', 'aria-busy': 'true' });
-  const buttons = Object.entries(RANGES).map(([value, label]) =>
-    h('button', { type: 'button', 'aria-pressed': String(value === range), 'data-range': value, onclick: () => show(value) }, label),
+  const buttons = RANGES.map((value) =>
+    h(
+      'button',
+      { type: 'button', 'aria-pressed': String(value === range), 'data-range': value, onclick: () => show(value) },
+      t(`range.${value}`),
+    ),
   );
   void show(range);
-  return h('div', { class: 'overview' }, h('div', { class: 'ranges', role: 'group', 'aria-label': 'Overview period' }, buttons), body);
+  return h('div', { class: 'overview' }, h('div', { class: 'ranges', role: 'group', 'aria-label': t('stats.period') }, buttons), body);
 
   /** @param {string} value */
   async function show(value) {
@@ -31,25 +35,27 @@ export function overviewPanel(context, webhookId) {
     try {
       const o = await context.api.overview(webhookId, value);
       if (range !== value) return;
-      const ms = (/** @type {number | null} */ n) => (n === null ? '–' : `${count(n)} ms`);
+      const ms = (/** @type {number | null} */ n) => (n === null ? '–' : formatMs(n));
+      /** @param {import('./words.js').UiKey} key @param {string} value */
+      const figure = (key, value) => h('span', {}, h('span', { class: 'label' }, `${t(key)} `), h('strong', {}, value));
       replace(
         body,
         h(
           'p',
           { class: 'figures' },
-          h('span', {}, h('span', { class: 'label' }, 'Success rate '), h('strong', {}, percent(o.success_rate))),
-          h('span', {}, h('span', { class: 'label' }, 'Requests '), h('strong', {}, count(o.attempts))),
-          h('span', {}, h('span', { class: 'label' }, 'Delivered '), h('strong', {}, count(o.succeeded))),
-          h('span', {}, h('span', { class: 'label' }, 'Failed '), h('strong', {}, count(o.failed))),
-          h('span', {}, h('span', { class: 'label' }, 'Median duration '), h('strong', {}, ms(o.median_ms))),
-          h('span', {}, h('span', { class: 'label' }, '95th percentile '), h('strong', {}, ms(o.p95_ms))),
+          figure('stats.rate', formatPercent(o.success_rate)),
+          figure('stats.requests', formatNumber(o.attempts)),
+          figure('stats.delivered', formatNumber(o.succeeded)),
+          figure('stats.failed', formatNumber(o.failed)),
+          figure('stats.median', ms(o.median_ms)),
+          figure('stats.p95', ms(o.p95_ms)),
         ),
-        overviewChart(o, RANGES[value] ?? value),
+        overviewChart(o, t(/** @type {import('./words.js').UiKey} */ (`range.${value}`))),
         h(
           'p',
           { class: 'chart-legend', 'aria-hidden': 'true' },
-          h('span', { class: 'ok' }, 'Delivered'),
-          h('span', { class: 'bad' }, 'Failed'),
+          h('span', { class: 'ok' }, t('stats.delivered')),
+          h('span', { class: 'bad' }, t('stats.failed')),
         ),
       );
     } catch (error) {

@@ -4,7 +4,7 @@
  */
 /** @import { ViewContext } from './api.js' */
 import { h, replace, uid } from './dom.js';
-import { explain, plural } from './words.js';
+import { explain, plural, t } from './words.js';
 
 /**
  * @param {ViewContext} context
@@ -25,14 +25,19 @@ export function recoverForm(context, webhookId, onRecovered) {
       'aria-controls': formId,
       onclick: () => show(opener.getAttribute('aria-expanded') !== 'true'),
     },
-    'Recover failed since…',
+    t('recover.open'),
   );
   const form = h(
     'form',
     { class: 'inline-form recover', id: formId, hidden: true, novalidate: true, onsubmit: recover },
-    h('p', { class: 'hint' }, 'Failed deliveries of events since this time are sent again, each once.'),
-    h('div', { class: 'field' }, h('label', { for: inputId }, 'Since'), input),
-    h('div', { class: 'buttons' }, h('button', { type: 'submit' }, 'Recover'), h('button', { type: 'button', onclick: cancel }, 'Cancel')),
+    h('p', { class: 'hint' }, t('recover.hint')),
+    h('div', { class: 'field' }, h('label', { for: inputId }, t('recover.since')), input),
+    h(
+      'div',
+      { class: 'buttons' },
+      h('button', { type: 'submit' }, t('recover.submit')),
+      h('button', { type: 'button', onclick: cancel }, t('common.cancel')),
+    ),
   );
   return h('div', { class: 'recover-area' }, opener, form, result);
 
@@ -53,16 +58,13 @@ export function recoverForm(context, webhookId, onRecovered) {
     event.preventDefault();
     const since = new Date(input.value); // datetime-local: the reader's own time zone
     if (Number.isNaN(since.getTime())) {
-      replace(result, h('span', { class: 'error', role: 'alert' }, 'Enter a date and time.'));
+      replace(result, h('span', { class: 'error', role: 'alert' }, explain({ code: 'INVALID_SINCE' }).text));
       return;
     }
-    replace(result, 'Recovering…');
+    replace(result, t('recover.running'));
     try {
       const { recovered } = await context.api.recover(webhookId, since.toISOString());
-      replace(
-        result,
-        recovered === 0 ? 'No failed deliveries since then.' : `${plural(recovered, 'failed delivery', 'failed deliveries')} queued again.`,
-      );
+      replace(result, recovered === 0 ? t('recover.none') : plural(recovered, 'count.recovered'));
       show(false);
       opener.focus();
       onRecovered();

@@ -5,8 +5,8 @@
  * keeps the stored secret.
  */
 /** @import { ViewContext, Webhook } from './api.js' */
-import { h, openModal, uid } from './dom.js';
-import { explain } from './words.js';
+import { formatTime, h, openModal, uid } from './dom.js';
+import { explain, t } from './words.js';
 
 /** What the server answers for a stored secret, and takes back as "keep it". */
 const MASK = '********';
@@ -20,27 +20,34 @@ const MASK = '********';
  */
 export function signingGroup(webhook) {
   const auth = /** @type {Record<string, any> | null} */ (webhook?.auth ?? null);
-  const format = select('Signing', 'format', webhook?.format ?? 'jwt', [
-    ['jwt', 'JWT (RS256, verified with the public keys)'],
-    ['standard-webhooks', 'Standard Webhooks (HMAC secret, webhook-signature header)'],
+  const format = select(t('signing.format'), 'format', webhook?.format ?? 'jwt', [
+    ['jwt', t('signing.jwt')],
+    ['standard-webhooks', t('signing.standard')],
   ]);
-  const type = select('Endpoint authentication', 'auth_type', auth?.type ?? 'none', [
-    ['none', 'None'],
-    ['oauth2_client_credentials', 'OAuth2 client credentials'],
-    ['mtls', 'TLS client certificate (mTLS)'],
+  const type = select(t('auth.type'), 'auth_type', auth?.type ?? 'none', [
+    ['none', t('auth.none')],
+    ['oauth2_client_credentials', t('auth.oauth')],
+    ['mtls', t('auth.mtls')],
   ]);
-  const keep = 'Leave empty to keep the stored one.';
+  const keep = t('auth.keep');
+  const optional = t('common.optional');
   const oauth = {
-    token_url: input('Token URL', 'token_url', auth?.token_url),
-    client_id: input('Client ID', 'client_id', auth?.client_id),
-    client_secret: input('Client secret', 'client_secret', '', 'password', auth?.type === 'oauth2_client_credentials' ? keep : undefined),
-    scope: input('Scope', 'scope', auth?.scope, 'text', 'Optional.'),
-    audience: input('Audience', 'audience', auth?.audience, 'text', 'Optional.'),
+    token_url: input(t('auth.tokenUrl'), 'token_url', auth?.token_url),
+    client_id: input(t('auth.clientId'), 'client_id', auth?.client_id),
+    client_secret: input(
+      t('auth.clientSecret'),
+      'client_secret',
+      '',
+      'password',
+      auth?.type === 'oauth2_client_credentials' ? keep : undefined,
+    ),
+    scope: input(t('auth.scope'), 'scope', auth?.scope, 'text', optional),
+    audience: input(t('auth.audience'), 'audience', auth?.audience, 'text', optional),
   };
   const mtls = {
-    certificate: area('Client certificate (PEM)', 'certificate', auth?.certificate),
-    private_key: area('Private key (PEM)', 'private_key', '', auth?.type === 'mtls' ? keep : undefined),
-    ca: area('Server CA (PEM)', 'ca', auth?.ca, 'Optional: the CAs that sign your server’s certificate.'),
+    certificate: area(t('auth.certificate'), 'certificate', auth?.certificate),
+    private_key: area(t('auth.privateKey'), 'private_key', '', auth?.type === 'mtls' ? keep : undefined),
+    ca: area(t('auth.ca'), 'ca', auth?.ca, t('auth.caHint')),
   };
   const oauthGroup = h(
     'div',
@@ -63,7 +70,7 @@ export function signingGroup(webhook) {
     h(
       'fieldset',
       { class: 'option-group signing-fields' },
-      h('legend', {}, 'Signing and authentication'),
+      h('legend', {}, t('signing.legend')),
       format.wrap,
       type.wrap,
       oauthGroup,
@@ -114,17 +121,17 @@ export function signingGroup(webhook) {
  */
 export function signingPanel(context, webhook) {
   const out = h('div', { class: 'slot' });
-  const reveal = h('button', { type: 'button', onclick: () => show() }, 'Reveal');
-  const rotate = h('button', { type: 'button', onclick: () => confirmRotate() }, 'Rotate');
+  const reveal = h('button', { type: 'button', onclick: () => show() }, t('secret.reveal'));
+  const rotate = h('button', { type: 'button', onclick: () => confirmRotate() }, t('secret.rotate'));
   const publicKey = webhook.signing?.public_key;
   return h(
     'div',
     { class: 'signing-panel' },
-    h('p', { class: 'hint' }, 'Give this secret to your Standard Webhooks verifier. Anyone who has it can sign webhooks as us.'),
+    h('p', { class: 'hint' }, t('secret.hint')),
     webhook.signing?.previous_secret_until
-      ? h('p', { class: 'hint' }, `The previous secret still signs until ${webhook.signing.previous_secret_until}.`)
+      ? h('p', { class: 'hint' }, t('secret.previous', { until: formatTime(webhook.signing.previous_secret_until) }))
       : null,
-    publicKey ? h('p', {}, 'Ed25519 public key (v1a): ', h('code', {}, publicKey)) : null,
+    publicKey ? h('p', {}, `${t('secret.publicKey')} `, h('code', {}, publicKey)) : null,
     h('div', { class: 'buttons' }, reveal, rotate),
     out,
   );
@@ -149,18 +156,14 @@ export function signingPanel(context, webhook) {
       h(
         'div',
         { class: 'dialog-body' },
-        h('h2', { id: titleId }, 'Rotate the signing secret?'),
-        h(
-          'p',
-          { id: textId },
-          'A new secret signs from now on. The current one keeps signing beside it for 24 hours: update your verifier within that time.',
-        ),
+        h('h2', { id: titleId }, t('secret.rotateTitle')),
+        h('p', { id: textId }, t('secret.rotateText')),
         slot,
         h(
           'div',
           { class: 'buttons' },
-          h('button', { type: 'button', class: 'danger', onclick: () => run(dialog, slot) }, 'Rotate secret'),
-          h('button', { type: 'button', autofocus: true, onclick: () => dialog.close() }, 'Cancel'),
+          h('button', { type: 'button', class: 'danger', onclick: () => run(dialog, slot) }, t('secret.rotateConfirm')),
+          h('button', { type: 'button', autofocus: true, onclick: () => dialog.close() }, t('common.cancel')),
         ),
       ),
     );
@@ -176,8 +179,8 @@ export function signingPanel(context, webhook) {
     try {
       const secret = await context.api.rotateSecret(webhook.id);
       dialog.close();
-      out.replaceChildren(h('p', {}, 'New secret: ', h('code', { class: 'secret' }, secret.secret)));
-      context.notify('Signing secret rotated. The previous one keeps signing for 24 hours.');
+      out.replaceChildren(h('p', {}, `${t('secret.new')} `, h('code', { class: 'secret' }, secret.secret)));
+      context.notify(t('secret.rotated'));
     } catch (error) {
       slot.append(h('p', { class: 'error', role: 'alert' }, explain(error).text));
     }

@@ -4,7 +4,7 @@
  */
 /** @import { Attempt, ViewContext, Webhook } from './api.js' */
 import { excerpt, h, replace, uid } from './dom.js';
-import { explain } from './words.js';
+import { explain, formatMs, t } from './words.js';
 
 /** How long to wait for the first attempt before saying it will show in the log. */
 const WAIT_MS = 15_000;
@@ -30,7 +30,7 @@ export function testEventPanel(context, webhook, onSent) {
         select.append(
           h(
             'optgroup',
-            { label: 'Other events' },
+            { label: t('test.others') },
             others.map((t) => h('option', { value: t.code }, t.code)),
           ),
         );
@@ -42,8 +42,8 @@ export function testEventPanel(context, webhook, onSent) {
   return h(
     'form',
     { class: 'inline-form', novalidate: true, onsubmit: send },
-    h('div', { class: 'field' }, h('label', { for: id }, 'Event type'), select),
-    h('div', { class: 'buttons' }, h('button', { type: 'submit' }, 'Send test event')),
+    h('div', { class: 'field' }, h('label', { for: id }, t('test.type')), select),
+    h('div', { class: 'buttons' }, h('button', { type: 'submit' }, t('test.send'))),
     result,
   );
 
@@ -52,12 +52,12 @@ export function testEventPanel(context, webhook, onSent) {
     event.preventDefault();
     if (busy) return;
     busy = true;
-    replace(result, 'Sending…');
+    replace(result, t('test.sending'));
     try {
       const sent = await context.api.sendTest(webhook.id, select.value);
-      replace(result, 'Sent. Waiting for your endpoint to answer…');
+      replace(result, t('test.sent'));
       const attempt = await firstAttempt(context, webhook.id, sent.delivery_id);
-      replace(result, attempt ? describe(attempt) : 'Queued. Its attempt will appear in the delivery log below.');
+      replace(result, attempt ? describe(attempt) : t('test.queued'));
       onSent();
     } catch (error) {
       replace(result, h('span', { class: 'error', role: 'alert' }, explain(error).text));
@@ -85,15 +85,15 @@ async function firstAttempt(context, webhookId, deliveryId) {
 
 /** @param {Attempt} attempt */
 function describe(attempt) {
-  if (attempt.success)
-    return h('p', { class: 'ok' }, `Delivered: your endpoint answered HTTP ${attempt.status_code} in ${attempt.duration_ms} ms.`);
+  const duration = formatMs(attempt.duration_ms);
+  if (attempt.success) return h('p', { class: 'ok' }, t('test.delivered', { status: attempt.status_code ?? '', duration }));
   const why = attempt.status_code
-    ? `your endpoint answered HTTP ${attempt.status_code}`
-    : (attempt.error ?? attempt.error_kind ?? 'no answer');
+    ? t('test.answered', { status: attempt.status_code })
+    : (attempt.error ?? attempt.error_kind ?? t('test.noAnswer'));
   return h(
     'div',
     {},
-    h('p', { class: 'bad' }, `Not delivered: ${why} (after ${attempt.duration_ms} ms). It will be tried again on the usual schedule.`),
+    h('p', { class: 'bad' }, t('test.failed', { why, duration })),
     attempt.response_excerpt ? excerpt(attempt.response_excerpt) : null,
   );
 }

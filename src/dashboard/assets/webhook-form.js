@@ -9,7 +9,7 @@
 import { advancedSection } from './advanced.js';
 import { h, replace, uid } from './dom.js';
 import { chooseEvents } from './event-dialog.js';
-import { explain } from './words.js';
+import { explain, t } from './words.js';
 
 /**
  * @param {ViewContext} context
@@ -20,14 +20,14 @@ import { explain } from './words.js';
  */
 export function webhookForm(context, { webhook, onSave, onCancel }) {
   const selected = [...(webhook?.event_types ?? [])];
-  const name = field('Name', h('input', { name: 'name', autocomplete: 'off', maxlength: 255, value: webhook?.name ?? '' }));
+  const name = field(t('form.name'), h('input', { name: 'name', autocomplete: 'off', maxlength: 255, value: webhook?.name ?? '' }));
   const description = field(
-    'Description',
+    t('form.description'),
     h('textarea', { name: 'description', rows: 2, maxlength: 1000, value: webhook?.description ?? '' }),
-    'Optional. What this webhook is for.',
+    t('form.descriptionHint'),
   );
   const endpoint = field(
-    'Endpoint URL',
+    t('form.endpoint'),
     h('input', {
       name: 'endpoint',
       type: 'url',
@@ -37,16 +37,16 @@ export function webhookForm(context, { webhook, onSave, onCancel }) {
       placeholder: 'https://example.com/webhooks',
       value: webhook?.endpoint ?? '',
     }),
-    'Your server’s address that receives the events.',
+    t('form.endpointHint'),
   );
   const chips = h('div', { class: 'chips-area' });
-  const addEvent = h('button', { type: 'button', onclick: () => pickEvents() }, 'Add event');
+  const addEvent = h('button', { type: 'button', onclick: () => pickEvents() }, t('form.addEvent'));
   const eventsSlot = h('div', { class: 'slot' });
   const legendId = uid('events');
   const events = h(
     'div',
     { class: 'field', role: 'group', 'aria-labelledby': legendId },
-    h('span', { class: 'field-label', id: legendId }, 'Events'),
+    h('span', { class: 'field-label', id: legendId }, t('webhook.events')),
     chips,
     addEvent,
     eventsSlot,
@@ -66,8 +66,8 @@ export function webhookForm(context, { webhook, onSave, onCancel }) {
     h(
       'div',
       { class: 'buttons' },
-      h('button', { type: 'submit', class: 'primary' }, 'Save'),
-      onCancel ? h('button', { type: 'button', onclick: onCancel }, 'Cancel') : null,
+      h('button', { type: 'submit', class: 'primary' }, t('common.save')),
+      onCancel ? h('button', { type: 'button', onclick: onCancel }, t('common.cancel')) : null,
     ),
   );
   renderChips();
@@ -76,12 +76,12 @@ export function webhookForm(context, { webhook, onSave, onCancel }) {
   /** @param {number} [focusAt] The index of the chip whose Remove button gets focus. */
   function renderChips(focusAt) {
     if (selected.length === 0) {
-      replace(chips, h('p', { class: 'hint' }, 'No events chosen yet.'));
+      replace(chips, h('p', { class: 'hint' }, t('form.noEvents')));
       return;
     }
     const list = h(
       'ul',
-      { class: 'chips', 'aria-label': 'Chosen events' },
+      { class: 'chips', 'aria-label': t('form.chosen') },
       selected.map((code, index) =>
         h(
           'li',
@@ -89,7 +89,7 @@ export function webhookForm(context, { webhook, onSave, onCancel }) {
           h('span', { class: 'code' }, code),
           h(
             'button',
-            { type: 'button', class: 'chip-remove', 'aria-label': `Remove ${code}`, onclick: () => remove(index) },
+            { type: 'button', class: 'chip-remove', 'aria-label': t('form.remove', { code }), onclick: () => remove(index) },
             h('span', { 'aria-hidden': 'true' }, '×'),
           ),
         ),

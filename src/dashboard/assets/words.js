@@ -106,7 +106,7 @@ export function explain(error) {
   const status = failure?.status ?? 0;
   if (status >= 500 || !status) return { field: null, text: current.errors.INTERNAL_ERROR ?? OUR_SIDE };
   // A 4xx of the host's own (a 429 in front of the API): its message is the best we have.
-  return { field: null, text: failure?.message || 'The request was refused.' };
+  return { field: null, text: failure?.message || t('error.refused') };
 }
 
 /**
@@ -142,72 +142,50 @@ export const DELIVERY_STATUS = {
 };
 
 /**
- * "user.created" → "User"; "access_request.created" → "Access request".
+ * "user.created" → "User" ("Utilisateur" in French): the table's `resource.*`, else, for a
+ * host's own resource, words made from the code: "billing_run.done" → "Billing run".
  *
  * @param {string} code
  */
 export function resourceLabel(code) {
   const resource = code.includes('.') ? code.slice(0, code.indexOf('.')) : code;
   const words = resource.replace(/[_-]+/g, ' ');
-  return words.charAt(0).toUpperCase() + words.slice(1);
+  return current.ui[`resource.${resource}`] ?? words.charAt(0).toUpperCase() + words.slice(1);
 }
 
-/** @type {(n: number, one: string, many: string) => string} */
-export const plural = (n, one, many) => `${n} ${n === 1 ? one : many}`;
-
 /**
- * Every other string of the page, by key, in English: the table each locale translates
- * (words-fr.js, words-de.js: the same keys, test/dashboard/words.test.ts checks). `{name}` is
- * filled in by `t`.
+ * An event type's name: a built-in's from the table (`event.user.created`), a host's own as the
+ * catalog has it.
+ *
+ * @param {{ code: string, name: string, origin: string }} type
  */
-export const UI = Object.freeze({
-  'status.enabled': 'Enabled',
-  'status.disabled': 'Disabled',
-  'status.failing': 'Enabled, failing since {since}',
-  'status.disabledFailing': 'Disabled because failing since {since}',
-  'status.disabledGone': 'Disabled because the endpoint answered 410 Gone',
-  'shell.loading': 'Loading…',
-  'shell.title': 'Webhooks',
-  'shell.back': 'Back to all webhooks',
-  'shell.readOnly': 'You can look but not change anything here.',
-  'nav.all': 'All webhooks',
-  'nav.catalog': 'Event catalog',
-  'catalog.title': 'Event catalog',
-  'catalog.intro': 'Every event a webhook can receive: what it means, the JSON Schema of its data, and an example.',
-  'catalog.count': '{count} event types',
-  'catalog.filter': 'Filter events',
-  'catalog.none': 'No event type matches “{query}”.',
-  'catalog.origin': 'Defined by {origin}',
-  'catalog.schema': 'JSON Schema of data',
-  'catalog.example': 'Example data',
-  'copy.button': 'Copy',
-  'copy.done': 'Copied to the clipboard.',
-  'copy.failed': 'Could not copy: select the text and copy it yourself.',
-  'dialog.catalogLink': 'What each event contains: the event catalog',
-  'verify.title': 'How to verify',
-  'verify.intro':
-    'Each delivery’s body is a JWT signed with RS256. Check its signature with the public keys at the JWKS URL and its issuer, then deduplicate on the webhook-id header.',
-  'verify.introStandard':
-    'This webhook uses the Standard Webhooks format: check the webhook-signature header with the webhook’s signing secret, then deduplicate on webhook-id.',
-  'verify.jwks': 'JWKS URL',
-  'verify.issuer': 'Issuer',
-  'verify.install': 'Install: {command}',
-  'verify.snippet': '{label} example',
-});
-
-/** @typedef {keyof typeof UI} UiKey */
+export const eventName = (type) => (type.origin === 'kinde' && current.ui[`event.${type.code}`]) || type.name;
 
 /**
- * A locale's table: its UI strings, error texts (by wire code) and delivery statuses; what it
- * leaves out is said in English.
+ * `n` things in the current locale's words and plural form: the table's `{key}.one` or
+ * `{key}.other`, by `Intl.PluralRules` (French says "0 tentative", English "0 attempts").
+ *
+ * @param {number} n
+ * @param {'count.attempts' | 'count.recovered'} key
+ */
+export const plural = (n, key) =>
+  t(/** @type {UiKey} */ (`${key}.${new Intl.PluralRules(current.locale).select(n) === 'one' ? 'one' : 'other'}`), {
+    count: formatNumber(n),
+  });
+
+/** @typedef {keyof typeof import('./words-en.js').default.ui} UiKey */
+
+/**
+ * A locale's table (words-en.js, words-fr.js, words-de.js): its UI strings, and for a locale
+ * other than English its error texts (by wire code) and delivery statuses.
  *
  * @typedef {object} LocaleTable
  * @property {Partial<Record<string, string>>} ui
- * @property {Partial<Record<string, string>>} errors
- * @property {Partial<Record<string, string>>} statuses
+ * @property {Partial<Record<string, string>>} [errors]
+ * @property {Partial<Record<string, string>>} [statuses]
  */
 
-/** The locales with a table (English is this file). */
+/** The locales with a table. */
 export const LOCALES = /** @type {const} */ (['en', 'fr', 'de']);
 const ENGLISH_STATUS = { ...DELIVERY_STATUS };
 /** @type {{ locale: string, ui: Partial<Record<string, string>>, errors: Partial<Record<string, string>> }} */
@@ -222,13 +200,13 @@ let current = { locale: 'en', ui: {}, errors: {} };
  */
 export async function useLocale(tag) {
   const base = (tag ?? '').toLowerCase().split(/[-_]/, 1)[0] ?? '';
-  /** @type {LocaleTable | null} */
-  let table = null;
-  if (base === 'fr') table = (await import('./words-fr.js')).default;
-  else if (base === 'de') table = (await import('./words-de.js')).default;
-  const locale = table ? base : 'en';
-  current = { locale, ui: table?.ui ?? {}, errors: table?.errors ?? {} };
-  Object.assign(DELIVERY_STATUS, ENGLISH_STATUS, table?.statuses ?? {});
+  const locale = base === 'fr' || base === 'de' ? base : 'en';
+  // One table per reader: the other locales' are never fetched.
+  /** @type {LocaleTable} */
+  const table = (await (locale === 'fr' ? import('./words-fr.js') : locale === 'de' ? import('./words-de.js') : import('./words-en.js')))
+    .default;
+  current = { locale, ui: table.ui, errors: table.errors ?? {} };
+  Object.assign(DELIVERY_STATUS, ENGLISH_STATUS, table.statuses ?? {});
   return locale;
 }
 
@@ -242,9 +220,32 @@ export const locale = () => current.locale;
  * @param {Record<string, string | number>} [values]
  */
 export function t(key, values) {
-  const text = current.ui[key] ?? UI[key] ?? key;
+  const text = current.ui[key] ?? key;
   return values ? text.replace(/\{(\w+)\}/g, (m, name) => (name in values ? String(values[name]) : m)) : text;
+}
+
+/**
+ * Like `t`, for words with elements in them: the text split at its `{name}` placeholders, each
+ * replaced by its value as it is (a node stays a node), for `h` to append.
+ *
+ * @template V
+ * @param {UiKey} key
+ * @param {Record<string, V>} values
+ * @returns {(string | V)[]}
+ */
+export function tParts(key, values) {
+  const text = current.ui[key] ?? key;
+  return text.split(/\{(\w+)\}/).map((part, i) => (i % 2 && part in values ? /** @type {V} */ (values[part]) : part));
 }
 
 /** @param {number} n */
 export const formatNumber = (n) => new Intl.NumberFormat(current.locale).format(n);
+
+/** A duration in milliseconds, in the locale's words and digits. @param {number} ms */
+export const formatMs = (ms) => new Intl.NumberFormat(current.locale, { style: 'unit', unit: 'millisecond' }).format(ms);
+
+/** `0.987` → "98.7%" ("98,7 %" in French); null → "–". @param {number | null} rate */
+export function formatPercent(rate) {
+  if (rate === null) return '–';
+  return new Intl.NumberFormat(current.locale, { style: 'percent', maximumFractionDigits: rate > 0.99 && rate < 1 ? 1 : 0 }).format(rate);
+}
