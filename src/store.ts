@@ -328,4 +328,6 @@ export interface PurgeCounts {
   events: number;
   /** Sent notices deleted. */
   notices: number;
+  /** Hourly counters deleted (of hours that ended before the cutoff). */
+  hours: number;
 }
