@@ -60,8 +60,8 @@ export const POSTGRES_TALLY = (rows: string) => {
 
 /**
  * One environment's counters in `[since, until)`, of one webhook or of all. Without `durations`
- * (the list's stats) only the counts are read: the list reads a row per webhook and hour of a day,
- * and each column read costs on every one of them.
+ * (the list's stats) only the counts are read: the list reads a row per webhook and hour, and each
+ * column read costs on every one of them. With `stepMs` (a chart), summed per point.
  */
 export async function readHours(
   db: Kysely<EngineTables>,
