@@ -26,6 +26,30 @@ interface Entry {
   rows: number;
   /** Extensions one after another (two calls must not add the same hours twice). */
   turn: Promise<void>;
+  /** The kept hours of `[since, settled)` as counts per webhook: succeeded per point, then failed per point. */
+  aligned: { since: number; settled: number; byWebhook: Map<string, number[]> } | null;
+}
+
+/** The entry's settled hours in `[since, settled)` as counts per point of an hour from `since`. */
+function alignedOf(entry: Entry, since: number, settled: number, points: number): Map<string, number[]> {
+  const a = entry.aligned;
+  if (a && a.since === since && a.settled === settled) return a.byWebhook;
+  const byWebhook = new Map<string, number[]>();
+  for (const [webhookId, kept] of entry.byWebhook) {
+    let counts: number[] | undefined;
+    for (let i = 0; i < kept.length; i += 3) {
+      const hour = kept[i]!;
+      // Another call may have settled more hours meanwhile: those are read live by this one.
+      if (hour < since || hour >= settled) continue;
+      counts ??= new Array<number>(2 * points).fill(0);
+      const at = (hour - since) / HOUR_MS;
+      counts[at]! += kept[i + 1]!;
+      counts[points + at]! += kept[i + 2]!;
+    }
+    if (counts) byWebhook.set(webhookId, counts);
+  }
+  entry.aligned = { since, settled, byWebhook };
+  return byWebhook;
 }
 
 /** Reads the counts (no durations) of every webhook of the environment in `[since, until)`. */
@@ -75,12 +99,18 @@ export class SettledHours {
       }
       return a;
     };
-    for (const [webhookId, kept] of entry.byWebhook) {
-      for (let i = 0; i < kept.length; i += 3) {
-        const hour = kept[i]!;
-        // Another call may have settled more hours meanwhile: those are in `live` here.
-        if (hour >= since && hour < settled) add(of(webhookId), (hour - since) / HOUR_MS, kept[i + 1]!, kept[i + 2]!);
+    // The settled hours as counts per point (made once per window and settled boundary).
+    for (const [webhookId, counts] of alignedOf(entry, since, settled, window.points)) {
+      const points = new Array<Activity['points'][number]>(window.points);
+      let succeeded = 0;
+      let failed = 0;
+      for (let i = 0; i < window.points; i++) {
+        const p = { at: since + i * HOUR_MS, succeeded: counts[i]!, failed: counts[window.points + i]! };
+        succeeded += p.succeeded;
+        failed += p.failed;
+        points[i] = p;
       }
+      out.set(webhookId, { points, succeeded, failed });
     }
     for (const r of live) add(of(r.webhookId), (r.hour - since) / HOUR_MS, r.succeeded, r.failed);
     return out;
@@ -90,7 +120,7 @@ export class SettledHours {
   async #settle(environment: string, since: number, settled: number, read: ReadCounts): Promise<Entry> {
     let entry = this.#entries.get(environment);
     if (entry) this.#entries.delete(environment); // read again: last to go
-    if (!entry || entry.through < since) entry = { through: since, byWebhook: new Map(), rows: 0, turn: Promise.resolve() };
+    if (!entry || entry.through < since) entry = { through: since, byWebhook: new Map(), rows: 0, turn: Promise.resolve(), aligned: null };
     this.#entries.set(environment, entry);
     const e = entry;
     const turn = e.turn.then(async () => {
@@ -114,6 +144,7 @@ export class SettledHours {
       for (const kept of e.byWebhook.values()) sortTriples(kept);
       e.rows = count + rows.length;
       e.through = settled;
+      e.aligned = null;
       this.#bound(environment);
     });
     e.turn = turn.catch(() => {});
