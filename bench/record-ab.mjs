@@ -1,6 +1,6 @@
 // What one change to the recording of outcomes costs, on a busy machine: two builds (e.g. with and
-// without the hourly counters) record groups of successes on the same SQLite file and the same
-// PostgreSQL database, ALTERNATING group by group in one process, so load that comes and goes
+// without the hourly counters) record groups of successes, each on its own SQLite file and its own
+// PostgreSQL database (a build's migrations may differ), ALTERNATING group by group in one process, so load that comes and goes
 // falls on both alike (record-path.mjs alternates whole processes, which a shared machine's load
 // swings outlast). Per build: median and mean wall time of `Store.recordAttempts` per delivery,
 // and the ratio. GROUPS groups (400) of GROUP deliveries (32) over WEBHOOKS webhooks (4) each.
@@ -30,27 +30,28 @@ async function compare(label, open) {
   const stores = [await open(a), await open(b)];
   await stores[0].migrate(Date.now());
   await stores[1].migrate(Date.now());
-  for (let i = 0; i < WEBHOOKS; i++) {
-    const now = Date.now();
-    await stores[0].createWebhook(
-      {
-        id: `webhook_${i}`,
-        environment,
-        name: `receiver ${i}`,
-        description: null,
-        endpoint: `https://hooks.example.com/${i}`,
-        eventTypes: ['user.created'],
-        status: 'enabled',
-        disabledReason: null,
-        disabledAt: null,
-        failingSince: null,
-        lastError: null,
-        createdAt: now,
-        updatedAt: now,
-      },
-      { maxWebhooks: null },
-    );
-  }
+  for (let i = 0; i < WEBHOOKS; i++)
+    for (const store of stores) {
+      const now = Date.now();
+      await store.createWebhook(
+        {
+          id: `webhook_${i}`,
+          environment,
+          name: `receiver ${i}`,
+          description: null,
+          endpoint: `https://hooks.example.com/${i}`,
+          eventTypes: ['user.created'],
+          status: 'enabled',
+          disabledReason: null,
+          disabledAt: null,
+          failingSince: null,
+          lastError: null,
+          createdAt: now,
+          updatedAt: now,
+        },
+        { maxWebhooks: null },
+      );
+    }
   const times = [[], []];
   for (let g = -20; g < 2 * GROUPS; g++) {
     const k = (g + 20) % 2; // A, B, A, B, …
@@ -84,18 +85,20 @@ async function compare(label, open) {
 console.log(`record-ab: A ${a}, B ${b}; ${GROUPS} groups of ${GROUP} each, alternating; load ${load()}`);
 const dir = mkdtempSync(join(tmpdir(), 'iw-record-ab-'));
 try {
-  await compare('sqlite', async (dist) => (await build(dist, 'adapters/sqlite/index.js')).sqliteStore({ filename: join(dir, 'bench.db') }));
+  await compare('sqlite', async (dist) =>
+    (await build(dist, 'adapters/sqlite/index.js')).sqliteStore({ filename: join(dir, `${dist === a ? 'a' : 'b'}.db`) }),
+  );
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
 if (await postgresAvailable()) {
-  const name = `iw_record_ab_${process.pid}`;
-  const url = await createDatabase(name);
+  const names = [`iw_record_ab_${process.pid}_a`, `iw_record_ab_${process.pid}_b`];
+  const urls = [await createDatabase(names[0]), await createDatabase(names[1])];
   try {
     await compare('postgres', async (dist) =>
-      (await build(dist, 'adapters/postgres/index.js')).postgresStore({ connectionString: url, notifications: false }),
+      (await build(dist, 'adapters/postgres/index.js')).postgresStore({ connectionString: urls[dist === a ? 0 : 1], notifications: false }),
     );
   } finally {
-    await dropDatabase(name);
+    for (const name of names) await dropDatabase(name);
   }
 }
