@@ -1,3 +1,4 @@
+import { SettledHours } from './activity.js';
 import type { Catalog } from './catalog/catalog.js';
 import type { Clock } from './clock.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
@@ -55,6 +56,8 @@ const STATUSES: readonly DeliveryStatus[] = ['pending', 'held', 'delivered', 'fa
 export function createManagement(deps: ManagementDeps): Management {
   const { access, clock, catalog, guard } = deps;
   const env = (options: { environment?: string } | undefined) => v.environmentOf(options?.environment);
+  // The list's stats: settled hours kept in memory (src/activity.ts).
+  const settledHours = new SettledHours();
   // Every record handed out: its circuit, and credential header values masked (write-only).
   const shown = (w: WebhookRecord) => view({ ...w, headers: maskHeaders(w.headers) });
   /** Headers to store for webhook `id`: credential values sealed (refused without secretsKey), masked ones kept. */
@@ -211,28 +214,26 @@ export function createManagement(deps: ManagementDeps): Management {
     },
     async stats(options) {
       const environment = env(options);
-      const window = windowOf('24h', clock.now());
-      const [list, rows] = await access.run('reading webhook stats', (s) =>
+      const now = clock.now();
+      const window = windowOf('24h', now);
+      // The settled hours come from memory, read once per process (src/activity.ts).
+      const [ids, byWebhook] = await access.run('reading webhook stats', (s) =>
         Promise.all([
-          s.listWebhooks(environment),
-          s.readHours(environment, { since: window.since, until: window.until, durations: false }),
+          s.listWebhookIds(environment),
+          settledHours.read(environment, window, now, (since, until) => s.readHours(environment, { since, until, durations: false })),
         ]),
       );
-      const byWebhook = new Map<string, typeof rows>();
-      for (const r of rows) {
-        const mine = byWebhook.get(r.webhookId);
-        if (mine) mine.push(r);
-        else byWebhook.set(r.webhookId, [r]);
-      }
-      return list.map((w) => {
-        const series = seriesOf(byWebhook.get(w.id) ?? [], window);
+      return ids.map((webhookId) => {
+        const a = byWebhook.get(webhookId);
+        const succeeded = a?.succeeded ?? 0;
+        const failed = a?.failed ?? 0;
         return {
-          webhookId: w.id,
-          attempts: series.succeeded + series.failed,
-          succeeded: series.succeeded,
-          failed: series.failed,
-          successRate: successRate(series.succeeded, series.failed),
-          series: series.points,
+          webhookId,
+          attempts: succeeded + failed,
+          succeeded,
+          failed,
+          successRate: successRate(succeeded, failed),
+          series: a?.points ?? seriesOf([], window).points,
         };
       });
     },
@@ -244,7 +245,7 @@ export function createManagement(deps: ManagementDeps): Management {
       const window = windowOf(range as Range, clock.now());
       const rows = await access.find('webhook', id, 'reading a webhook overview', async (s) =>
         (await s.getWebhook(environment, id))
-          ? s.readHours(environment, { webhookId: id, since: window.since, until: window.until })
+          ? s.readHours(environment, { webhookId: id, since: window.since, until: window.until, stepMs: window.stepMs })
           : null,
       );
       const series = seriesOf(rows, window);

@@ -40,6 +40,8 @@ export interface Store<Tx = unknown> {
   getWebhook(environment: string, id: string): Promise<WebhookRecord | null>;
   /** Oldest first. */
   listWebhooks(environment: string): Promise<WebhookRecord[]>;
+  /** The ids of the environment's webhooks, in `listWebhooks`' order (the list's stats need no more). */
+  listWebhookIds(environment: string): Promise<string[]>;
   /**
    * Applies the patch; returns the new record, or null when there is no such webhook (or, with
    * `patch.expect`, when its sealed columns have changed since they were read).
@@ -56,8 +58,8 @@ export interface Store<Tx = unknown> {
   enableWebhook(environment: string, id: string, now: number, resumeHeld: boolean): Promise<WebhookRecord | null>;
   /**
    * Signing formats and endpoint auth (issue 37): the webhooks of every environment that hold a
-   * sealed secret (`signing` or `auth` set, or a sealed credential header), in id order after `after`, at most `limit`: the pages
-   * `webhooks.resealSecrets()` walks.
+   * sealed secret (`signing` or `auth` set, or a sealed credential header), in id order after
+   * `after`, at most `limit`: the pages `webhooks.resealSecrets()` walks.
    */
   listWebhooksWithSecrets(after: string | null, limit: number): Promise<WebhookRecord[]>;
 
@@ -84,9 +86,14 @@ export interface Store<Tx = unknown> {
    * The hourly counters of the environment's webhooks (of one when `webhookId` is given) whose
    * hour starts in `[since, until)`, in no particular order: what `recordAttempts` added for each
    * attempt it wrote (src/stats.ts). A row per webhook and hour with attempts. With
-   * `durations: false`, each record's `durations` may be empty (only the counts are read).
+   * `durations: false`, each record's `durations` may be empty (only the counts are read). With
+   * `stepMs`, the counters are summed per webhook and period of `stepMs` from `since` (a chart's
+   * points), each record's `hour` being its period's start.
    */
-  readHours(environment: string, args: { webhookId?: string; since: number; until: number; durations?: boolean }): Promise<HourRecord[]>;
+  readHours(
+    environment: string,
+    args: { webhookId?: string; since: number; until: number; durations?: boolean; stepMs?: number },
+  ): Promise<HourRecord[]>;
   /**
    * Makes a delivery in any state due `now` again, with its id (its `webhook-id`) unchanged. A
    * delivery in flight under a live lease is left alone (its attempt is the one asked for).
@@ -330,4 +337,6 @@ export interface PurgeCounts {
   events: number;
   /** Sent notices deleted. */
   notices: number;
+  /** Hourly counters deleted (of hours that ended before the cutoff). */
+  hours: number;
 }

@@ -60,15 +60,22 @@ export const POSTGRES_TALLY = (rows: string) => {
 
 /**
  * One environment's counters in `[since, until)`, of one webhook or of all. Without `durations`
- * (the list's stats) only the counts are read: the list reads a row per webhook and hour of a day,
- * and each column read costs on every one of them.
+ * (the list's stats) only the counts are read: the list reads a row per webhook and hour, and each
+ * column read costs on every one of them. With `stepMs` (a chart), summed per point.
  */
 export async function readHours(
   db: Kysely<EngineTables>,
   environment: string,
-  { webhookId, since, until, durations = true }: { webhookId?: string; since: number; until: number; durations?: boolean },
+  {
+    webhookId,
+    since,
+    until,
+    durations = true,
+    stepMs,
+  }: { webhookId?: string; since: number; until: number; durations?: boolean; stepMs?: number },
 ): Promise<HourRecord[]> {
   const { run, texts } = precompiled(db);
+  if (stepMs !== undefined) return readSteps(run, texts, environment, { webhookId, since, until, stepMs });
   if (!durations && webhookId === undefined) return readSeries(run, texts, environment, since, until);
   const columns = durations ? READ_COLUMNS_ALL : READ_COLUMNS;
   const key = `read hours ${durations} ${webhookId !== undefined}`;
@@ -120,4 +127,38 @@ async function readSeries(run: Run, texts: Texts, environment: string, since: nu
     }
   }
   return records;
+}
+
+/**
+ * A chart's read: the counters summed by the database per webhook and period of `stepMs` from
+ * `since` (a day of the 30-day chart is 24 rows), so a webhook's month comes back as 30 rows
+ * instead of 720. Each record's `hour` is its period's start. The integer casts keep SQLite's
+ * division whole (it binds a JavaScript number as a real).
+ */
+async function readSteps(
+  run: Run,
+  texts: Texts,
+  environment: string,
+  { webhookId, since, until, stepMs }: { webhookId?: string | undefined; since: number; until: number; stepMs: number },
+): Promise<HourRecord[]> {
+  const one = webhookId !== undefined;
+  const statement = text(texts, `read steps ${one}`, (p) => {
+    const int = (mark: string) => (texts.dialect === 'postgres' ? `${mark}::bigint` : `cast(${mark} as integer)`);
+    const period = `("hour" - ${int(p())}) / ${int(p())}`;
+    const sums = ['succeeded', 'failed', ...BUCKETS].map((c) => `sum("${c}") as "${c}"`).join(', ');
+    return (
+      `select "webhook_id", ${period} as "period", ${sums} from "iw_webhook_hours" ` +
+      `where "environment" = ${p()} and "hour" >= ${p()} and "hour" < ${p()}${one ? ` and "webhook_id" = ${p()}` : ''} ` +
+      'group by "webhook_id", "period"'
+    );
+  });
+  const parameters = [since, stepMs, environment, since, until, ...(one ? [webhookId] : [])];
+  const rows = await run<Record<string, string | number>>(statement, parameters);
+  return rows.map((r) => ({
+    webhookId: r.webhook_id as string,
+    hour: since + Number(r.period) * stepMs,
+    succeeded: Number(r.succeeded),
+    failed: Number(r.failed),
+    durations: BUCKETS.map((b) => Number(r[b])),
+  }));
 }

@@ -439,6 +439,16 @@ export const MIGRATIONS: readonly Migration[] = [
       await db.schema.createIndex('iw_dashboard_grants_expiry').on('iw_dashboard_grants').column('expires_at').execute();
     },
   },
+  {
+    version: 22,
+    name: 'hourly counters by hour (retention)',
+    async up(db) {
+      // Retention deletes the counters of old hours across environments, oldest first, a batch
+      // at a time (`retention.ts`): an index led by the hour. It changes only when a webhook's
+      // hour gets its first row (never on the additions to it), so recording stays as it was.
+      await db.schema.createIndex('iw_webhook_hours_hour').on('iw_webhook_hours').column('hour').execute();
+    },
+  },
 ];
 
 /**

@@ -1,4 +1,5 @@
 import { sql, type Transaction } from 'kysely';
+import { hourOf } from '../../src/stats.js';
 import type { PurgeArgs, PurgeCounts } from '../../src/store.js';
 import type { EngineTables } from './schema.js';
 
@@ -14,9 +15,11 @@ type Trx = Transaction<EngineTables>;
  *    `limit` deliveries and, by their attempt counts, about `limit` attempts);
  * 3. events older than the cutoff with no delivery left go: with their last delivery in step 2,
  *    or (those that never had one) from a window of the oldest (a pending delivery keeps its event);
- * 4. sent notices older than the cutoff go.
+ * 4. sent notices older than the cutoff go;
+ * 5. hourly counters (`iw_webhook_hours`) of hours that ended before the cutoff go, oldest first
+ *    (read from the index on their hour, migration 22).
  */
-export const PURGE_STEPS = ['expired', 'deliveries', 'events', 'notices'] as const;
+export const PURGE_STEPS = ['expired', 'deliveries', 'events', 'notices', 'hours'] as const;
 
 export async function purgeStep(trx: Trx, step: (typeof PURGE_STEPS)[number], { cutoff, now, limit }: PurgeArgs): Promise<number> {
   switch (step) {
@@ -114,9 +117,23 @@ export async function purgeStep(trx: Trx, step: (typeof PURGE_STEPS)[number], { 
       const gone = await trx.deleteFrom('iw_notices').where('id', 'in', old).executeTakeFirst();
       return Number(gone.numDeletedRows);
     }
+    case 'hours': {
+      // An hour that began before the cutoff's own hour ended by the cutoff; that hour stays.
+      const old = trx
+        .selectFrom('iw_webhook_hours')
+        .select(['webhook_id', 'hour'])
+        .where('hour', '<', hourOf(cutoff))
+        .orderBy('hour')
+        .limit(limit);
+      const gone = await trx
+        .deleteFrom('iw_webhook_hours')
+        .where(({ eb, refTuple }) => eb(refTuple('webhook_id', 'hour'), 'in', old.$asTuple('webhook_id', 'hour')))
+        .executeTakeFirst();
+      return Number(gone.numDeletedRows);
+    }
   }
 }
 
 export function emptyCounts(): PurgeCounts {
-  return { expired: 0, deliveries: 0, events: 0, notices: 0 };
+  return { expired: 0, deliveries: 0, events: 0, notices: 0, hours: 0 };
 }

@@ -191,6 +191,17 @@ export class KyselyStore implements Store<HostTransaction> {
     return rows.map(toWebhook);
   }
 
+  async listWebhookIds(environment: string): Promise<string[]> {
+    if (!known(environment)) return [];
+    const { run, texts } = precompiled(this.db);
+    const statement = text(
+      texts,
+      'webhook ids',
+      (p) => `select "id" from "iw_webhooks" where "environment" = ${p()} order by "created_at", "id"`,
+    );
+    return (await run<{ id: string }>(statement, [environment])).map((r) => r.id);
+  }
+
   async updateWebhook(environment: string, id: string, patch: WebhookPatch, now: number): Promise<WebhookRecord | null> {
     if (!known(environment, id)) return null;
     const set: Partial<EngineTables['iw_webhooks']> = { updated_at: now };

@@ -126,6 +126,7 @@ describe.each(backends)('retention on $name', (backend) => {
 
     await e.walkTo(start + 23 * DAY);
     const recent = await e.emit('default');
+    const recentHour = clock.now() - (clock.now() % HOUR);
     await e.walkTo(start + 31 * DAY);
     await hooks.drain();
 
@@ -156,6 +157,11 @@ describe.each(backends)('retention on $name', (backend) => {
       });
       expect((await hooks.events.get(h.id, { environment: h.environment })).id).toBe(h.id);
     }
+    // The dashboard's hourly counters: those of the old attempts' hours went, the recent one's stayed.
+    const hours = async (environment: string) =>
+      (await store.readHours(environment, { since: 0, until: clock.now() + HOUR })).map((r) => r.hour);
+    expect(await hours('default')).toEqual([recentHour]);
+    for (const environment of ['env_p', 'env_n', 'env_f']) expect(await hours(environment)).toEqual([]);
     // The sent notice is older than the period: gone. The one that failed stays for the operator.
     expect((await hooks.notices.list()).map((x) => [x.environment, x.status])).toEqual([['env_f', 'failed']]);
 
@@ -178,6 +184,40 @@ describe.each(backends)('retention on $name', (backend) => {
     expect(e.sent).toEqual(['env_n', 'env_p']);
     expect(e.logged.filter((l) => l.includes('retention failed'))).toEqual([]);
   }, 60_000);
+
+  test('hourly counters: those of hours that ended before the cutoff go, oldest first, a batch at a time; later ones stay', async () => {
+    const store = await backend.open();
+    const now = Date.parse('2026-03-01T12:30:00Z');
+    await store.migrate(now);
+    const cutoff = now - 30 * DAY; // 2026-01-30T12:30Z: its own hour (12:00) ended after it
+    const cutoffHour = cutoff - (cutoff % HOUR);
+    // Two environments, three webhooks, the 8 hours before the cutoff's hour and the 3 from it on.
+    const rows = [];
+    for (const [environment, webhookId] of [
+      ['env_a', 'webhook_a'],
+      ['env_a', 'webhook_b'],
+      ['env_b', 'webhook_c'],
+    ] as const)
+      for (let h = -8; h < 3; h++) {
+        const buckets = Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`d${i}`, i === 0 ? 1 : 0]));
+        rows.push({ environment, webhook_id: webhookId, hour: cutoffHour + h * HOUR, succeeded: 1, failed: 0, ...buckets });
+      }
+    await store.kysely
+      .insertInto('iw_webhook_hours')
+      .values(rows as never)
+      .execute();
+    const kept = async (environment: string) =>
+      (await store.readHours(environment, { since: 0, until: now })).map((r) => `${r.webhookId} ${(r.hour - cutoffHour) / HOUR}`).sort();
+    // Batches of 10: the 24 old rows go in three rounds, oldest hours first.
+    const first = await store.purge({ cutoff, now, limit: 10 });
+    expect(first).toMatchObject({ hours: 10 });
+    expect((await kept('env_a')).concat(await kept('env_b'))).not.toContain('webhook_a -8');
+    expect(await store.purge({ cutoff, now, limit: 10 })).toMatchObject({ hours: 10 });
+    expect(await store.purge({ cutoff, now, limit: 10 })).toMatchObject({ hours: 4 });
+    expect(await store.purge({ cutoff, now, limit: 10 })).toMatchObject({ hours: 0 });
+    expect(await kept('env_a')).toEqual(['webhook_a 0', 'webhook_a 1', 'webhook_a 2', 'webhook_b 0', 'webhook_b 1', 'webhook_b 2']);
+    expect(await kept('env_b')).toEqual(['webhook_c 0', 'webhook_c 1', 'webhook_c 2']);
+  }, 30_000);
 
   test('retention: false keeps everything', async () => {
     const store = await backend.open();
@@ -348,10 +388,10 @@ describe('retention on postgres: one process at a time', () => {
     expect(await b.purge(args)).toBeNull();
     await blocker.query('commit');
     // (The events went with their last delivery, in the deliveries step.)
-    expect(await first).toEqual({ expired: 0, deliveries: 10, events: 0, notices: 1 });
+    expect(await first).toEqual({ expired: 0, deliveries: 10, events: 0, notices: 1, hours: 0 });
     expect(await a.getEvent('default', 'event_seed00000000')).toBeNull();
     // Free again: the other store purges (nothing left).
-    expect(await b.purge(args)).toEqual({ expired: 0, deliveries: 0, events: 0, notices: 0 });
+    expect(await b.purge(args)).toEqual({ expired: 0, deliveries: 0, events: 0, notices: 0, hours: 0 });
   }, 30_000);
 });
 

@@ -85,6 +85,56 @@ export function describeStatsContract(ready: () => Promise<Store>): void {
       expect(await s.readHours('env_a', { since: hour, until: hour + 2 * HOUR_MS })).toHaveLength(1);
     });
 
+    test("a chart's read sums the counters per period from its start; the list's read gives the ids in the list's order", async () => {
+      const a = webhook('env_a', { createdAt: T0 + 2 });
+      const b = webhook('env_a', { createdAt: T0 + 1 });
+      const other = webhook('env_b');
+      for (const w of [a, b, other]) await s.createWebhook(w, { maxWebhooks: null });
+      expect(await s.listWebhookIds('env_a')).toEqual([b.id, a.id]);
+      expect(await s.listWebhookIds('env_b')).toEqual([other.id]);
+      expect(await s.listWebhookIds('env_none')).toEqual([]);
+      const hour = T0 - (T0 % HOUR_MS);
+      const ofA = await deliveries(a, 4, () => T0);
+      const ofB = await deliveries(b, 1, () => T0);
+      const offsets = [0, 1, 3, 7]; // hours after `hour`
+      const outcome = (d: { id: string; webhookId: string }, startedAt: number, durationMs: number) => ({
+        attempt: { ...attempt(d.id, d.webhookId, 'env_a', true, startedAt), durationMs },
+        workerId: 'w1',
+        now: T0 + 5,
+        nextAttemptAt: null,
+        disableAfterMs: HOUR_MS * 72,
+      });
+      await s.recordAttempts([
+        ...ofA.map((d, i) => outcome(d, hour + offsets[i]! * HOUR_MS + 5, 10 + i * 100)),
+        outcome(ofB[0]!, hour + 2 * HOUR_MS, 12),
+      ]);
+      const byKey = <R extends { webhookId: string; hour: number }>(rows: R[]) =>
+        [...rows].sort((x, y) => (x.webhookId + x.hour).localeCompare(y.webhookId + y.hour));
+      const buckets = (...set: Array<[number, number]>) => {
+        const d = new Array(10).fill(0);
+        for (const [i, n] of set) d[i] = n;
+        return d;
+      };
+      // Six-hour periods from `hour`: hours 0, 1, 3 of `a` (10, 110, 210 ms) in the first, hour 7 (310 ms) in the second.
+      expect(byKey(await s.readHours('env_a', { since: hour, until: hour + 12 * HOUR_MS, stepMs: 6 * HOUR_MS }))).toEqual(
+        byKey([
+          { webhookId: a.id, hour, succeeded: 3, failed: 0, durations: buckets([0, 1], [3, 2]) },
+          { webhookId: a.id, hour: hour + 6 * HOUR_MS, succeeded: 1, failed: 0, durations: buckets([4, 1]) },
+          { webhookId: b.id, hour, succeeded: 1, failed: 0, durations: buckets([0, 1]) },
+        ]),
+      );
+      // Periods start at `since`, not at a multiple of the step: hours 1 to 6, then 7 to 12, of one webhook.
+      expect(
+        byKey(await s.readHours('env_a', { webhookId: a.id, since: hour + HOUR_MS, until: hour + 13 * HOUR_MS, stepMs: 6 * HOUR_MS })),
+      ).toEqual(
+        byKey([
+          { webhookId: a.id, hour: hour + HOUR_MS, succeeded: 2, failed: 0, durations: buckets([3, 2]) },
+          { webhookId: a.id, hour: hour + 7 * HOUR_MS, succeeded: 1, failed: 0, durations: buckets([4, 1]) },
+        ]),
+      );
+      expect(await s.readHours('env_b', { since: hour, until: hour + 12 * HOUR_MS, stepMs: 6 * HOUR_MS })).toEqual([]);
+    });
+
     test('the log by date range and by delivery id, with and without other filters', async () => {
       const a = webhook('env_a');
       await s.createWebhook(a, { maxWebhooks: null });

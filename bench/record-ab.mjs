@@ -1,0 +1,104 @@
+// What one change to the recording of outcomes costs, on a busy machine: two builds (e.g. with and
+// without the hourly counters) record groups of successes, each on its own SQLite file and its own
+// PostgreSQL database (a build's migrations may differ), ALTERNATING group by group in one process, so load that comes and goes
+// falls on both alike (record-path.mjs alternates whole processes, which a shared machine's load
+// swings outlast). Per build: median and mean wall time of `Store.recordAttempts` per delivery,
+// and the ratio. GROUPS groups (400) of GROUP deliveries (32) over WEBHOOKS webhooks (4) each.
+// Run: node bench/record-ab.mjs <dist A> <dist B>   (e.g. .tmp/nocount dist)
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { delivered } from './lib/outcome.mjs';
+import { createDatabase, dropDatabase, postgresAvailable } from './lib/postgres.mjs';
+
+const GROUPS = Number(process.env.GROUPS ?? 400);
+const GROUP = Number(process.env.GROUP ?? 32);
+const WEBHOOKS = Number(process.env.WEBHOOKS ?? 4);
+const [a, b] = process.argv.slice(2).map((d) => resolve(d));
+if (!a || !b) throw new Error('usage: node bench/record-ab.mjs <dist A> <dist B>');
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
+const build = (dist, path) => import(pathToFileURL(join(dist, path)).href);
+const environment = 'default';
+const data = { user: { id: 'kp_0123456789abcdef', email: 'someone@example.com' } };
+
+async function compare(label, open) {
+  const stores = [await open(a), await open(b)];
+  await stores[0].migrate(Date.now());
+  await stores[1].migrate(Date.now());
+  for (let i = 0; i < WEBHOOKS; i++)
+    for (const store of stores) {
+      const now = Date.now();
+      await store.createWebhook(
+        {
+          id: `webhook_${i}`,
+          environment,
+          name: `receiver ${i}`,
+          description: null,
+          endpoint: `https://hooks.example.com/${i}`,
+          eventTypes: ['user.created'],
+          status: 'enabled',
+          disabledReason: null,
+          disabledAt: null,
+          failingSince: null,
+          lastError: null,
+          createdAt: now,
+          updatedAt: now,
+        },
+        { maxWebhooks: null },
+      );
+    }
+  const times = [[], []];
+  for (let g = -20; g < 2 * GROUPS; g++) {
+    const k = (g + 20) % 2; // A, B, A, B, …
+    const store = stores[k];
+    for (let i = 0; i < GROUP / WEBHOOKS; i++) {
+      const now = Date.now();
+      await store.insertEvent(
+        { id: `event_${randomUUID()}`, environment, type: 'user.created', source: 'admin', data, eventTimestamp: now, createdAt: now },
+        { newDeliveryId: () => `msg_${randomUUID()}` },
+      );
+    }
+    const now = Date.now();
+    const claimed = await store.claimDue({ now, limit: GROUP, workerId: 'bench', leaseMs: 60_000 });
+    const batch = claimed.map((c) => delivered(c, now));
+    const t0 = process.hrtime.bigint();
+    await store.recordAttempts(batch);
+    const us = Number(process.hrtime.bigint() - t0) / 1000 / batch.length;
+    if (g >= 0) times[k].push(us); // the first 20 groups warm up
+  }
+  for (const s of stores) await s.close();
+  const median = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
+  const mean = (xs) => xs.reduce((s, x) => s + x, 0) / xs.length;
+  const [ma, mb] = times.map(median);
+  const [ea, eb] = times.map(mean);
+  console.log(
+    `${label}: A median ${ma.toFixed(1)} µs/delivery (mean ${ea.toFixed(1)}), B median ${mb.toFixed(1)} (mean ${eb.toFixed(1)}); ` +
+      `B/A median ${((mb / ma - 1) * 100).toFixed(1)} %, mean ${((eb / ea - 1) * 100).toFixed(1)} %; load ${load()}`,
+  );
+}
+
+console.log(`record-ab: A ${a}, B ${b}; ${GROUPS} groups of ${GROUP} each, alternating; load ${load()}`);
+const dir = mkdtempSync(join(tmpdir(), 'iw-record-ab-'));
+try {
+  await compare('sqlite', async (dist) =>
+    (await build(dist, 'adapters/sqlite/index.js')).sqliteStore({ filename: join(dir, `${dist === a ? 'a' : 'b'}.db`) }),
+  );
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
+if (await postgresAvailable()) {
+  const names = [`iw_record_ab_${process.pid}_a`, `iw_record_ab_${process.pid}_b`];
+  const urls = [await createDatabase(names[0]), await createDatabase(names[1])];
+  try {
+    await compare('postgres', async (dist) =>
+      (await build(dist, 'adapters/postgres/index.js')).postgresStore({ connectionString: urls[dist === a ? 0 : 1], notifications: false }),
+    );
+  } finally {
+    for (const name of names) await dropDatabase(name);
+  }
+}

@@ -1,0 +1,115 @@
+import { expect, test } from 'vitest';
+import { sqliteStore } from '../../adapters/sqlite/index.js';
+import type { EmitInput } from '../../src/index.js';
+import { useCleanups } from '../helpers/cleanup.js';
+import { makeEngine } from '../helpers/engine.js';
+import { userData } from '../helpers/fixtures.js';
+import { startReceiver, tempDir } from '../helpers/http.js';
+
+/**
+ * The list's stats (`hooks.webhooks.stats`) keep the settled hours in memory (src/activity.ts):
+ * each call reads only the live hours and, once, the hours settled since the last call. On a
+ * ManualClock and a real SQLite file, the counts stay those of the overview (read from the
+ * counters every time) while hours settle, leave the window, and calls overlap.
+ */
+const HOUR = 3_600_000;
+const cleanups = useCleanups();
+
+test('the list reads settled hours once, and its counts stay those of the counters as hours settle and leave the window', async () => {
+  let healthy = true;
+  const receiver = await startReceiver(() => (healthy ? 200 : 500));
+  cleanups.push(() => receiver.close());
+  const dir = tempDir('iw-list-stats-');
+  cleanups.push(() => dir.cleanup());
+  const store = sqliteStore({ filename: dir.file('webhooks.db') });
+  const reads: Array<{ since: number; until: number }> = [];
+  const readHours = store.readHours.bind(store);
+  store.readHours = (environment, args) => {
+    if (args.webhookId === undefined) reads.push({ since: args.since, until: args.until });
+    return readHours(environment, args);
+  };
+  const engine = await makeEngine({ store, backoff: { schedule: [48 * HOUR], jitter: 0 } });
+  cleanups.push(() => engine.close());
+  const { hooks, clock } = engine;
+  await hooks.start();
+  const environment = 'env-a';
+  const create = (name: string) =>
+    hooks.webhooks.create({ name, endpoint: `${receiver.url}/${name}`, eventTypes: ['user.created'], environment });
+  const a = await create('a');
+  const emit = async (n: number) => {
+    for (let i = 0; i < n; i++) await hooks.emit({ type: 'user.created', source: 'api', data: userData(), environment } as EmitInput);
+    await hooks.drain();
+  };
+  /** The list's line of each webhook, checked against the overview's 24 hours of the same webhook. */
+  const stats = async () => {
+    const list = await hooks.webhooks.stats({ environment });
+    for (const line of list) {
+      const overview = await hooks.webhooks.overview(line.webhookId, { environment, range: '24h' });
+      expect({ succeeded: line.succeeded, failed: line.failed, points: line.series }).toEqual({
+        succeeded: overview.succeeded,
+        failed: overview.failed,
+        points: overview.points,
+      });
+    }
+    return list;
+  };
+  const hourOfNow = () => clock.now() - (clock.now() % HOUR);
+
+  await emit(2);
+  reads.length = 0;
+  let [line] = await stats();
+  expect(line).toMatchObject({ webhookId: a.id, attempts: 2, succeeded: 2, failed: 0, successRate: 1 });
+  // First call: the settled hours of the window, then the two live ones.
+  const settled = hourOfNow() - HOUR;
+  expect(reads).toEqual(
+    expect.arrayContaining([
+      { since: hourOfNow() - 23 * HOUR, until: settled },
+      { since: settled, until: hourOfNow() + HOUR },
+    ]),
+  );
+
+  // Half an hour on, one more: only the live hours are read.
+  await clock.advance(HOUR / 2);
+  await emit(1);
+  reads.length = 0;
+  [line] = await stats();
+  expect(line).toMatchObject({ attempts: 3, succeeded: 3 });
+  expect(reads).toEqual([{ since: settled, until: hourOfNow() + HOUR }]);
+
+  // Two hours on, a failure, and a second webhook: the first hour has settled and is read once.
+  await clock.advance(2 * HOUR);
+  healthy = false;
+  await emit(1);
+  const b = await create('b');
+  reads.length = 0;
+  const lines = await stats();
+  expect(lines.map((l) => [l.webhookId, l.succeeded, l.failed])).toEqual([
+    [a.id, 3, 1],
+    [b.id, 0, 0],
+  ]);
+  expect(lines[0]!.series.at(-1)).toMatchObject({ succeeded: 0, failed: 1 });
+  expect(lines[0]!.series.at(-3)).toMatchObject({ succeeded: 3, failed: 0 });
+  expect(reads).toEqual(
+    expect.arrayContaining([
+      { since: settled, until: hourOfNow() - HOUR },
+      { since: hourOfNow() - HOUR, until: hourOfNow() + HOUR },
+    ]),
+  );
+  expect(reads).toHaveLength(2);
+
+  // Calls at once after more hours settled: the same counts, none added twice.
+  await clock.advance(3 * HOUR);
+  const [first, second] = await Promise.all([stats(), stats()]);
+  expect(first).toEqual(second);
+  expect(first.map((l) => [l.succeeded, l.failed])).toEqual([
+    [3, 1],
+    [0, 0],
+  ]);
+
+  // A day on, every hour has left the window.
+  await clock.advance(24 * HOUR);
+  expect((await stats()).map((l) => [l.attempts, l.successRate])).toEqual([
+    [0, null],
+    [0, null],
+  ]);
+}, 30_000);
