@@ -65,6 +65,8 @@ export function createEmit(deps: EmitDeps) {
         traceparent,
         transaction: options.transaction,
         webhookIds: options.webhookIds,
+        // Ordered delivery per subject: what an ordered webhook queues this event's delivery by.
+        subject: catalog.subjectOf(type, data),
       });
     // On our own transaction, a dropped connection costs a transient retry with the same event id
     // (the insert is idempotent), not an error to the host. In the host's transaction a failure is

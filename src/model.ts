@@ -61,7 +61,16 @@ export interface WebhookRecord {
   signing?: WebhookSigning | null;
   /** How the engine authenticates to the endpoint; secrets sealed in the store, masked on read. */
   auth?: WebhookAuth | null;
+  /**
+   * Ordered delivery per subject (issue 40, docs/ordering.md): `none` (each delivery on its own
+   * back-off) or `per-subject` (a delivery waits while an earlier one of the same subject to
+   * this webhook is pending or held). Absent: `none`.
+   */
+  ordering?: WebhookOrdering;
 }
+
+/** A webhook's delivery order (see `WebhookRecord.ordering`). */
+export type WebhookOrdering = 'none' | 'per-subject';
 
 /** How a webhook's deliveries are signed (see `WebhookRecord.format`). */
 export type WebhookFormat = 'jwt' | 'standard-webhooks';

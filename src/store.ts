@@ -9,6 +9,7 @@ import type {
   NoticeStatus,
   WebhookAuth,
   WebhookFormat,
+  WebhookOrdering,
   WebhookRecord,
   WebhookSigning,
 } from './model.js';
@@ -140,7 +141,7 @@ export interface Store<Tx = unknown> {
    * transient retry after a lost commit reply gives the same answers). Returns, per item in order,
    * the webhook when, and only when, that item disabled it.
    */
-  recordAttempts(batch: readonly RecordAttemptArgs[]): Promise<Array<{ disabled: WebhookRecord | null }>>;
+  recordAttempts(batch: readonly RecordAttemptArgs[]): Promise<RecordResult[]>;
   /**
    * Earliest `next_attempt_at` among pending deliveries and pending notices, or null. Cheap:
    * served by indexes. Where a lease leaves `next_attempt_at` in place (SQLite), leased
@@ -230,9 +231,17 @@ export interface WebhookPatch {
    * re-seal and an update that keeps masked values never overwrite one another's secrets.
    */
   expect?: Pick<WebhookRecord, 'signing' | 'auth' | 'headers'>;
+  /** Ordered delivery per subject (issue 40). Set to `none`, what waited behind an earlier delivery becomes due. */
+  ordering?: WebhookOrdering;
 }
 
 export interface InsertEventOptions<Tx> {
+  /**
+   * The event's subject (its catalog entry's pointer into `data`), or null. A webhook with
+   * `ordering: 'per-subject'` queues its deliveries by it: one written while an earlier one of
+   * the same subject is pending or held waits, not due, until that one ends.
+   */
+  subject?: string | null;
   newDeliveryId: () => string;
   /** W3C traceparent of the emitting span, stored with the event for the attempts' spans. */
   traceparent?: string | null;
@@ -308,6 +317,17 @@ export interface RecordAttemptArgs {
    * worker's id is compared. The attempt row and the webhook's health are written either way.
    */
   leaseUntil?: number;
+  /**
+   * The delivery's webhook orders by subject (as the claim read it): when this outcome ends the
+   * delivery, the next of its subject becomes due (and the result says `released`).
+   */
+  ordered?: boolean;
+}
+
+/** What recording one outcome did: the disable it made (null: none), and whether a delivery waiting behind it became due. */
+export interface RecordResult {
+  disabled: WebhookRecord | null;
+  released?: boolean;
 }
 
 export interface NoticeClaimArgs {

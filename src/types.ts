@@ -156,6 +156,7 @@ import type {
   NoticeStatus,
   WebhookAuth,
   WebhookFormat,
+  WebhookOrdering,
   WebhookRecord,
 } from './model.js';
 import type { WebhookEventMap } from './receiver/event-types.generated.js';
@@ -240,6 +241,13 @@ export interface WebhookInput {
   asymmetric?: boolean;
   /** How the engine authenticates to the endpoint (needs `secretsKey`); null removes it. Secrets are write-only. */
   auth?: WebhookAuth | null;
+  /**
+   * Delivery order (issue 40, docs/ordering.md). `none` (default): each delivery on its own
+   * back-off, in no promised order. `per-subject`: a delivery is not attempted while an earlier
+   * one of the same subject (`data.user.id` for `user.*`, …: the catalog's `subject`) to this
+   * webhook is pending or held; other subjects flow. Set back to `none`, what waited goes at once.
+   */
+  ordering?: WebhookOrdering;
 }
 
 /** A webhook's signing secret, revealed (`webhooks.secret`, `webhooks.rotateSecret`). */

@@ -1,7 +1,7 @@
 import type { Catalog } from './catalog/catalog.js';
 import { headersInput, rateLimitInput, timeoutInput } from './endpoint-options.js';
 import { ValidationError } from './errors.js';
-import type { EventSource } from './model.js';
+import type { EventSource, WebhookOrdering } from './model.js';
 import type { WebhookPatch } from './store.js';
 
 /** Bounds on what an account holder may store. */
@@ -217,14 +217,23 @@ interface RawWebhookInput {
   headers?: Record<string, string> | null;
   timeoutMs?: number | null;
   rateLimit?: { perSecond: number } | null;
+  ordering?: WebhookOrdering;
 }
 
 /** Endpoint options (issue 36) stay out of the record until the management functions seal them. */
-export type CleanWebhookInput = Required<Omit<RawWebhookInput, 'environment' | 'headers' | 'timeoutMs' | 'rateLimit'>> & {
+export type CleanWebhookInput = Required<Omit<RawWebhookInput, 'environment' | 'headers' | 'timeoutMs' | 'rateLimit' | 'ordering'>> & {
   headers: Record<string, string>;
   timeoutMs: number | null;
   rateLimit: { perSecond: number } | null;
+  ordering: WebhookOrdering;
 };
+
+/** Ordered delivery per subject (issue 40, docs/ordering.md): `none` or `per-subject`. */
+export function orderingInput(value: unknown): WebhookOrdering {
+  if (value !== 'none' && value !== 'per-subject')
+    throw new ValidationError("ordering must be 'none' or 'per-subject'", { field: 'ordering' });
+  return value;
+}
 
 export function webhookInput(input: unknown, catalog: Catalog): CleanWebhookInput {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) throw new ValidationError('webhook input must be an object');
@@ -237,6 +246,7 @@ export function webhookInput(input: unknown, catalog: Catalog): CleanWebhookInpu
     headers: i.headers === undefined ? {} : headersInput(i.headers),
     timeoutMs: i.timeoutMs === undefined ? null : timeoutInput(i.timeoutMs),
     rateLimit: i.rateLimit === undefined ? null : rateLimitInput(i.rateLimit),
+    ordering: i.ordering === undefined ? 'none' : orderingInput(i.ordering),
   };
 }
 
@@ -251,5 +261,6 @@ export function webhookPatch(input: unknown, catalog: Catalog): WebhookPatch {
   if (i.headers !== undefined) patch.headers = headersInput(i.headers);
   if (i.timeoutMs !== undefined) patch.timeoutMs = timeoutInput(i.timeoutMs);
   if (i.rateLimit !== undefined) patch.rateLimit = rateLimitInput(i.rateLimit);
+  if (i.ordering !== undefined) patch.ordering = orderingInput(i.ordering);
   return patch;
 }

@@ -89,9 +89,11 @@ const unleased = (table: string, p: Mark) => ` and ("${table}"."locked_until" is
 /**
  * When the next pending delivery comes due (`nextDueAt`, an empty claim): the head of the due
  * index, past the leased rows. A lease that runs out is not a due time here (this text knows no
- * `now`): the scheduler's poll, at most `pollIntervalMs` apart, finds such a row.
+ * `now`): the scheduler's poll, at most `pollIntervalMs` apart, finds such a row. Nor is a
+ * delivery waiting in its subject's queue (ordering per subject: pending, no due time), which
+ * SQLite would sort first.
  */
-export const NEXT_DELIVERY = `(select "next_attempt_at" from "iw_deliveries" where "status" = 'pending' and "locked_by" is null order by "next_attempt_at" limit 1)`;
+export const NEXT_DELIVERY = `(select "next_attempt_at" from "iw_deliveries" where "status" = 'pending' and "locked_by" is null and "next_attempt_at" is not null order by "next_attempt_at" limit 1)`;
 /** The earliest pending notice. */
 export const NEXT_NOTICE = `(select "next_attempt_at" from "iw_notices" where "status" = 'pending' order by "next_attempt_at" limit 1)`;
 

@@ -2,6 +2,7 @@ import { type Kysely, type QueryCreator, type RawBuilder, sql, type Transaction 
 import { WebhookDisabledError } from '../../src/errors.js';
 import type { DeliveryRecord, DeliveryStatus } from '../../src/model.js';
 import type { DeliveryCursor, DeliveryFilter } from '../../src/store.js';
+import { enqueue, isOrdered, subjectsOf } from './ordering.js';
 import { toDelivery } from './rows.js';
 import type { DeliveryRow, EngineTables } from './schema.js';
 
@@ -103,10 +104,48 @@ function pageOf(rows: DeliveryRow[], limit: number): { deliveries: DeliveryRecor
  * transaction, so it cannot commit between our check and our writes and leave pending
  * deliveries on a disabled webhook.
  */
-async function webhookStatus(trx: Trx, environment: string, webhookId: string, rowLocks: boolean): Promise<string | null> {
-  let q = trx.selectFrom('iw_webhooks').select('status').where('environment', '=', environment).where('id', '=', webhookId);
+async function webhookStatus(trx: Trx, environment: string, webhookId: string, rowLocks: boolean) {
+  let q = trx.selectFrom('iw_webhooks').select(['status', 'ordering']).where('environment', '=', environment).where('id', '=', webhookId);
   if (rowLocks) q = q.forShare();
-  return (await q.executeTakeFirst())?.status ?? null;
+  const row = await q.executeTakeFirst();
+  return { status: row?.status ?? null, ordered: isOrdered(row) };
+}
+
+/**
+ * Ordered per subject: where a resent delivery stands in its subject's queue. `none`: it is not
+ * ordered (its webhook does not order, or it was written without a subject); `head`: first in
+ * its queue; `behind`: waiting in it (a resend leaves it there); `out`: its queue moved on
+ * without it (it ended), so a resend puts it at the end.
+ */
+async function queuePlace(trx: Trx, id: string, ordered: boolean): Promise<'none' | 'head' | 'behind' | 'out'> {
+  if (!ordered) return 'none';
+  const row = await trx.selectFrom('iw_ordered').select(['webhook_id', 'subject', 'seq']).where('delivery_id', '=', id).executeTakeFirst();
+  if (!row) return 'none';
+  if (row.seq == null) return 'out';
+  const head = await trx
+    .selectFrom('iw_ordered')
+    .select('delivery_id')
+    .where('webhook_id', '=', row.webhook_id)
+    .where('subject', '=', row.subject)
+    .where('seq', 'is not', null)
+    .orderBy('seq')
+    .limit(1)
+    .executeTakeFirst();
+  return head?.delivery_id === id ? 'head' : 'behind';
+}
+
+/** Puts queued deliveries (just made pending, due now) at the end of their subjects' queues; those behind another wait. */
+async function requeueOrdered(trx: Trx, ids: readonly string[], rowLocks: boolean): Promise<Set<string>> {
+  const placed = await subjectsOf(trx, ids);
+  const inOrder = ids.map((id) => placed.get(id)).filter((p) => p !== undefined);
+  const waiting = await enqueue(trx, inOrder, rowLocks);
+  if (waiting.size > 0)
+    await trx
+      .updateTable('iw_deliveries')
+      .set({ next_attempt_at: null })
+      .where('id', 'in', [...waiting])
+      .execute();
+  return waiting;
 }
 
 export async function resend(trx: Trx, environment: string, id: string, now: number, rowLocks: boolean): Promise<DeliveryRecord | null> {
@@ -117,9 +156,19 @@ export async function resend(trx: Trx, environment: string, id: string, now: num
     .where('id', '=', id)
     .executeTakeFirst();
   if (!current) return null;
-  const status = await webhookStatus(trx, environment, current.webhook_id, rowLocks);
+  const { status, ordered } = await webhookStatus(trx, environment, current.webhook_id, rowLocks);
   if (status === null) return null;
   if (status !== 'enabled') throw new WebhookDisabledError(current.webhook_id);
+  // Ordered per subject: a delivery waiting behind another keeps its place (sending it now would
+  // pass the one before it); one whose queue moved on goes to the end of it.
+  const place = await queuePlace(trx, id, ordered);
+  if (place === 'behind')
+    return toDelivery(await trx.selectFrom('iw_deliveries').selectAll().where('id', '=', id).executeTakeFirstOrThrow());
+  const reordered = async (delivery: DeliveryRecord): Promise<DeliveryRecord> => {
+    if (place !== 'out' || delivery.status !== 'pending' || delivery.nextAttemptAt !== now) return delivery;
+    const waiting = await requeueOrdered(trx, [id], rowLocks);
+    return waiting.has(id) ? { ...delivery, nextAttemptAt: null } : delivery;
+  };
   // A live lease means an attempt is in flight right now: that is the attempt asked for, and
   // queueing another would send the message twice at once.
   const queue = (db: QueryCreator<EngineTables>) =>
@@ -149,10 +198,10 @@ export async function resend(trx: Trx, environment: string, id: string, now: num
           .where((eb) => eb.not(eb.exists(eb.selectFrom('queued').select('queued.id')))),
       )
       .execute();
-    return toDelivery(rows[0]!);
+    return reordered(toDelivery(rows[0]!));
   }
   const row = await queue(trx).executeTakeFirst();
-  if (row) return toDelivery(row);
+  if (row) return reordered(toDelivery(row));
   const unchanged = await trx.selectFrom('iw_deliveries').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
   return toDelivery(unchanged);
 }
@@ -164,7 +213,7 @@ export async function recoverBatch(
   args: { since: number; until: number; now: number; limit: number; after: DeliveryCursor | null },
   rowLocks: boolean,
 ): Promise<{ recovered: number; last: DeliveryCursor | null } | null> {
-  const status = await webhookStatus(trx, environment, webhookId, rowLocks);
+  const { status, ordered } = await webhookStatus(trx, environment, webhookId, rowLocks);
   if (status === null) return null;
   if (status !== 'enabled') throw new WebhookDisabledError(webhookId);
   const { since, until, now, limit, after } = args;
@@ -191,10 +240,20 @@ export async function recoverBatch(
       batch.map((b) => b.id),
     )
     .where('status', '=', sql.lit('failed'))
-    .executeTakeFirst();
+    .returning('id')
+    .execute();
+  // Ordered per subject: each goes to the end of its subject's queue, in the order they were created.
+  if (ordered && done.length > 0) {
+    const queued = new Set(done.map((d) => d.id));
+    await requeueOrdered(
+      trx,
+      batch.map((b) => b.id).filter((id) => queued.has(id)),
+      rowLocks,
+    );
+  }
   const tail = batch.at(-1)!;
   return {
-    recovered: Number(done.numUpdatedRows),
+    recovered: done.length,
     last: batch.length < limit ? null : { createdAt: Number(tail.created_at), id: tail.id },
   };
 }

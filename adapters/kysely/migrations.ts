@@ -440,6 +440,35 @@ export const MIGRATIONS: readonly Migration[] = [
     },
   },
   {
+    version: 21,
+    name: 'ordered delivery per subject',
+    async up(db, dialect) {
+      // Ordered delivery per subject (issue 40, docs/ordering.md, decision 032). The webhook's
+      // mode: null is `none`, 'per-subject' orders its deliveries by subject.
+      await db.schema.alterTable('iw_webhooks').addColumn('ordering', 'text').execute();
+      // One row per delivery of an ordered webhook that has a subject, kept apart from
+      // iw_deliveries so neither the claim's columns nor its stored function change (as
+      // iw_paced). `seq` is its place in its subject's queue, set while the delivery is pending
+      // or held and null once it ended (kept, so a resend knows its subject).
+      await db.schema
+        .createTable('iw_ordered')
+        .addColumn('delivery_id', 'text', (c) => c.primaryKey())
+        .addColumn('webhook_id', 'text', (c) => c.notNull())
+        .addColumn('subject', 'text', (c) => c.notNull())
+        .addColumn('seq', 'bigint')
+        .execute();
+      // A subject's queue, in order: its head, its last place, whether it has one.
+      await db.schema
+        .createIndex('iw_ordered_queue')
+        .on('iw_ordered')
+        .columns(['webhook_id', 'subject', 'seq'])
+        .where(sql.ref('seq'), 'is not', null)
+        .execute();
+      await db.schema.createIndex('iw_ordered_webhook').on('iw_ordered').column('webhook_id').execute();
+      if (dialect === 'postgres') await db.executeQuery(CompiledQuery.raw(EMIT_FUNCTION_V2));
+    },
+  },
+  {
     version: 22,
     name: 'hourly counters by hour (retention)',
     async up(db) {
@@ -618,6 +647,80 @@ begin
     select pg_notify('identity_webhooks_wake', '') from "made" where p_notify limit 1
   )
   select "made"."id", "made"."webhook_id", "s"."inserted", "s"."needed", "s"."woke"
+  from (select (select count(*) from "ev") as "inserted", (select count(*) from "hooks") as "needed",
+      (select count(*) from "woke") as "woke") "s"
+    left join "made" on true
+  order by array_position(p_ids, "made"."id");
+end
+$emit$`;
+
+/**
+ * Migration 21's emit (`adapters/postgres/emit.ts` calls it): migration 11's `iw_emit`, with the
+ * event's subject (`p_subject`, null for none) and ordered delivery per subject (issue 40,
+ * docs/decisions/032-ordered-delivery-per-subject.md). For each subscribed webhook whose
+ * `ordering` is 'per-subject', the function first takes the transaction-level advisory lock of
+ * (webhook, subject) in key order (class 0x69770004, the key `hashtext(webhook id, newline,
+ * subject)`, as `adapters/kysely/ordering.ts` takes it), so the emits, outcomes and resends of
+ * one subject take turns; the statement after the locks sees what the previous holder committed.
+ * Then a delivery of an ordered webhook whose subject still has a delivery pending or held
+ * (a row of `iw_ordered` with a `seq`) is written pending but not due (`next_attempt_at` null)
+ * and takes the next place; otherwise it is due as always and takes place 1. `due` answers each
+ * delivery's `next_attempt_at`. Without a subject, or without ordered webhooks, it does what
+ * `iw_emit` did. Frozen like every migration.
+ */
+const EMIT_FUNCTION_V2 = `
+create or replace function iw_emit_2(p_id text, p_environment text, p_type text, p_source text, p_data text,
+  p_event_timestamp bigint, p_created_at bigint, p_traceparent text, p_ids text[], p_notify boolean, p_subject text)
+returns table (id text, hook text, inserted bigint, needed bigint, woke bigint, due bigint)
+language plpgsql volatile
+set plan_cache_mode = force_generic_plan
+set enable_seqscan = off
+as $emit$
+#variable_conflict use_column
+declare
+  k integer;
+begin
+  if p_subject is not null then
+    for k in
+      select distinct hashtext("w"."id" || chr(10) || p_subject) from "iw_webhooks" "w"
+      where "w"."environment" = p_environment and "w"."status" = 'enabled' and "w"."ordering" = 'per-subject'
+        and "w"."event_types"::jsonb ? p_type
+      order by 1
+    loop
+      perform pg_advisory_xact_lock(1769406468, k);
+    end loop;
+  end if;
+  return query
+  with "hooks" as (
+    select "w"."id", (p_subject is not null and "w"."ordering" = 'per-subject') as "ordered",
+      row_number() over (order by "w"."created_at", "w"."id") as "n" from "iw_webhooks" "w"
+    where "w"."environment" = p_environment and "w"."status" = 'enabled' and "w"."event_types"::jsonb ? p_type
+  ), "ev" as (
+    insert into "iw_events" ("id", "environment", "type", "source", "data", "event_timestamp", "created_at", "traceparent")
+    select p_id, p_environment, p_type, p_source, p_data, p_event_timestamp, p_created_at, p_traceparent
+    where (select count(*) from "hooks") <= cardinality(p_ids)
+    on conflict ("id") do nothing
+    returning 1
+  ), "queue" as (
+    select "h"."id", (select max("o"."seq") from "iw_ordered" "o"
+      where "o"."webhook_id" = "h"."id" and "o"."subject" = p_subject and "o"."seq" is not null) as "last"
+    from "hooks" "h" where "h"."ordered"
+  ), "made" as (
+    insert into "iw_deliveries" ("id", "environment", "webhook_id", "event_id", "status", "attempt_count", "next_attempt_at",
+      "event_type", "created_at", "updated_at")
+    select p_ids["h"."n"], p_environment, "h"."id", p_id, 'pending', 0,
+      case when "q"."last" is null then p_created_at end, p_type, p_created_at, p_created_at
+    from "hooks" "h" left join "queue" "q" on "q"."id" = "h"."id" where exists (select from "ev")
+    returning "iw_deliveries"."id", "iw_deliveries"."webhook_id", "iw_deliveries"."next_attempt_at"
+  ), "placed" as (
+    insert into "iw_ordered" ("delivery_id", "webhook_id", "subject", "seq")
+    select "m"."id", "m"."webhook_id", p_subject, coalesce("q"."last", 0) + 1
+    from "made" "m" join "queue" "q" on "q"."id" = "m"."webhook_id"
+    returning 1
+  ), "woke" as (
+    select pg_notify('identity_webhooks_wake', '') from "made" where p_notify and "made"."next_attempt_at" is not null limit 1
+  )
+  select "made"."id", "made"."webhook_id", "s"."inserted", "s"."needed", "s"."woke", "made"."next_attempt_at"
   from (select (select count(*) from "ev") as "inserted", (select count(*) from "hooks") as "needed",
       (select count(*) from "woke") as "woke") "s"
     left join "made" on true

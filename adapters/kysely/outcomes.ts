@@ -1,15 +1,15 @@
 import { sql, type Transaction } from 'kysely';
-import type { WebhookRecord } from '../../src/model.js';
 import { tallyHours } from '../../src/stats.js';
-import type { RecordAttemptArgs } from '../../src/store.js';
+import type { RecordAttemptArgs, RecordResult } from '../../src/store.js';
 import { countHours } from './hours.js';
 import { writeNotice } from './notices.js';
+import { dequeue } from './ordering.js';
 import { fromAttempt, toWebhook } from './rows.js';
 import type { EngineTables } from './schema.js';
 import { list, precompiled, type Texts, text } from './texts.js';
 
 type Trx = Transaction<EngineTables>;
-type Result = { disabled: WebhookRecord | null };
+type Result = RecordResult;
 
 /**
  * Store.recordAttempts inside the caller's transaction, set-based where it matters. The common
@@ -58,6 +58,7 @@ export async function recordOutcomes(trx: Trx, batch: readonly RecordAttemptArgs
       now,
       ...attempts.map((a) => a.deliveryId),
     ]);
+    for (const a of attempts) deliveries.get(a.deliveryId)!.status = 'delivered';
   }
   if (quick.length > 0) {
     // Only a webhook that was failing needs the write: every success of a healthy webhook
@@ -66,8 +67,22 @@ export async function recordOutcomes(trx: Trx, batch: readonly RecordAttemptArgs
     await run(clearHealth(texts, webhookIds.length), webhookIds);
   }
   for (const { args, i } of slow) results[i] = await applyOne(trx, args, deliveries.get(args.attempt.deliveryId)!);
+  // Ordered per subject: deliveries that ended here leave their subjects' queues, and the next in
+  // each becomes due (adapters/kysely/ordering.ts). Only for ordered webhooks' outcomes.
+  const ended = fresh.filter(({ args }) => args.ordered && ENDED.has(deliveries.get(args.attempt.deliveryId)!.status));
+  if (ended.length > 0) {
+    const released = await dequeue(
+      trx,
+      ended.map(({ args }) => args.attempt.deliveryId),
+      ended[0]!.args.now,
+      rowLocks,
+    );
+    if (released) for (const { i } of ended) results[i] = { disabled: results[i]!.disabled, released: true };
+  }
   return results;
 }
+
+const ENDED = new Set(['delivered', 'failed']);
 
 /**
  * Whether a group can take an adapter's own path for successes (`recordGroup`: one statement on

@@ -24,20 +24,26 @@ export const PURGE_STEPS = ['expired', 'deliveries', 'events', 'notices', 'hours
 export async function purgeStep(trx: Trx, step: (typeof PURGE_STEPS)[number], { cutoff, now, limit }: PurgeArgs): Promise<number> {
   switch (step) {
     case 'expired': {
-      const held = trx
-        .selectFrom('iw_deliveries as d')
-        .innerJoin('iw_webhooks as w', 'w.id', 'd.webhook_id')
-        .select('d.id')
-        .where('w.status', '=', sql.lit('disabled'))
-        .where('w.disabled_at', '<', cutoff)
-        .where('d.status', '=', sql.lit('held'))
-        .limit(limit);
+      const held = (
+        await trx
+          .selectFrom('iw_deliveries as d')
+          .innerJoin('iw_webhooks as w', 'w.id', 'd.webhook_id')
+          .select('d.id')
+          .where('w.status', '=', sql.lit('disabled'))
+          .where('w.disabled_at', '<', cutoff)
+          .where('d.status', '=', sql.lit('held'))
+          .limit(limit)
+          .execute()
+      ).map((r) => r.id);
+      if (held.length === 0) return 0;
       const done = await trx
         .updateTable('iw_deliveries')
         .set({ status: 'failed', next_attempt_at: null, last_result: 'expired', updated_at: now })
         .where('id', 'in', held)
         .where('status', '=', sql.lit('held'))
         .executeTakeFirst();
+      // Ordered per subject: they leave their queues (all of a queue is held: nothing becomes due).
+      await trx.updateTable('iw_ordered').set({ seq: null }).where('delivery_id', 'in', held).where('seq', 'is not', null).execute();
       return Number(done.numUpdatedRows);
     }
     case 'deliveries': {
@@ -63,6 +69,7 @@ export async function purgeStep(trx: Trx, step: (typeof PURGE_STEPS)[number], { 
         events.add(r.event_id);
       }
       await trx.deleteFrom('iw_attempts').where('delivery_id', 'in', ids).execute();
+      await trx.deleteFrom('iw_ordered').where('delivery_id', 'in', ids).execute();
       const gone = await trx.deleteFrom('iw_deliveries').where('id', 'in', ids).executeTakeFirst();
       // Their events go with the last of their deliveries (found by key, at most one per
       // delivery), so the events step never has to look for them behind events still in use.

@@ -40,6 +40,8 @@ export function toWebhook(r: WebhookRow): WebhookRecord {
     format: (r.format ?? 'jwt') as WebhookFormat,
     signing: r.signing ? (JSON.parse(r.signing) as WebhookSigning) : null,
     auth: r.auth ? (JSON.parse(r.auth) as WebhookAuth) : null,
+    // Ordered delivery per subject (migration 21); a row read before it has none.
+    ordering: r.ordering === 'per-subject' ? 'per-subject' : 'none',
   };
 }
 
@@ -77,6 +79,8 @@ export function fromWebhook(w: WebhookRecord): WebhookRow {
     format: w.format ?? 'jwt',
     signing: w.signing ? JSON.stringify(w.signing) : null,
     auth: w.auth ? JSON.stringify(w.auth) : null,
+    // Only when set, so a webhook without it is the same insert as before migration 21.
+    ...(w.ordering === 'per-subject' ? { ordering: 'per-subject' } : {}),
   };
 }
 

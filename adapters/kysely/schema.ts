@@ -17,6 +17,8 @@ export interface EngineTables {
   /** Deliveries given back to a reserved start time (migration 17, adapters/kysely/pace.ts). */
   iw_paced: { delivery_id: string; webhook_id: string; slot: Millis };
   iw_dashboard_grants: DashboardGrantRow;
+  /** Ordered delivery per subject (migration 21, adapters/kysely/ordering.ts): a delivery's place in its subject's queue. */
+  iw_ordered: { delivery_id: string; webhook_id: string; subject: string; seq: Millis | null };
 }
 
 type Millis = number | string;
@@ -45,6 +47,8 @@ export interface WebhookRow {
   format?: string;
   signing?: string | null;
   auth?: string | null;
+  // Ordered delivery per subject (migration 21): null is `none`.
+  ordering?: string | null;
 }
 
 export interface EventRow {

@@ -12,6 +12,7 @@ import type {
   PurgeArgs,
   PurgeCounts,
   RecordAttemptArgs,
+  RecordResult,
   Store,
   WebhookPatch,
 } from '../../src/store.js';
@@ -22,6 +23,7 @@ import { readHours } from './hours.js';
 import { listPage, recoverBatch, resend } from './log.js';
 import { runMigrations } from './migrations.js';
 import { claimNotices, finishNotice, listNotices } from './notices.js';
+import { endQueues, enqueue, isOrdered, leaveEnded, PER_SUBJECT, waitBehindHeads } from './ordering.js';
 import { holdPending, recordOutcomes } from './outcomes.js';
 import { disableGone, paceClaims, paceWebhook } from './pace.js';
 import { emptyCounts, PURGE_STEPS, purgeStep } from './retention.js';
@@ -214,20 +216,34 @@ export class KyselyStore implements Store<HostTransaction> {
     if (patch.format !== undefined) set.format = patch.format;
     if (patch.signing !== undefined) set.signing = patch.signing === null ? null : JSON.stringify(patch.signing);
     if (patch.auth !== undefined) set.auth = patch.auth === null ? null : JSON.stringify(patch.auth);
-    let query = this.db.updateTable('iw_webhooks').set(set).where('environment', '=', environment).where('id', '=', id);
-    if (patch.expect) {
-      // The texts as rows.ts writes them (JSON.stringify, which reading undoes exactly).
-      const { signing, auth, headers } = patch.expect;
-      const texts = {
-        signing: signing ? JSON.stringify(signing) : null,
-        auth: auth ? JSON.stringify(auth) : null,
-        headers: Object.keys(headers ?? {}).length === 0 ? null : JSON.stringify(headers),
-      };
-      for (const [column, text] of Object.entries(texts) as Array<[keyof typeof texts, string | null]>)
-        query = text === null ? query.where(column, 'is', null) : query.where(column, '=', text);
+    if (patch.ordering !== undefined) set.ordering = patch.ordering === 'per-subject' ? PER_SUBJECT : null;
+    const update = (db: Db) => {
+      let query = db.updateTable('iw_webhooks').set(set).where('environment', '=', environment).where('id', '=', id);
+      if (patch.expect) {
+        // The texts as rows.ts writes them (JSON.stringify, which reading undoes exactly).
+        const { signing, auth, headers } = patch.expect;
+        const texts = {
+          signing: signing ? JSON.stringify(signing) : null,
+          auth: auth ? JSON.stringify(auth) : null,
+          headers: Object.keys(headers ?? {}).length === 0 ? null : JSON.stringify(headers),
+        };
+        for (const [column, text] of Object.entries(texts) as Array<[keyof typeof texts, string | null]>)
+          query = text === null ? query.where(column, 'is', null) : query.where(column, '=', text);
+      }
+      return query.returningAll().executeTakeFirst();
+    };
+    if (patch.ordering !== 'none') {
+      const row = await update(this.db);
+      return row ? toWebhook(row) : null;
     }
-    const row = await query.returningAll().executeTakeFirst();
-    return row ? toWebhook(row) : null;
+    // No longer ordered: what waited in its subjects' queues becomes due, in the same transaction.
+    return this.db.transaction().execute(async (trx) => {
+      const row = await update(trx);
+      if (!row) return null;
+      await endQueues(trx, id, now);
+      await this.dialect.notify?.(trx);
+      return toWebhook(row);
+    });
   }
 
   async listWebhooksWithSecrets(after: string | null, limit: number): Promise<WebhookRecord[]> {
@@ -251,6 +267,7 @@ export class KyselyStore implements Store<HostTransaction> {
         .execute();
       await trx.deleteFrom('iw_deliveries').where('webhook_id', '=', id).execute();
       await trx.deleteFrom('iw_webhook_hours').where('webhook_id', '=', id).execute();
+      await trx.deleteFrom('iw_ordered').where('webhook_id', '=', id).execute();
       return true;
     });
   }
@@ -301,6 +318,9 @@ export class KyselyStore implements Store<HostTransaction> {
         .where('webhook_id', '=', id)
         .where('status', '=', 'held')
         .execute();
+      // Ordered per subject: resumed, only the first of each subject's queue is due; dropped, the queues end.
+      if (Number(moved?.numUpdatedRows ?? 0) > 0 && resumeHeld && isOrdered(row)) await waitBehindHeads(trx, id);
+      if (Number(moved?.numUpdatedRows ?? 0) > 0 && !resumeHeld) await leaveEnded(trx, id);
       if (resumeHeld && Number(moved?.numUpdatedRows ?? 0) > 0) await this.dialect.notify?.(trx);
       return toWebhook(row);
     });
@@ -327,7 +347,7 @@ export class KyselyStore implements Store<HostTransaction> {
         return rows.map(toDelivery);
       }
       const only = options.webhookIds === undefined ? undefined : options.webhookIds.length > 0 ? options.webhookIds : [''];
-      const hooks = await run<{ id: string; event_types: string }>(
+      const hooks = await run<{ id: string; event_types: string; ordering: string | null }>(
         text(texts, `emit targets ${only?.length ?? 0}`, (p) => targetsText(p, only?.length ?? 0)),
         [event.environment, 'enabled', ...(only ?? [])],
       );
@@ -335,6 +355,16 @@ export class KyselyStore implements Store<HostTransaction> {
       const chosen = only ? hooks : hooks.filter((h) => subscribes(h, event.type));
       if (only && chosen.length === 0) throw new WebhookDisabledError(only[0] ?? '');
       const deliveries = chosen.map((h) => pendingDelivery(event, h.id, options.newDeliveryId()));
+      // Ordered per subject: each delivery of an ordered webhook takes its place in its subject's
+      // queue; behind another, it is written with no due time (adapters/kysely/ordering.ts).
+      const subject = options.subject ?? null;
+      if (subject !== null) {
+        const placed = deliveries
+          .filter((_d, i) => isOrdered(chosen[i]))
+          .map((d) => ({ deliveryId: d.id, webhookId: d.webhookId, subject }));
+        const waiting = await enqueue(db, placed, this.dialect.rowLocks);
+        for (const d of deliveries) if (waiting.has(d.id)) d.nextAttemptAt = null;
+      }
       if (deliveries.length > 0) {
         const rows = deliveries.map(fromDelivery);
         const columns = Object.keys(rows[0]!) as Array<keyof DeliveryRow>;
@@ -342,7 +372,7 @@ export class KyselyStore implements Store<HostTransaction> {
           text(texts, `emit deliveries ${rows.length}`, (p) => insertRowsText('iw_deliveries', columns, rows.length, p)),
           rows.flatMap((r) => columns.map((c) => r[c])),
         );
-        await this.dialect.notify?.(db);
+        if (deliveries.some((d) => d.nextAttemptAt !== null)) await this.dialect.notify?.(db);
       }
       return deliveries;
     };
@@ -496,11 +526,17 @@ export class KyselyStore implements Store<HostTransaction> {
     });
   }
 
-  async recordAttempts(batch: readonly RecordAttemptArgs[]): Promise<Array<{ disabled: WebhookRecord | null }>> {
+  async recordAttempts(batch: readonly RecordAttemptArgs[]): Promise<RecordResult[]> {
     if (batch.length === 0) return [];
     const group = this.dialect.recordGroup;
-    if (group?.takes(batch)) return group.record(this.db, batch);
-    return this.db.transaction().execute((trx) => recordOutcomes(trx, batch, this.dialect.rowLocks));
+    // An ordered webhook's outcome may end its subject's head: the shared path moves the queue.
+    if (group?.takes(batch) && !batch.some((b) => b.ordered)) return group.record(this.db, batch);
+    return this.db.transaction().execute(async (trx) => {
+      const results = await recordOutcomes(trx, batch, this.dialect.rowLocks);
+      // Another process may have a free slot for what became due here.
+      if (results.some((r) => r.released)) await this.dialect.notify?.(trx);
+      return results;
+    });
   }
 
   async nextDueAt(): Promise<number | null> {
@@ -614,7 +650,7 @@ export const insertEventOnceText = (p: Mark) => `${insertRowsText('iw_events', E
 const insertEventText = (p: Mark) => `${insertEventOnceText(p)} returning "id"`;
 /** The environment's webhooks in a status (`only`: just these ids). */
 export const targetsText = (p: Mark, only: number) =>
-  `select "id", "event_types" from "iw_webhooks" where "environment" = ${p()} and "status" = ${p()}` +
+  `select "id", "event_types", "ordering" from "iw_webhooks" where "environment" = ${p()} and "status" = ${p()}` +
   (only > 0 ? ` and "id" in (${list(only, p)})` : '');
 export const insertRowsText = (table: string, columns: readonly string[], n: number, p: Mark) =>
   `insert into "${table}" (${columns.map((c) => `"${c}"`).join(', ')}) values ` +

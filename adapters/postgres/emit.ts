@@ -10,7 +10,8 @@ import { pendingDelivery } from '../kysely/store.js';
  * subscribed to the type, and the wake-up hint, in one round trip and atomic on its own (no
  * BEGIN/COMMIT), or one statement of the host's transaction. Six round trips (BEGIN, event,
  * webhooks, deliveries, pg_notify, COMMIT) cost several times one, and more at the tail.
- * The statement is migration 11's function `iw_emit` (its text and rules are there), so a
+ * The statement is migration 21's function `iw_emit_2` (migration 11's `iw_emit` with the event's subject for ordered
+ * delivery per subject; its text and rules are there), so a
  * connection parses and plans it once: sent as text it was parsed, analysed and planned at every
  * call, about a third of its time.
  *
@@ -20,7 +21,7 @@ import { pendingDelivery } from '../kysely/store.js';
  * The answer always has a row: `inserted` is 0 when the event id was already stored (a transient
  * retry after a lost reply).
  */
-export const EMIT_CALL = 'select * from "iw_emit"($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)';
+export const EMIT_CALL = 'select * from "iw_emit_2"($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)';
 
 /** The deliveries an earlier commit of the same event wrote (a new statement: it sees that commit). */
 const EXISTING_SQL = 'select * from iw_deliveries where event_id = $1 order by id';
@@ -37,9 +38,11 @@ interface EmitRow {
   hook: string | null;
   inserted: string | number;
   needed: string | number;
+  /** The delivery's due time: null when it waits behind an earlier one of its subject (ordering per subject). */
+  due: string | number | null;
 }
 
-type EmitOptions = Pick<InsertEventOptions<unknown>, 'newDeliveryId' | 'traceparent'>;
+type EmitOptions = Pick<InsertEventOptions<unknown>, 'newDeliveryId' | 'traceparent' | 'subject'>;
 
 /**
  * Returns the dialect's one-statement `insertEvent` (test events keep the general path). It
@@ -66,6 +69,7 @@ export function oneStatementEmit({ notify }: { notify: boolean }) {
         options.traceparent ?? null,
         ids,
         notify,
+        options.subject ?? null,
       ];
       const { rows } = await db.executeQuery<EmitRow>(CompiledQuery.raw(EMIT_CALL, params));
       const head = rows[0]!;
@@ -85,7 +89,9 @@ export function oneStatementEmit({ notify }: { notify: boolean }) {
         const existing = await db.executeQuery<DeliveryRow>(CompiledQuery.raw(EXISTING_SQL, [event.id]));
         return existing.rows.map(toDelivery);
       }
-      return rows.filter((r) => r.id !== null).map((r) => pendingDelivery(event, r.hook!, r.id!));
+      return rows
+        .filter((r) => r.id !== null)
+        .map((r) => Object.assign(pendingDelivery(event, r.hook!, r.id!), r.due === null ? { nextAttemptAt: null } : {}));
     }
   };
 }

@@ -1,6 +1,7 @@
 import { WebhooksError } from '../../src/errors.js';
 import type { DeliveryRecord, EventRecord } from '../../src/model.js';
 import type { InsertEventOptions } from '../../src/store.js';
+import { isOrdered } from '../kysely/ordering.js';
 import { eventInsertParams, fromDelivery, toDelivery } from '../kysely/rows.js';
 import type { DeliveryRow } from '../kysely/schema.js';
 import { insertEventOnceText, insertRowsText, pendingDelivery, subscribes, targetsText } from '../kysely/store.js';
@@ -45,9 +46,17 @@ function write(s: Statements, event: EventRecord, options: InsertEventOptions<un
   const inserted = s.insertEvent.run(eventInsertParams(event, options.traceparent ?? null)).changes;
   if (inserted === 0) return (s.deliveriesOf.all([event.id]) as DeliveryRow[]).map(toDelivery);
   const deliveries: DeliveryRecord[] = [];
-  for (const hook of s.targets.all([event.environment, 'enabled']) as Array<{ id: string; event_types: string }>) {
+  const subject = options.subject ?? null;
+  for (const hook of s.targets.all([event.environment, 'enabled']) as Array<{ id: string; event_types: string; ordering: string | null }>) {
     if (!subscribes(hook, event.type)) continue;
     const delivery = pendingDelivery(event, hook.id, options.newDeliveryId());
+    // Ordered per subject (adapters/kysely/ordering.ts): the next place in the subject's queue;
+    // behind another delivery, not due. This transaction holds the file's write lock.
+    if (subject !== null && isOrdered(hook)) {
+      const [{ last }] = s.queueLast.all([hook.id, subject]) as [{ last: number | null }];
+      if (last !== null) delivery.nextAttemptAt = null;
+      s.place.run([delivery.id, hook.id, subject, (last ?? 0) + 1]);
+    }
     const row = fromDelivery(delivery);
     s.insertDelivery.run(DELIVERY_COLUMNS.map((c) => row[c]));
     deliveries.push(delivery);
@@ -79,6 +88,8 @@ interface Statements {
   deliveriesOf: SqliteStatement;
   targets: SqliteStatement;
   insertDelivery: SqliteStatement;
+  queueLast: SqliteStatement;
+  place: SqliteStatement;
 }
 
 /** Prepared once per handle, on first use (after the migrations made the tables). */
@@ -101,6 +112,8 @@ function statementsOf(db: SqliteDatabase): Statements {
       deliveriesOf: db.prepare('select * from "iw_deliveries" where "event_id" = ? order by "id"'),
       targets: db.prepare(targetsText(mark, 0)),
       insertDelivery: db.prepare(insertRowsText('iw_deliveries', DELIVERY_COLUMNS, 1, mark)),
+      queueLast: db.prepare('select max("seq") as "last" from "iw_ordered" where "webhook_id" = ? and "subject" = ? and "seq" is not null'),
+      place: db.prepare('insert into "iw_ordered" ("delivery_id", "webhook_id", "subject", "seq") values (?, ?, ?, ?)'),
     };
     prepared.set(db, s);
   }

@@ -19,6 +19,12 @@ export interface EventTypeDefinition {
    * `schema` (checked at startup). Default: built from the schema's required members.
    */
   example?: Record<string, unknown>;
+  /**
+   * Where the event's **subject** is in `data`, as a JSON pointer (RFC 6901, `/user/id`): what a
+   * webhook with `ordering: 'per-subject'` orders its deliveries by (docs/ordering.md). A string
+   * (or number) found there is the subject; anything else, or no pointer, and the event has none.
+   */
+  subject?: string;
 }
 
 const id: JsonSchema = { type: 'string', minLength: 1, maxLength: 255 };
@@ -104,35 +110,53 @@ const user = (schema: JsonSchema): JsonSchema => ({
 });
 
 export const BUILTIN_EVENT_TYPES: readonly EventTypeDefinition[] = [
-  { code: 'user.created', name: 'User created', origin: 'kinde', schema: user(userSchema) },
-  { code: 'user.updated', name: 'User updated', origin: 'kinde', schema: user(userSchema) },
-  { code: 'user.deleted', name: 'User deleted', origin: 'kinde', schema: ref('user') },
+  // Subjects (ordered delivery per subject, docs/ordering.md): the user's id for user.*, the
+  // organization's code for organization.*, the role's, permission's, subscriber's or access
+  // request's id for theirs.
+  { code: 'user.created', name: 'User created', origin: 'kinde', schema: user(userSchema), subject: '/user/id' },
+  { code: 'user.updated', name: 'User updated', origin: 'kinde', schema: user(userSchema), subject: '/user/id' },
+  { code: 'user.deleted', name: 'User deleted', origin: 'kinde', schema: ref('user'), subject: '/user/id' },
   {
     code: 'user.authenticated',
     name: 'User authenticated',
     origin: 'kinde',
     schema: ref('user', { connection_id: nullableString(), organization_code: nullableString() }),
+    subject: '/user/id',
   },
   {
     code: 'user.authentication_failed',
     name: 'User authentication failed',
     origin: 'kinde',
-    // The user may not exist (unknown email), so the id is optional here.
+    // The user may not exist (unknown email), so the id is optional here (no id: no subject).
     schema: ref('user', { id: nullableString(), email: nullableString(320), reason: nullableString(1000) }, []),
+    subject: '/user/id',
   },
-  { code: 'organization.created', name: 'Organization created', origin: 'kinde', schema: org(true) },
-  { code: 'organization.updated', name: 'Organization updated', origin: 'kinde', schema: org(true) },
-  { code: 'organization.deleted', name: 'Organization deleted', origin: 'kinde', schema: org(false) },
-  { code: 'role.created', name: 'Role created', origin: 'kinde', schema: ref('role', keyed, ['id', 'key']) },
-  { code: 'role.updated', name: 'Role updated', origin: 'kinde', schema: ref('role', keyed, ['id', 'key']) },
-  { code: 'role.deleted', name: 'Role deleted', origin: 'kinde', schema: ref('role', keyed) },
-  { code: 'permission.created', name: 'Permission created', origin: 'kinde', schema: ref('permission', keyed, ['id', 'key']) },
-  { code: 'permission.updated', name: 'Permission updated', origin: 'kinde', schema: ref('permission', keyed, ['id', 'key']) },
-  { code: 'permission.deleted', name: 'Permission deleted', origin: 'kinde', schema: ref('permission', keyed) },
+  { code: 'organization.created', name: 'Organization created', origin: 'kinde', schema: org(true), subject: '/organization/code' },
+  { code: 'organization.updated', name: 'Organization updated', origin: 'kinde', schema: org(true), subject: '/organization/code' },
+  { code: 'organization.deleted', name: 'Organization deleted', origin: 'kinde', schema: org(false), subject: '/organization/code' },
+  { code: 'role.created', name: 'Role created', origin: 'kinde', schema: ref('role', keyed, ['id', 'key']), subject: '/role/id' },
+  { code: 'role.updated', name: 'Role updated', origin: 'kinde', schema: ref('role', keyed, ['id', 'key']), subject: '/role/id' },
+  { code: 'role.deleted', name: 'Role deleted', origin: 'kinde', schema: ref('role', keyed), subject: '/role/id' },
+  {
+    code: 'permission.created',
+    name: 'Permission created',
+    origin: 'kinde',
+    schema: ref('permission', keyed, ['id', 'key']),
+    subject: '/permission/id',
+  },
+  {
+    code: 'permission.updated',
+    name: 'Permission updated',
+    origin: 'kinde',
+    schema: ref('permission', keyed, ['id', 'key']),
+    subject: '/permission/id',
+  },
+  { code: 'permission.deleted', name: 'Permission deleted', origin: 'kinde', schema: ref('permission', keyed), subject: '/permission/id' },
   {
     code: 'subscriber.created',
     name: 'Subscriber created',
     origin: 'kinde',
+    subject: '/subscriber/id',
     schema: ref(
       'subscriber',
       { email: { type: 'string', maxLength: 320, format: 'email' }, first_name: nullableString(), last_name: nullableString() },
@@ -143,6 +167,7 @@ export const BUILTIN_EVENT_TYPES: readonly EventTypeDefinition[] = [
     code: 'access_request.created',
     name: 'Access request created',
     origin: 'kinde',
+    subject: '/access_request/id',
     schema: ref('access_request', { user_id: nullableString(), email: nullableString(320), organization_code: nullableString() }),
   },
 ];

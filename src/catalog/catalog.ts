@@ -5,15 +5,20 @@ import { assertSupportedSchema, validate } from './schema.js';
 
 export type { EventTypeDefinition } from './builtins.js';
 
+/** A JSON pointer (RFC 6901) of one or more tokens: `/user/id`. */
+const POINTER = /^(\/([^~/]|~[01])*)+$/;
+
 /** Event type codes: lowercase dotted words, like `user.created` or `billing.invoice_paid`. */
 const CODE = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$/;
 
 /** An event type as the management API lists it. */
-export interface CatalogEntry extends EventTypeDefinition {
+export interface CatalogEntry extends Omit<EventTypeDefinition, 'subject'> {
   /** Stable id derived from the code. */
   id: string;
   /** Valid `data` for a test event; every entry has one. */
   example: Record<string, unknown>;
+  /** The JSON pointer to the event's subject in `data` (ordered delivery per subject), or null: its events have none. */
+  subject: string | null;
 }
 
 /**
@@ -42,6 +47,8 @@ export class Catalog {
     }
     if (typeof def.name !== 'string' || def.name.length === 0) throw new TypeError(`eventTypes: "${def.code}" needs a name`);
     assertSupportedSchema(def.schema);
+    if (def.subject !== undefined && (typeof def.subject !== 'string' || !POINTER.test(def.subject)))
+      throw new TypeError(`eventTypes: "${def.code}" has a subject that is not a JSON pointer into data (e.g. "/user/id")`);
     const example = exampleOf(def, builtin);
     const entry: CatalogEntry = Object.freeze({
       id: `evtype_${def.code.replace(/\./g, '_')}`,
@@ -50,6 +57,7 @@ export class Catalog {
       origin: typeof def.origin === 'string' && def.origin ? def.origin : 'custom',
       schema: structuredClone(def.schema),
       example,
+      subject: def.subject ?? null,
     });
     this.#types.set(def.code, entry);
   }
@@ -65,6 +73,24 @@ export class Catalog {
 
   list(): CatalogEntry[] {
     return [...this.#types.values()];
+  }
+
+  /**
+   * The subject of an event of `type` with this `data` (its entry's pointer followed; a string or
+   * a finite number found there, as text, at most 255 characters), or null.
+   */
+  subjectOf(type: string, data: Record<string, unknown>): string | null {
+    const pointer = this.#types.get(type)?.subject;
+    if (!pointer) return null;
+    let at: unknown = data;
+    for (const token of pointer.slice(1).split('/')) {
+      if (typeof at !== 'object' || at === null || Array.isArray(at)) return null;
+      const key = token.replace(/~1/g, '/').replace(/~0/g, '~');
+      if (!Object.hasOwn(at, key)) return null;
+      at = (at as Record<string, unknown>)[key];
+    }
+    const value = typeof at === 'string' ? at : typeof at === 'number' && Number.isFinite(at) ? String(at) : null;
+    return value !== null && value.length > 0 && value.length <= 255 ? value : null;
   }
 
   /** Throws unless `type` is known and `data` matches its schema. */

@@ -88,6 +88,8 @@ export interface AttemptResult {
 export interface Outcome extends AttemptResult {
   /** The record disabled the webhook and wrote its notice: the notice outbox has work. */
   noticeWritten: boolean;
+  /** The record ended a delivery of an ordered webhook and the next of its subject became due (ordering per subject). */
+  released?: boolean;
 }
 
 /** One delivery under way (see {@link Dispatcher.deliver}). */
@@ -205,16 +207,20 @@ export class Dispatcher {
     // A Retry-After: this delivery's next attempt waits for it too (still within the back-off's count).
     if (nextAttemptAt !== null && slowDown?.deferUntil !== undefined) nextAttemptAt = Math.max(nextAttemptAt, slowDown.deferUntil);
     let noticeWritten = false;
+    let released = false;
     try {
       // Fenced on the lease it was claimed under, not on the lease's end: however late, it is
       // recorded unless the delivery was claimed again since (an outage longer than the lease
       // claims nothing while it lasts). So keep trying through an outage, for the lease or
       // OUTCOME_PATIENCE_MS, whichever is longer: giving up sends again what was delivered.
       const patience = Math.max(claimed.lease.until - clock.now(), OUTCOME_PATIENCE_MS);
-      const { disabled } = await this.#recorder.record(
-        { attempt, workerId, now, nextAttemptAt, disableAfterMs, leaseUntil: claimed.lease.until },
+      const ordered = claimed.webhook.ordering === 'per-subject';
+      const recordedAs = await this.#recorder.record(
+        { attempt, workerId, now, nextAttemptAt, disableAfterMs, leaseUntil: claimed.lease.until, ...(ordered ? { ordered } : {}) },
         patience,
       );
+      const { disabled } = recordedAs;
+      released = recordedAs.released === true;
       if (disabled) {
         telemetry.disabled(disabled);
         this.deps.onNotice();
@@ -228,7 +234,7 @@ export class Dispatcher {
         logFields(error, { webhookId: claimed.webhook.id, deliveryId: claimed.delivery.id }),
       );
     }
-    return { success: result.success, charged: result.charged, noticeWritten };
+    return { success: result.success, charged: result.charged, noticeWritten, released };
   }
 
   /**

@@ -1,12 +1,11 @@
-import type { WebhookRecord } from '../model.js';
-import type { RecordAttemptArgs, Store } from '../store.js';
+import type { RecordAttemptArgs, RecordResult, Store } from '../store.js';
 import { transient } from '../transient.js';
 
 interface Pending {
   args: RecordAttemptArgs;
   /** Until when (`performance.now()`) this outcome's transient retry may wait out a lost database. */
   deadline: number;
-  resolve(result: { disabled: WebhookRecord | null }): void;
+  resolve(result: RecordResult): void;
   reject(error: unknown): void;
 }
 
@@ -41,7 +40,7 @@ export class OutcomeRecorder {
   }
 
   /** Records one outcome with a group; a lost database is waited out for `budgetMs` from now, once in all (the group's write and the one-by-one fallback share it). */
-  record(args: RecordAttemptArgs, budgetMs: number): Promise<{ disabled: WebhookRecord | null }> {
+  record(args: RecordAttemptArgs, budgetMs: number): Promise<RecordResult> {
     return new Promise((resolve, reject) => {
       this.#queue.push({ args, deadline: performance.now() + budgetMs, resolve, reject });
       this.#writing ??= this.#drain().finally(() => (this.#writing = null));

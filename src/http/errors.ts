@@ -47,6 +47,8 @@ export const HTTP_ERROR_CODES = [
   'INVALID_FORMAT',
   'INVALID_AUTH',
   'INVALID_GRACE_MS',
+  // Ordered delivery per subject (issue 40)
+  'INVALID_ORDERING',
   // 403
   'INVALID_CREDENTIALS',
   'CROSS_SITE_REQUEST',
@@ -150,6 +152,7 @@ const FIELD_CODES: Record<string, HttpErrorCode> = {
   format: 'INVALID_FORMAT',
   asymmetric: 'INVALID_FORMAT',
   auth: 'INVALID_AUTH',
+  ordering: 'INVALID_ORDERING',
 };
 
 /**

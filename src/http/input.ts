@@ -10,7 +10,7 @@ import { SIGNING_FIELDS, signingFromWire } from './signing.js';
  */
 
 /** Endpoint options (extensions, docs/endpoint-options.md): optional in both bodies; in a PATCH, null clears one. */
-const OPTION_FIELDS = ['headers', 'timeout_ms', 'rate_limit_per_second'];
+const OPTION_FIELDS = ['headers', 'timeout_ms', 'rate_limit_per_second', 'ordering'];
 const CREATE_FIELDS = ['name', 'endpoint', 'event_types', 'description', ...OPTION_FIELDS, ...SIGNING_FIELDS];
 /** `endpoint` is our extension: Kinde's PATCH cannot move a webhook. */
 const PATCH_FIELDS = ['name', 'endpoint', 'event_types', 'description', ...OPTION_FIELDS, ...SIGNING_FIELDS];
@@ -33,8 +33,10 @@ export function createInput(body: Record<string, unknown>, environment: string):
 }
 
 /** The endpoint options of a body, in the engine's names (their values are the engine's to judge). */
-function optionsInput(body: Record<string, unknown>): Pick<WebhookInput, 'headers' | 'timeoutMs' | 'rateLimit'> {
-  const out: Pick<WebhookInput, 'headers' | 'timeoutMs' | 'rateLimit'> = {};
+function optionsInput(body: Record<string, unknown>): Pick<WebhookInput, 'headers' | 'timeoutMs' | 'rateLimit' | 'ordering'> {
+  const out: Pick<WebhookInput, 'headers' | 'timeoutMs' | 'rateLimit' | 'ordering'> = {};
+  // Ordered delivery per subject (issue 40): null leaves it as it is, like the other PATCH fields.
+  if (body.ordering !== undefined && body.ordering !== null) out.ordering = body.ordering as WebhookInput['ordering'];
   if (body.headers !== undefined) out.headers = body.headers as Record<string, string> | null;
   if (body.timeout_ms !== undefined) out.timeoutMs = body.timeout_ms as number | null;
   const rate = body.rate_limit_per_second;

@@ -48,6 +48,12 @@ const timeoutMs = {
   maximum: ENDPOINT_LIMITS.maxTimeoutMs,
   description: "Extension: this webhook's attempt deadline in milliseconds; null for the engine's.",
 };
+const ordering = {
+  type: 'string',
+  enum: ['none', 'per-subject'],
+  description:
+    'Extension (docs/ordering.md): none (default: each delivery on its own back-off, no order promised), or per-subject (a delivery is not attempted while an earlier one of the same subject to this webhook is pending or held; other subjects flow). Set back to none, what waited is sent at once.',
+};
 const ratePerSecond = {
   type: ['integer', 'null'],
   minimum: ENDPOINT_LIMITS.minPerSecond,
@@ -60,7 +66,7 @@ export const ERROR_CODES_DOC = [
   'UNKNOWN_EVENT_TYPE, ENDPOINT_NOT_ALLOWED, INVALID_RESUME_HELD, WEBHOOK_LIMIT_REACHED, INVALID_REQUEST,',
   'UNKNOWN_PARAMETER, INVALID_STATUS, INVALID_EVENT_TYPE, INVALID_PAGE_SIZE, INVALID_NEXT_TOKEN, INVALID_SINCE, INVALID_UNTIL,',
   'INVALID_HEADERS, INVALID_TIMEOUT_MS, INVALID_RATE_LIMIT_PER_SECOND, SECRETS_KEY_REQUIRED, INVALID_SEARCH, INVALID_RANGE,',
-  'INVALID_FORMAT, INVALID_AUTH, INVALID_GRACE_MS;',
+  'INVALID_FORMAT, INVALID_AUTH, INVALID_GRACE_MS, INVALID_ORDERING;',
   '403: INVALID_CREDENTIALS; 404: ROUTE_NOT_FOUND, WEBHOOK_NOT_FOUND, EVENT_NOT_FOUND, DELIVERY_NOT_FOUND; 405: METHOD_NOT_ALLOWED;',
   '409: WEBHOOK_DISABLED;',
   '413: PAYLOAD_TOO_LARGE; 415: UNSUPPORTED_MEDIA_TYPE; 429: returned by the host, not this library;',
@@ -217,6 +223,7 @@ export const SCHEMAS = {
         },
       },
       auth,
+      ordering,
     },
   },
   CreateWebhookRequest: {
@@ -232,6 +239,7 @@ export const SCHEMAS = {
       timeout_ms: timeoutMs,
       rate_limit_per_second: ratePerSecond,
       ...signingFields,
+      ordering,
     },
   },
   UpdateWebhookRequest: {
@@ -247,6 +255,12 @@ export const SCHEMAS = {
       timeout_ms: timeoutMs,
       rate_limit_per_second: ratePerSecond,
       ...signingFields,
+      ordering: {
+        ...ordering,
+        type: ['string', 'null'],
+        enum: ['none', 'per-subject', null],
+        description: `${ordering.description} Null leaves it as it is.`,
+      },
     },
   },
   RotateSecretRequest: {
@@ -468,6 +482,11 @@ export const SCHEMAS = {
             origin: str,
             schema: { type: 'object', description: 'JSON Schema of the event data.' },
             example: { type: 'object', description: 'Extension: sample `data` of this type (what a test event carries).' },
+            subject: {
+              type: ['string', 'null'],
+              description:
+                "Extension (docs/ordering.md): a JSON pointer into `data` to the event's subject (what a per-subject webhook orders its deliveries by), or null: events of this type have none.",
+            },
           },
         },
       },

@@ -45,6 +45,8 @@ export interface WireWebhook {
   signing: { public_key: string | null; previous_secret_until: string | null } | null;
   /** Extension: endpoint auth, its secret masked; null without. */
   auth: Record<string, unknown> | null;
+  /** Extension (docs/ordering.md): `none` or `per-subject`. */
+  ordering: 'none' | 'per-subject';
 }
 
 export function wireWebhook(w: WebhookRecord): WireWebhook {
@@ -66,6 +68,7 @@ export function wireWebhook(w: WebhookRecord): WireWebhook {
     timeout_ms: w.timeoutMs ?? null,
     rate_limit_per_second: w.rateLimit?.perSecond ?? null,
     ...wireSigning(w),
+    ordering: w.ordering ?? 'none',
   };
 }
 
@@ -76,7 +79,8 @@ export function wireEvent(e: EventRecord) {
 
 export function wireEventType(t: CatalogEntry) {
   // `example` is ours (the dashboard's event catalog shows it); Kinde's clients ignore a field they do not know.
-  return { id: t.id, code: t.code, name: t.name, origin: t.origin, schema: t.schema, example: t.example };
+  // `subject` too (docs/ordering.md): the JSON pointer a per-subject webhook orders by, or null.
+  return { id: t.id, code: t.code, name: t.name, origin: t.origin, schema: t.schema, example: t.example, subject: t.subject };
 }
 
 /**

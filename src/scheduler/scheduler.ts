@@ -338,6 +338,8 @@ export class Scheduler {
           if (!outcome.success) this.#nextAttemptRecorded();
           // The record disabled the webhook and wrote a notice: a pass runs the outbox.
           if (outcome.noticeWritten) this.wake();
+          // Ordered per subject: the next delivery of the subject became due with this record.
+          else if (outcome.released) this.wake();
         },
         () => this.#nextAttemptRecorded(),
       )

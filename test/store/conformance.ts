@@ -6,6 +6,7 @@ import type { RecordAttemptArgs, Store } from '../../src/store.js';
 import { describeDashboardContract } from './conformance-dashboard.js';
 import { describeLogContract } from './conformance-log.js';
 import { describeNoticeContract } from './conformance-notices.js';
+import { describeOrderingContract } from './conformance-ordering.js';
 import { describePaceContract } from './conformance-pace.js';
 import { describePoisonContract } from './conformance-poison.js';
 import { describeStatsContract } from './conformance-stats.js';
@@ -70,6 +71,8 @@ export function webhook(environment: string, overrides: Partial<WebhookRecord> =
     format: 'jwt',
     signing: null,
     auth: null,
+    // Ordered delivery per subject (migration 21).
+    ordering: 'none',
     ...overrides,
   };
 }
@@ -322,6 +325,7 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
     describeLogContract(() => s, ready);
     describeNoticeContract(ready, () => t.sibling());
     describePaceContract(ready, () => t.sibling());
+    describeOrderingContract(ready, () => t.sibling());
     describeTelemetryContract(ready);
     describeStatsContract(ready);
     describePoisonContract(ready);

@@ -9,6 +9,7 @@
 /** @import { Webhook, WebhookFields } from './api.js' */
 
 import { h, uid } from './dom.js';
+import { orderingGroup } from './ordering-fields.js';
 import { signingGroup } from './signing-fields.js';
 import { locale, t } from './words.js';
 
@@ -25,7 +26,7 @@ export const HEADER_MASK = '••••••••';
  */
 
 /** @type {ReadonlyArray<(webhook: Webhook | null) => OptionGroup>} */
-export const GROUPS = [endpointOptions, signingGroup];
+export const GROUPS = [endpointOptions, signingGroup, orderingGroup];
 
 /**
  * @param {Webhook | null} webhook

@@ -43,6 +43,7 @@
  * @property {number | string | null} [rate_limit_per_second]
  * @property {string} [format] Signing format (issue 37).
  * @property {Record<string, unknown> | null} [auth] Endpoint auth (issue 37); a masked secret keeps the stored one.
+ * @property {string} [ordering] Ordered delivery per subject (issue 40): `none` or `per-subject`.
  *
  * @typedef {{ name: 'list' } | { name: 'new' } | { name: 'webhook', id: string, query?: string } | { name: 'message', id: string, deliveryId: string } | { name: 'catalog' }} Route
  *

@@ -238,6 +238,7 @@ export default {
       'Prüfen Sie die Header: höchstens 20, Namen aus Buchstaben, Ziffern und Bindestrichen (nicht Content-Type, Host, User-Agent oder webhook-…), Werte als einfacher Text ohne Zeilenumbruch.',
     INVALID_TIMEOUT_MS: 'Geben Sie ein Zeitlimit von 1 bis 30 Sekunden ein.',
     INVALID_RATE_LIMIT_PER_SECOND: 'Geben Sie ein Limit von 1 bis 1000 Anfragen pro Sekunde ein.',
+    INVALID_ORDERING: 'Wählen Sie die Zustellreihenfolge: keine oder pro Subjekt.',
     INVALID_SEARCH: 'Suchen Sie nach einer Ereignis-ID (event_…) oder Zustellungs-ID (msg_…).',
     INVALID_RANGE: 'Wählen Sie einen Zeitraum: 24h, 7d oder 30d.',
     INVALID_FORMAT: 'Wählen Sie, wie Zustellungen signiert werden: JWT oder Standard Webhooks.',

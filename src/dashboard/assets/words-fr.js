@@ -240,6 +240,7 @@ export default {
       'Vérifiez les en-têtes : 20 au plus, des noms faits de lettres, chiffres et tirets (ni Content-Type, Host, User-Agent ni webhook-…), des valeurs en texte simple sans saut de ligne.',
     INVALID_TIMEOUT_MS: 'Saisissez un délai de 1 à 30 secondes.',
     INVALID_RATE_LIMIT_PER_SECOND: 'Saisissez une limite de 1 à 1000 requêtes par seconde.',
+    INVALID_ORDERING: 'Choisissez l’ordre de livraison : aucun, ou par sujet.',
     INVALID_SEARCH: 'Recherchez par identifiant d’événement (event_…) ou de livraison (msg_…).',
     INVALID_RANGE: 'Choisissez une période : 24h, 7d ou 30d.',
     INVALID_FORMAT: 'Choisissez la façon de signer les livraisons : JWT ou Standard Webhooks.',
