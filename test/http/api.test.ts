@@ -62,6 +62,7 @@ describe.each(['direct', 'http'] as const)('management routes (%s)', (mode) => {
         format: 'jwt',
         signing: null,
         auth: null,
+        ordering: 'none',
       },
     ]);
 
@@ -166,6 +167,7 @@ describe.each(['direct', 'http'] as const)('management routes (%s)', (mode) => {
       origin: 'kinde',
       schema: expect.objectContaining({ type: 'object' }),
       example: expect.objectContaining({ user: expect.any(Object) }),
+      subject: '/user/id',
     });
   });
 

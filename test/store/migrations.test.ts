@@ -495,3 +495,135 @@ test('migration 18 (signing formats and endpoint auth) upgrades a PostgreSQL dat
     await server.close();
   }
 }, 60_000);
+
+/**
+ * Migration 21 (ordered delivery per subject) on a database as 20 left it, on both dialects: the
+ * webhook and the delivery written before it read as they were (`ordering: 'none'`, the delivery
+ * due and claimed as before); set to per-subject, the webhook's next events of one user queue,
+ * and a success releases the next.
+ */
+async function orderedAfterUpgrade(store: ReturnType<typeof sqliteStore> | ReturnType<typeof postgresStore>) {
+  await store.migrate(10);
+  const versions = (await store.kysely.selectFrom('iw_migrations').select('version').execute()).map((r) => Number(r.version));
+  expect(versions.sort((a, b) => a - b)).toEqual(MIGRATIONS.map((m) => m.version).sort((a, b) => a - b));
+  expect(await store.getWebhook('default', 'webhook_1')).toMatchObject({ ordering: 'none' });
+  const old = await store.claimDue({ now: 20, limit: 10, workerId: 'w', leaseMs: 1000 });
+  expect(old.map((c) => c.delivery.id)).toEqual(['msg_old']);
+  expect(old[0]!.webhook.ordering).toBe('none');
+  expect(await store.updateWebhook('default', 'webhook_1', { ordering: 'per-subject' }, 21)).toMatchObject({ ordering: 'per-subject' });
+  const user = (id: string, at: number) =>
+    store.insertEvent(
+      {
+        id,
+        environment: 'default',
+        type: 'user.created',
+        source: 'api',
+        data: { user: { id: 'kp_1' } },
+        eventTimestamp: at,
+        createdAt: at,
+      },
+      { newDeliveryId: () => `msg_${id}`, subject: 'kp_1' },
+    );
+  expect((await user('e1', 30))[0]).toMatchObject({ nextAttemptAt: 30 });
+  expect((await user('e2', 31))[0]).toMatchObject({ nextAttemptAt: null });
+  const [first, ...rest] = await store.claimDue({ now: 40, limit: 10, workerId: 'w', leaseMs: 1000 });
+  expect(rest).toEqual([]);
+  expect(first!.delivery.id).toBe('msg_e1');
+  const [result] = await store.recordAttempts([
+    {
+      attempt: {
+        id: 'attempt_e1',
+        deliveryId: 'msg_e1',
+        webhookId: 'webhook_1',
+        environment: 'default',
+        startedAt: 41,
+        durationMs: 4,
+        statusCode: 200,
+        errorKind: null,
+        errorMessage: null,
+        responseExcerpt: null,
+        success: true,
+      },
+      workerId: 'w',
+      now: 42,
+      nextAttemptAt: null,
+      disableAfterMs: 3_600_000,
+      leaseUntil: first!.lease.until,
+      ordered: true,
+    },
+  ]);
+  expect(result?.released).toBe(true);
+  expect((await store.claimDue({ now: 42, limit: 10, workerId: 'w', leaseMs: 1000 })).map((c) => c.delivery.id)).toEqual(['msg_e2']);
+}
+
+const OLD_DELIVERY = {
+  id: 'msg_old',
+  environment: 'default',
+  webhook_id: 'webhook_1',
+  event_id: 'event_old',
+  status: 'pending',
+  attempt_count: 0,
+  next_attempt_at: 10,
+  event_type: 'user.created',
+  created_at: 10,
+  updated_at: 10,
+};
+const OLD_EVENT = {
+  id: 'event_old',
+  environment: 'default',
+  type: 'user.created',
+  source: 'api',
+  data: '{}',
+  event_timestamp: 10,
+  created_at: 10,
+};
+
+test('migration 21 (ordered delivery per subject) upgrades a SQLite file of the release before', async () => {
+  const dir = tempDir();
+  try {
+    const file = dir.file('before-21.db');
+    const old = await migratedTo(file, 20);
+    await old.insertInto('iw_webhooks').values(WEBHOOK_ROW).execute();
+    await old.insertInto('iw_events').values(OLD_EVENT).execute();
+    await old.insertInto('iw_deliveries').values(OLD_DELIVERY).execute();
+    await old.destroy();
+    const store = sqliteStore({ filename: file });
+    try {
+      await orderedAfterUpgrade(store);
+    } finally {
+      await store.close();
+    }
+  } finally {
+    dir.cleanup();
+  }
+});
+
+test('migration 21 (ordered delivery per subject) upgrades a PostgreSQL database of the release before', async () => {
+  const server = await useTestPostgres('migration21');
+  try {
+    const pool = new pg.Pool({ connectionString: server.url, max: 2 });
+    const old = new Kysely<any>({ dialect: new PostgresDialect({ pool }) });
+    await old.schema
+      .createTable('iw_migrations')
+      .addColumn('version', 'integer', (c) => c.primaryKey())
+      .addColumn('name', 'text', (c) => c.notNull())
+      .addColumn('applied_at', 'bigint', (c) => c.notNull())
+      .execute();
+    for (const m of MIGRATIONS.filter((m) => m.version < 21)) {
+      await m.up(old, 'postgres');
+      await old.insertInto('iw_migrations').values({ version: m.version, name: m.name, applied_at: 1 }).execute();
+    }
+    await old.insertInto('iw_webhooks').values(WEBHOOK_ROW).execute();
+    await old.insertInto('iw_events').values(OLD_EVENT).execute();
+    await old.insertInto('iw_deliveries').values(OLD_DELIVERY).execute();
+    await old.destroy();
+    const store = postgresStore({ connectionString: server.url, maxConnections: 2 });
+    try {
+      await orderedAfterUpgrade(store);
+    } finally {
+      await store.close();
+    }
+  } finally {
+    await server.close();
+  }
+});

@@ -158,7 +158,7 @@ describe('postgres: claims', () => {
     );
     // Taking nothing, it answers one row of nulls with the next due times (an idle pass in one round trip).
     expect(sql).toMatch(
-      /"next"\."delivery" as "next_delivery", "next"\."notice" as "next_notice" from \(select case when not exists \(select from "claimed"\) then \(select "next_attempt_at" from "iw_deliveries" where "status" = 'pending' and "locked_by" is null order by "next_attempt_at" limit 1\) end as "delivery", case when not exists \(select from "claimed"\) then \(select "next_attempt_at" from "iw_notices" where "status" = 'pending' order by "next_attempt_at" limit 1\) end as "notice"\) "next" left join "claimed" on true$/,
+      /"next"\."delivery" as "next_delivery", "next"\."notice" as "next_notice" from \(select case when not exists \(select from "claimed"\) then \(select "next_attempt_at" from "iw_deliveries" where "status" = 'pending' and "locked_by" is null and "next_attempt_at" is not null order by "next_attempt_at" limit 1\) end as "delivery", case when not exists \(select from "claimed"\) then \(select "next_attempt_at" from "iw_notices" where "status" = 'pending' order by "next_attempt_at" limit 1\) end as "notice"\) "next" left join "claimed" on true$/,
     );
     expect(parameters).toEqual(['webhook_x', 'env_x', T0, T0, 5, 5, 'w1', T0 + 1000]);
   });
@@ -225,6 +225,23 @@ describe('postgres: claims', () => {
     const emitScans = scansOf(emit);
     expect(emitScans.filter((x) => x.startsWith('Seq Scan'))).toEqual([]);
     expect(emitScans).toContain('Index Scan iw_webhooks iw_webhooks_env');
+    // Migration 21's, which the store calls: the same, with a subject (ordered delivery per subject).
+    const emit2 = await explainFunction(store, 'iw_emit_2', [
+      "'event_y'",
+      "'env_a'",
+      "'user.created'",
+      "'api'",
+      "'{}'",
+      `${T0}`,
+      `${T0}`,
+      'null',
+      "array['msg_y']",
+      'false',
+      "'kp_1'",
+    ]);
+    const emit2Scans = scansOf(emit2);
+    expect(emit2Scans.filter((x) => x.startsWith('Seq Scan'))).toEqual([]);
+    expect(emit2Scans).toContain('Index Scan iw_webhooks iw_webhooks_env');
   });
 
   test("a claim leaving a saturated webhook out reads per webhook, not past that webhook's 20,000 due rows", async () => {
@@ -525,8 +542,23 @@ describe('postgres: migrations', () => {
         hook.updatedAt,
       ],
     );
-    const [leased] = await store.insertEvent(event('env_a', { createdAt: T0 }), { newDeliveryId: msg });
-    const [free] = await store.insertEvent(event('env_a', { createdAt: T0 + 1 }), { newDeliveryId: msg });
+    // Emitted as that release did, with migration 11's function (today's emit is migration 21's).
+    const emitOld = async (createdAt: number) => {
+      const e = event('env_a', { createdAt });
+      const [row] = await run('select id from iw_emit($1, $2, $3, $4, $5, $6, $7, null, $8, false)', [
+        e.id,
+        e.environment,
+        e.type,
+        e.source,
+        JSON.stringify(e.data),
+        e.eventTimestamp,
+        e.createdAt,
+        [msg()],
+      ]);
+      return { id: row.id as string };
+    };
+    const leased = await emitOld(T0);
+    const free = await emitOld(T0 + 1);
     // A process of the earlier version claims the first with migration 8's function: the due time moves to the lease's end.
     const until = T0 + 60_000;
     const old = await run('select id, next_attempt_at from iw_claim_due($1, 1, $2, $3)', [T0 + 10, 'old', until]);
