@@ -161,7 +161,9 @@ try {
           `  ${kind.padEnd(8)} ${ordering.padEnd(11)} backlog ${String(size).padStart(6)} (${r.dueAtStart} due): ${r.delivered} delivered, ${Math.round(r.perSec)}/s; ${r.claims} claims (${r.emptyClaims} empty), claim p50 ${f(r.claimP50)} ms, p99 ${f(r.claimP99)} ms, max ${f(r.claimMax)} ms`,
         );
       }
-      console.log(`  ${kind.padEnd(8)} backlog ${String(size).padStart(6)}: per-subject / none = ${f(pair['per-subject'].perSec / pair.none.perSec)} ×`);
+      console.log(
+        `  ${kind.padEnd(8)} backlog ${String(size).padStart(6)}: per-subject / none = ${f(pair['per-subject'].perSec / pair.none.perSec)} ×`,
+      );
     }
 } finally {
   await receiver.stop();
@@ -169,5 +171,8 @@ try {
 const out = join(import.meta.dirname, 'results', 'ordering');
 mkdirSync(out, { recursive: true });
 const file = join(out, `${new Date().toISOString().replaceAll(':', '-').slice(0, 19)}.json`);
-writeFileSync(file, JSON.stringify({ machine: started, end: machine(), engine: ENGINE, deliver: DELIVER, subjects: SUBJECTS, results }, null, 2));
+writeFileSync(
+  file,
+  JSON.stringify({ machine: started, end: machine(), engine: ENGINE, deliver: DELIVER, subjects: SUBJECTS, results }, null, 2),
+);
 console.log(`wrote ${file}`);
