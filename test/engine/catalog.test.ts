@@ -159,6 +159,33 @@ describe('event catalog', () => {
   });
 });
 
+describe('subjects (ordered delivery per subject, docs/ordering.md)', () => {
+  test('built-in types name theirs; the pointer is followed into data; missing or not text: none', () => {
+    const catalog = new Catalog();
+    const subject = (code: string) => catalog.entry(code)?.subject;
+    expect(subject('user.created')).toBe('/user/id');
+    expect(subject('organization.deleted')).toBe('/organization/code');
+    expect(BUILTIN_EVENT_TYPES.every((t) => typeof t.subject === 'string')).toBe(true);
+    expect(catalog.subjectOf('user.updated', userData({ id: 'kp_42' }))).toBe('kp_42');
+    expect(catalog.subjectOf('organization.updated', { organization: { code: 'org_7', name: 'Acme' } })).toBe('org_7');
+    expect(catalog.subjectOf('user.authentication_failed', { user: { email: 'x@example.com' } })).toBeNull();
+    expect(catalog.subjectOf('user.authentication_failed', { user: { id: null } })).toBeNull();
+    expect(catalog.subjectOf('user.deleted', { user: { id: '' } })).toBeNull();
+  });
+
+  test('a host type names its own by a JSON pointer (escapes followed), or has none; a bad pointer is refused at startup', () => {
+    const schema = { type: 'object' } as const;
+    const catalog = new Catalog([
+      { code: 'billing.invoice_paid', name: 'Invoice paid', origin: 'acme', schema, subject: '/customer/a~1b' },
+      { code: 'billing.ping', name: 'Ping', origin: 'acme', schema },
+    ]);
+    expect(catalog.subjectOf('billing.invoice_paid', { customer: { 'a/b': 12 } })).toBe('12');
+    expect(catalog.subjectOf('billing.ping', { customer: 'c' })).toBeNull();
+    expect(catalog.entry('billing.ping')?.subject).toBeNull();
+    expect(() => new Catalog([{ code: 'billing.bad', name: 'Bad', origin: 'acme', schema, subject: 'customer_id' }])).toThrow(TypeError);
+  });
+});
+
 describe('emit validation: nothing is written for bad input', () => {
   const base = { type: 'user.created', source: 'admin' as const, data: userData() };
   test.each([
