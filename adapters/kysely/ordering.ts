@@ -103,30 +103,18 @@ export async function dequeue(db: Db, deliveryIds: readonly string[], now: numbe
   return promoteHeads(db, pairs, now);
 }
 
-/** The first place of each queue, if it waits (pending, no due time), becomes due `now`. */
+/**
+ * The first place of each queue, if it waits (pending, no due time), becomes due `now`: one
+ * statement for every queue of a group (a seek of `iw_ordered_queue` each).
+ */
 async function promoteHeads(db: Db, pairs: ReadonlyArray<readonly [string, string]>, now: number): Promise<boolean> {
-  const heads: string[] = [];
-  for (const [webhookId, subject] of pairs) {
-    const head = await db
-      .selectFrom('iw_ordered')
-      .select('delivery_id')
-      .where('webhook_id', '=', webhookId)
-      .where('subject', '=', subject)
-      .where('seq', 'is not', null)
-      .orderBy('seq')
-      .limit(1)
-      .executeTakeFirst();
-    if (head) heads.push(head.delivery_id);
-  }
-  if (heads.length === 0) return false;
-  const done = await db
-    .updateTable('iw_deliveries')
-    .set({ next_attempt_at: now, updated_at: now })
-    .where('id', 'in', heads)
-    .where('status', '=', sql.lit('pending'))
-    .where('next_attempt_at', 'is', null)
-    .executeTakeFirst();
-  return Number(done.numUpdatedRows) > 0;
+  if (pairs.length === 0) return false;
+  const queues = sql.join(pairs.map(([webhookId, subject]) => sql`(${webhookId}, ${subject})`));
+  const head = sql`(select "o"."delivery_id" from "iw_ordered" "o" where "o"."webhook_id" = "q"."w" and "o"."subject" = "q"."s" and "o"."seq" is not null order by "o"."seq" limit 1)`;
+  const done = await sql`with "q"("w", "s") as (values ${queues})
+    update "iw_deliveries" set "next_attempt_at" = ${now}, "updated_at" = ${now}
+    where "status" = 'pending' and "next_attempt_at" is null and "id" in (select ${head} from "q")`.execute(db);
+  return Number(done.numAffectedRows ?? 0) > 0;
 }
 
 /**
