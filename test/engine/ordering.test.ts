@@ -5,7 +5,8 @@ import { ManualClock, type Store, type WebhookOrdering } from '../../src/index.j
 import { useCleanups } from '../helpers/cleanup.js';
 import { makeEngine } from '../helpers/engine.js';
 import { userData } from '../helpers/fixtures.js';
-import { type ReceivedRequest, startReceiver, tempDir } from '../helpers/http.js';
+import { startReceiver, tempDir } from '../helpers/http.js';
+import { decoded, orderViolations as violations } from '../helpers/ordering.js';
 import { createSchema, type TestPostgres, useTestPostgres } from '../helpers/postgres.js';
 
 /**
@@ -38,38 +39,6 @@ function seeded(seed: number) {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
-}
-
-/** The event id and the user of a delivered JWT (read, not verified: the delivery tests verify). */
-function decoded(req: ReceivedRequest): { eventId: string; subject: string } {
-  const payload = JSON.parse(Buffer.from(req.body.split('.')[1]!, 'base64url').toString('utf8'));
-  return { eventId: payload.event_id, subject: payload.data.user.id };
-}
-
-/**
- * What broke the order, per subject: an event whose first success came before an earlier one's, or
- * an attempt of an event made before the event before it had succeeded.
- */
-function violations(requests: readonly ReceivedRequest[], statuses: readonly number[], emitted: ReadonlyMap<string, string[]>): string[] {
-  const succeededAt = new Map<string, number>();
-  const firstTry = new Map<string, number>();
-  requests.forEach((req, i) => {
-    const { eventId } = decoded(req);
-    if (!firstTry.has(eventId)) firstTry.set(eventId, i);
-    if (statuses[i] === 200 && !succeededAt.has(eventId)) succeededAt.set(eventId, i);
-  });
-  const out: string[] = [];
-  for (const [subject, events] of emitted) {
-    for (let k = 1; k < events.length; k++) {
-      const before = succeededAt.get(events[k - 1]!);
-      const tried = firstTry.get(events[k]!);
-      if (before === undefined || tried === undefined || tried < before) {
-        out.push(`${subject}#${k}`);
-        break;
-      }
-    }
-  }
-  return out;
 }
 
 type MakeStore = () => Promise<Store>;
