@@ -334,12 +334,12 @@ export class Scheduler {
     const task = recorded
       .then(
         (outcome) => {
-          // A failure's next attempt may come due before any proof says: the next claim asks.
-          if (!outcome.success) this.#nextAttemptRecorded();
+          // A failure's next attempt may come due before any proof says, and a record that
+          // ended an ordered delivery made the next of its subject due now: the next claim asks
+          // (at the next refill, not at once: a busy engine still claims in batches).
+          if (!outcome.success || outcome.released) this.#nextAttemptRecorded();
           // The record disabled the webhook and wrote a notice: a pass runs the outbox.
           if (outcome.noticeWritten) this.wake();
-          // Ordered per subject: the next delivery of the subject became due with this record.
-          else if (outcome.released) this.wake();
         },
         () => this.#nextAttemptRecorded(),
       )
