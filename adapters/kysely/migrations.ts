@@ -465,7 +465,10 @@ export const MIGRATIONS: readonly Migration[] = [
         .where(sql.ref('seq'), 'is not', null)
         .execute();
       await db.schema.createIndex('iw_ordered_webhook').on('iw_ordered').column('webhook_id').execute();
-      if (dialect === 'postgres') await db.executeQuery(CompiledQuery.raw(EMIT_FUNCTION_V2));
+      if (dialect === 'postgres') {
+        await db.executeQuery(CompiledQuery.raw(EMIT_FUNCTION_V2));
+        await db.executeQuery(CompiledQuery.raw(DEQUEUE_FUNCTION));
+      }
     },
   },
   {
@@ -727,6 +730,50 @@ begin
   order by array_position(p_ids, "made"."id");
 end
 $emit$`;
+
+/**
+ * Migration 21's `iw_dequeue` (`adapters/kysely/ordering.ts` calls it, in the transaction that
+ * recorded the outcomes): the deliveries of `p_ids` that ended (delivered or failed) leave their
+ * subjects' queues; then, in key order, the queues' advisory locks (as `iw_emit_2` takes them);
+ * then, in a statement that sees what the previous holders committed, the first of each of those
+ * queues, if it waits, becomes due `p_now`. True when one did. One round trip where the three
+ * statements were three. Frozen like every migration.
+ */
+const DEQUEUE_FUNCTION = `
+create or replace function iw_dequeue(p_ids text[], p_now bigint)
+returns boolean
+language plpgsql volatile
+set plan_cache_mode = force_generic_plan
+set enable_seqscan = off
+as $dequeue$
+declare
+  v_w text[];
+  v_s text[];
+  k integer;
+  n bigint;
+begin
+  with "left" as (
+    update "iw_ordered" "o" set "seq" = null
+    where "o"."delivery_id" = any(p_ids) and "o"."seq" is not null
+      and exists (select from "iw_deliveries" "d" where "d"."id" = "o"."delivery_id" and "d"."status" in ('delivered', 'failed'))
+    returning "o"."webhook_id", "o"."subject")
+  select array_agg("webhook_id"), array_agg("subject") into v_w, v_s from "left";
+  if v_w is null then
+    return false;
+  end if;
+  for k in select distinct hashtext("t"."w" || chr(10) || "t"."s") from unnest(v_w, v_s) as "t"("w", "s") order by 1
+  loop
+    perform pg_advisory_xact_lock(1769406468, k);
+  end loop;
+  with "q" as (select distinct "t"."w", "t"."s" from unnest(v_w, v_s) as "t"("w", "s"))
+  update "iw_deliveries" set "next_attempt_at" = p_now, "updated_at" = p_now
+  where "status" = 'pending' and "next_attempt_at" is null and "id" in (
+    select (select "o"."delivery_id" from "iw_ordered" "o" where "o"."webhook_id" = "q"."w" and "o"."subject" = "q"."s"
+      and "o"."seq" is not null order by "o"."seq" limit 1) from "q");
+  get diagnostics n = row_count;
+  return n > 0;
+end
+$dequeue$`;
 
 /**
  * Applies what is missing, each migration in its own transaction with its ledger row. `guard`

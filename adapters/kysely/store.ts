@@ -23,7 +23,7 @@ import { readHours } from './hours.js';
 import { listPage, recoverBatch, resend } from './log.js';
 import { runMigrations } from './migrations.js';
 import { claimNotices, finishNotice, listNotices } from './notices.js';
-import { endQueues, enqueue, isOrdered, leaveEnded, PER_SUBJECT, waitBehindHeads } from './ordering.js';
+import { dequeue, endQueues, enqueue, isOrdered, leaveEnded, PER_SUBJECT, waitBehindHeads } from './ordering.js';
 import { holdPending, recordOutcomes } from './outcomes.js';
 import { disableGone, paceClaims, paceWebhook } from './pace.js';
 import { emptyCounts, PURGE_STEPS, purgeStep } from './retention.js';
@@ -529,8 +529,17 @@ export class KyselyStore implements Store<HostTransaction> {
   async recordAttempts(batch: readonly RecordAttemptArgs[]): Promise<RecordResult[]> {
     if (batch.length === 0) return [];
     const group = this.dialect.recordGroup;
-    // An ordered webhook's outcome may end its subject's head: the shared path moves the queue.
-    if (group?.takes(batch) && !batch.some((b) => b.ordered)) return group.record(this.db, batch);
+    const ordered = batch.filter((b) => b.ordered).map((b) => b.attempt.deliveryId);
+    if (group?.takes(batch) && ordered.length === 0) return group.record(this.db, batch);
+    // An ordered webhook's outcome may end its subject's head, and the queue moves in the same
+    // transaction: on PostgreSQL its successes keep their one statement, then `iw_dequeue`.
+    if (group?.takes(batch) && this.dialect.rowLocks)
+      return this.db.transaction().execute(async (trx) => {
+        const results = await group.record(trx, batch);
+        if (!(await dequeue(trx, ordered, batch[0]!.now, true))) return results;
+        await this.dialect.notify?.(trx);
+        return results.map((r, i) => (batch[i]!.ordered ? { disabled: r.disabled, released: true } : r));
+      });
     return this.db.transaction().execute(async (trx) => {
       const results = await recordOutcomes(trx, batch, this.dialect.rowLocks);
       // Another process may have a free slot for what became due here.
