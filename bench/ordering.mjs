@@ -75,9 +75,12 @@ async function run(kind, size, ordering, receiver) {
     return rows;
   };
   let delivered = 0;
+  const records = [];
   const recordAttempts = store.recordAttempts.bind(store);
   store.recordAttempts = async (batch) => {
+    const t0 = performance.now();
     const results = await recordAttempts(batch);
+    records.push({ ms: performance.now() - t0, n: batch.length });
     delivered += batch.filter((b) => b.attempt.success).length;
     return results;
   };
@@ -113,6 +116,7 @@ async function run(kind, size, ordering, receiver) {
         .rows[0].n,
     );
     claims.length = 0;
+    records.length = 0;
     delivered = 0;
     const t0 = performance.now();
     hooks.wake();
@@ -131,6 +135,12 @@ async function run(kind, size, ordering, receiver) {
       claimP50: percentile(ms, 50),
       claimP99: percentile(ms, 99),
       claimMax: Math.max(...ms),
+      records: records.length,
+      recordGroupMean: records.reduce((n, r) => n + r.n, 0) / records.length,
+      recordP50: percentile(
+        records.map((r) => r.ms),
+        50,
+      ),
     };
   } finally {
     await hooks.close();
@@ -158,7 +168,7 @@ try {
         results.push(r);
         pair[ordering] = r;
         console.log(
-          `  ${kind.padEnd(8)} ${ordering.padEnd(11)} backlog ${String(size).padStart(6)} (${r.dueAtStart} due): ${r.delivered} delivered, ${Math.round(r.perSec)}/s; ${r.claims} claims (${r.emptyClaims} empty), claim p50 ${f(r.claimP50)} ms, p99 ${f(r.claimP99)} ms, max ${f(r.claimMax)} ms`,
+          `  ${kind.padEnd(8)} ${ordering.padEnd(11)} backlog ${String(size).padStart(6)} (${r.dueAtStart} due): ${r.delivered} delivered, ${Math.round(r.perSec)}/s; ${r.claims} claims (${r.emptyClaims} empty), claim p50 ${f(r.claimP50)} ms, p99 ${f(r.claimP99)} ms, max ${f(r.claimMax)} ms; ${r.records} records of ${f(r.recordGroupMean)}, p50 ${f(r.recordP50)} ms`,
         );
       }
       console.log(

@@ -752,10 +752,12 @@ declare
   k integer;
   n bigint;
 begin
+  -- Both by primary key: written as a correlated exists, the plan read every finished delivery.
   with "left" as (
     update "iw_ordered" "o" set "seq" = null
-    where "o"."delivery_id" = any(p_ids) and "o"."seq" is not null
-      and exists (select from "iw_deliveries" "d" where "d"."id" = "o"."delivery_id" and "d"."status" in ('delivered', 'failed'))
+    where "o"."delivery_id" = any(array(
+        select "d"."id" from "iw_deliveries" "d" where "d"."id" = any(p_ids) and "d"."status" in ('delivered', 'failed')))
+      and "o"."seq" is not null
     returning "o"."webhook_id", "o"."subject")
   select array_agg("webhook_id"), array_agg("subject") into v_w, v_s from "left";
   if v_w is null then
@@ -765,11 +767,14 @@ begin
   loop
     perform pg_advisory_xact_lock(1769406468, k);
   end loop;
-  with "q" as (select distinct "t"."w", "t"."s" from unnest(v_w, v_s) as "t"("w", "s"))
+  -- By primary key (id = any(array(...))): joined to the heads instead, a generic plan may read
+  -- every waiting row of the due index (next_attempt_at is null), a cost that grows with the queues.
   update "iw_deliveries" set "next_attempt_at" = p_now, "updated_at" = p_now
-  where "status" = 'pending' and "next_attempt_at" is null and "id" in (
+  where "id" = any(array(
     select (select "o"."delivery_id" from "iw_ordered" "o" where "o"."webhook_id" = "q"."w" and "o"."subject" = "q"."s"
-      and "o"."seq" is not null order by "o"."seq" limit 1) from "q");
+      and "o"."seq" is not null order by "o"."seq" limit 1)
+    from (select distinct "t"."w", "t"."s" from unnest(v_w, v_s) as "t"("w", "s")) "q"))
+    and "status" = 'pending' and "next_attempt_at" is null;
   get diagnostics n = row_count;
   return n > 0;
 end

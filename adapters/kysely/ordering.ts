@@ -99,16 +99,14 @@ export async function dequeue(db: Db, deliveryIds: readonly string[], now: numbe
   const left = await db
     .updateTable('iw_ordered')
     .set({ seq: null })
-    .where('delivery_id', 'in', [...deliveryIds])
-    .where('seq', 'is not', null)
-    .where(({ exists, selectFrom }) =>
-      exists(
-        selectFrom('iw_deliveries as d')
-          .select('d.id')
-          .whereRef('d.id', '=', 'iw_ordered.delivery_id')
-          .where('d.status', 'in', ['delivered', 'failed']),
-      ),
+    .where('delivery_id', 'in', (eb) =>
+      eb
+        .selectFrom('iw_deliveries')
+        .select('id')
+        .where('id', 'in', [...deliveryIds])
+        .where('status', 'in', ['delivered', 'failed']),
     )
+    .where('seq', 'is not', null)
     .returning(['webhook_id', 'subject'])
     .execute();
   if (left.length === 0) return false;
