@@ -176,13 +176,13 @@ describe('subjects (ordered delivery per subject, docs/ordering.md)', () => {
   test('a host type names its own by a JSON pointer (escapes followed), or has none; a bad pointer is refused at startup', () => {
     const schema = { type: 'object' } as const;
     const catalog = new Catalog([
-      { code: 'billing.invoice_paid', name: 'Invoice paid', origin: 'acme', schema, subject: '/customer/a~1b' },
+      { code: 'billing.invoice_paid', name: 'Invoice paid', origin: 'acme', schema, subject: '/account/a~1b' },
       { code: 'billing.ping', name: 'Ping', origin: 'acme', schema },
     ]);
-    expect(catalog.subjectOf('billing.invoice_paid', { customer: { 'a/b': 12 } })).toBe('12');
-    expect(catalog.subjectOf('billing.ping', { customer: 'c' })).toBeNull();
+    expect(catalog.subjectOf('billing.invoice_paid', { account: { 'a/b': 12 } })).toBe('12');
+    expect(catalog.subjectOf('billing.ping', { account: 'c' })).toBeNull();
     expect(catalog.entry('billing.ping')?.subject).toBeNull();
-    expect(() => new Catalog([{ code: 'billing.bad', name: 'Bad', origin: 'acme', schema, subject: 'customer_id' }])).toThrow(TypeError);
+    expect(() => new Catalog([{ code: 'billing.bad', name: 'Bad', origin: 'acme', schema, subject: 'account_id' }])).toThrow(TypeError);
   });
 });
 
