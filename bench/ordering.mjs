@@ -93,7 +93,8 @@ async function run(kind, size, ordering, receiver) {
     logger: { warn: () => {}, error: (message) => console.error(`  engine error: ${message}`) },
   });
   try {
-    await hooks.start();
+    // Started only once the backlog and its queues are written: a scheduler running meanwhile
+    // would deliver heads before their queues exist.
     const webhook = await hooks.webhooks.create({
       name: 'ordered',
       endpoint: `${receiver.urls[0]}/ok/0`,
@@ -119,7 +120,7 @@ async function run(kind, size, ordering, receiver) {
     records.length = 0;
     delivered = 0;
     const t0 = performance.now();
-    hooks.wake();
+    await hooks.start();
     while (delivered < DELIVER && performance.now() - t0 < RUN_LIMIT_MS) await new Promise((r) => setTimeout(r, 5));
     const seconds = (performance.now() - t0) / 1000;
     const ms = claims.map((c) => c.ms);
@@ -159,7 +160,7 @@ try {
     else console.log('PostgreSQL: none at 127.0.0.1:5432; SQLite only');
   }
   console.log(`ordering: backlogs ${SIZES.join(', ')} over ${SUBJECTS} users, first ${DELIVER} deliveries timed; engine ${ENGINE}`);
-  const f = (n) => n.toFixed(2);
+  const f = (n) => (n == null ? '-' : n.toFixed(2));
   for (const kind of stores)
     for (const size of SIZES) {
       const pair = {};
