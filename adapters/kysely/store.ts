@@ -82,7 +82,9 @@ export interface StoreDialect {
    */
   recordGroup?: {
     takes(batch: readonly RecordAttemptArgs[]): boolean;
-    record(db: Db, batch: readonly RecordAttemptArgs[]): Promise<Array<{ disabled: WebhookRecord | null }>>;
+    record(db: Db, batch: readonly RecordAttemptArgs[]): Promise<RecordResult[]>;
+    /** True when `record` also moves the subjects' queues of ordered outcomes (kysely/ordering.ts) in its transaction. */
+    orders?: boolean;
   };
   /** Optional: listens for those hints; see {@link Store.subscribe}. */
   subscribe?(onWake: () => void): Promise<() => Promise<void>>;
@@ -530,7 +532,7 @@ export class KyselyStore implements Store<HostTransaction> {
     if (batch.length === 0) return [];
     const group = this.dialect.recordGroup;
     const ordered = batch.filter((b) => b.ordered).map((b) => b.attempt.deliveryId);
-    if (group?.takes(batch) && ordered.length === 0) return group.record(this.db, batch);
+    if (group?.takes(batch) && (ordered.length === 0 || group.orders)) return group.record(this.db, batch);
     // An ordered webhook's outcome may end its subject's head, and the queue moves in the same
     // transaction: on PostgreSQL its successes keep their one statement, then `iw_dequeue`.
     if (group?.takes(batch) && this.dialect.rowLocks)

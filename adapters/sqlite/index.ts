@@ -109,7 +109,7 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     async lockEnvironment() {
       // BEGIN IMMEDIATE already holds the database's single write lock.
     },
-    recordGroup: { takes: onlySuccesses, record: (_kysely, batch) => recordSuccesses(db, batch) },
+    recordGroup: { takes: onlySuccesses, orders: true, record: (_kysely, batch) => recordSuccesses(db, batch) },
     async migrate(_k, run) {
       // Another process migrating the same file holds its write lock for as long as one
       // migration takes, which can outlast busy_timeout (migration 14 rewrites iw_deliveries: 5 s

@@ -1,6 +1,6 @@
 import type { AttemptRecord } from '../../src/model.js';
 import { tallyHours } from '../../src/stats.js';
-import type { RecordAttemptArgs } from '../../src/store.js';
+import type { RecordAttemptArgs, RecordResult } from '../../src/store.js';
 import { ADD_HOUR_SQLITE, tallyParameters } from '../kysely/hours.js';
 import { fromAttempt } from '../kysely/rows.js';
 import { holdQueue, hostTransactionEnded, inHostTransaction, type SqliteDatabase, type SqliteStatement } from './driver.js';
@@ -31,7 +31,8 @@ import { holdQueue, hostTransactionEnded, inHostTransaction, type SqliteDatabase
  * `BEGIN IMMEDIATE` queues on the file's write lock like the driver's transactions; any error
  * rolls the whole group back and is thrown, for the recorder to try again or split.
  */
-export async function recordSuccesses(db: SqliteDatabase, batch: readonly RecordAttemptArgs[]): Promise<Array<{ disabled: null }>> {
+export async function recordSuccesses(db: SqliteDatabase, batch: readonly RecordAttemptArgs[]): Promise<RecordResult[]> {
+  const results: RecordResult[] = batch.map(() => ({ disabled: null }));
   const release = await holdQueue(db);
   try {
     while (inHostTransaction(db)) await hostTransactionEnded(db);
@@ -40,7 +41,7 @@ export async function recordSuccesses(db: SqliteDatabase, batch: readonly Record
     try {
       const healed = new Set<string>();
       const counted: AttemptRecord[] = [];
-      for (const { attempt, workerId, now, leaseUntil } of batch) {
+      for (const [i, { attempt, workerId, now, leaseUntil, ordered }] of batch.entries()) {
         const r = fromAttempt(attempt);
         const inserted = s.insertAttempt.run([
           r.id,
@@ -57,7 +58,14 @@ export async function recordSuccesses(db: SqliteDatabase, batch: readonly Record
         ]).changes;
         if (inserted === 0) continue;
         counted.push(attempt);
-        s.markDelivered.run([r.started_at, String(r.status_code), now, r.delivery_id, workerId, leaseUntil ?? null]);
+        const marked = s.markDelivered.run([r.started_at, String(r.status_code), now, r.delivery_id, workerId, leaseUntil ?? null]).changes;
+        // Ordered per subject (kysely/ordering.ts): it leaves its subject's queue, and the next
+        // in it becomes due, in this transaction.
+        if (ordered && marked > 0) {
+          const [left] = s.leaveQueue.all([r.delivery_id]) as Array<{ webhook_id: string; subject: string }>;
+          if (left && s.promoteHead.run([now, now, left.webhook_id, left.subject]).changes > 0)
+            results[i] = { disabled: null, released: true };
+        }
         if (!healed.has(r.webhook_id)) {
           healed.add(r.webhook_id);
           s.clearHealth.run([r.webhook_id]);
@@ -73,7 +81,7 @@ export async function recordSuccesses(db: SqliteDatabase, batch: readonly Record
   } finally {
     release();
   }
-  return batch.map(() => ({ disabled: null }));
+  return results;
 }
 
 interface Statements {
@@ -84,6 +92,8 @@ interface Statements {
   markDelivered: SqliteStatement;
   clearHealth: SqliteStatement;
   addHour: SqliteStatement;
+  leaveQueue: SqliteStatement;
+  promoteHead: SqliteStatement;
 }
 
 /** Prepared once per handle, on first use (after the migrations made the tables). */
@@ -113,6 +123,14 @@ function statementsOf(db: SqliteDatabase): Statements {
           'and ("failing_since" is not null or "last_error" is not null)',
       ),
       addHour: db.prepare(ADD_HOUR_SQLITE),
+      leaveQueue: db.prepare(
+        'update "iw_ordered" set "seq" = null where "delivery_id" = ? and "seq" is not null returning "webhook_id", "subject"',
+      ),
+      // By primary key: the unary `+` keeps the due index (every waiting delivery) out of the plan.
+      promoteHead: db.prepare(
+        'update "iw_deliveries" set "next_attempt_at" = ?, "updated_at" = ? where "id" = (select "delivery_id" from "iw_ordered" ' +
+          `where "webhook_id" = ? and "subject" = ? and "seq" is not null order by "seq" limit 1) and +"status" = 'pending' and +"next_attempt_at" is null`,
+      ),
     };
     prepared.set(db, s);
   }
