@@ -122,7 +122,7 @@ export async function dequeue(db: Db, deliveryIds: readonly string[], now: numbe
  * statement for every queue of a group (a seek of `iw_ordered_queue` each), on SQLite (PostgreSQL
  * runs `iw_dequeue`). The deliveries by primary key: the unary `+` keeps SQLite from reading
  * `status = 'pending' and next_attempt_at is null` from the due index, which holds every waiting
- * delivery (a record's cost then grew with the queues: 17 ms a group at 128,000).
+ * delivery (a record's cost then grew with the queues: bench/journal/2026-11-28-ordering.md).
  */
 async function promoteHeads(db: Db, pairs: ReadonlyArray<readonly [string, string]>, now: number): Promise<boolean> {
   if (pairs.length === 0) return false;
