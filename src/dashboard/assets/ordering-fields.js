@@ -5,6 +5,7 @@
  */
 /** @import { Webhook } from './api.js' */
 import { h, uid } from './dom.js';
+import { t } from './words.js';
 
 /**
  * @param {Webhook | null} webhook
@@ -19,8 +20,8 @@ export function orderingGroup(webhook) {
       'select',
       { id, name: 'ordering', 'aria-describedby': hint },
       [
-        ['none', 'None: each delivery on its own schedule'],
-        ['per-subject', 'Per subject: a user’s events in the order they happened'],
+        ['none', t('ordering.none')],
+        ['per-subject', t('ordering.perSubject')],
       ].map(([v, text]) => h('option', { value: v, selected: v === value }, text)),
     )
   );
@@ -29,16 +30,12 @@ export function orderingGroup(webhook) {
     h(
       'fieldset',
       { class: 'option-group ordering-fields' },
-      h('legend', {}, 'Delivery order'),
+      h('legend', {}, t('ordering.legend')),
       h(
         'div',
         { class: 'field' },
-        h('label', { for: id }, 'Order'),
-        h(
-          'p',
-          { class: 'hint', id: hint },
-          'Per subject, a delivery waits while an earlier one about the same user (or organization, role, …) is still pending; other subjects are not held up. Receivers should still drop repeats by webhook-id.',
-        ),
+        h('label', { for: id }, t('ordering.label')),
+        h('p', { class: 'hint', id: hint }, t('ordering.hint')),
         control,
         slot,
       ),

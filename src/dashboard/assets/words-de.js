@@ -114,6 +114,12 @@ export default {
     'advanced.timeoutHint': 'Von 1 bis 30. Leer: die Voreinstellung des Dienstes.',
     'advanced.rate': 'Ratenlimit (Anfragen pro Sekunde)',
     'advanced.rateHint': 'Von 1 bis 1000. Leer: kein Limit.',
+    'ordering.legend': 'Zustellreihenfolge',
+    'ordering.label': 'Reihenfolge',
+    'ordering.hint':
+      'Pro Subjekt wartet eine Zustellung, solange eine frühere zum selben Benutzer (oder zur selben Organisation, Rolle, …) aussteht; andere Subjekte werden nicht aufgehalten. Empfänger sollten Wiederholungen weiterhin anhand der webhook-id verwerfen.',
+    'ordering.none': 'Keine: jede Zustellung nach eigenem Zeitplan',
+    'ordering.perSubject': 'Pro Subjekt: die Ereignisse eines Benutzers in der Reihenfolge, in der sie geschahen',
     'signing.legend': 'Signatur und Authentifizierung',
     'signing.format': 'Signatur',
     'signing.jwt': 'JWT (RS256, geprüft mit den öffentlichen Schlüsseln)',

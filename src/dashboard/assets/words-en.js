@@ -111,6 +111,12 @@ export default {
     'advanced.timeoutHint': 'From 1 to 30. Empty: the service’s default.',
     'advanced.rate': 'Rate limit (requests per second)',
     'advanced.rateHint': 'From 1 to 1000. Empty: no limit.',
+    'ordering.legend': 'Delivery order',
+    'ordering.label': 'Order',
+    'ordering.hint':
+      'Per subject, a delivery waits while an earlier one about the same user (or organization, role, …) is still pending; other subjects are not held up. Receivers should still drop repeats by webhook-id.',
+    'ordering.none': 'None: each delivery on its own schedule',
+    'ordering.perSubject': 'Per subject: a user’s events in the order they happened',
     'signing.legend': 'Signing and authentication',
     'signing.format': 'Signing',
     'signing.jwt': 'JWT (RS256, verified with the public keys)',

@@ -115,6 +115,12 @@ export default {
     'advanced.timeoutHint': 'De 1 à 30. Vide : la valeur par défaut du service.',
     'advanced.rate': 'Limite de débit (requêtes par seconde)',
     'advanced.rateHint': 'De 1 à 1000. Vide : aucune limite.',
+    'ordering.legend': 'Ordre de livraison',
+    'ordering.label': 'Ordre',
+    'ordering.hint':
+      'Par sujet, une livraison attend tant qu’une précédente sur le même utilisateur (ou organisation, rôle, …) est en attente ; les autres sujets ne sont pas retenus. Les destinataires doivent toujours ignorer les doublons par webhook-id.',
+    'ordering.none': 'Aucun : chaque livraison à son propre rythme',
+    'ordering.perSubject': 'Par sujet : les événements d’un utilisateur dans l’ordre où ils ont eu lieu',
     'signing.legend': 'Signature et authentification',
     'signing.format': 'Signature',
     'signing.jwt': 'JWT (RS256, vérifié avec les clés publiques)',
