@@ -1,4 +1,6 @@
 import { mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createVerifier } from '../../src/receiver/index.js';
@@ -13,11 +15,14 @@ import { type Site, startSite } from './site.js';
  * real receiver on 127.0.0.1 that verifies every token with identity-webhooks/receiver: the list's
  * success rate and chart, the overview, filters changing the rows and the address (and a linked
  * filtered address opening filtered), the message view showing the payload the receiver verified;
- * axe in both colour schemes, 360 px, keyboard alone. Screenshots go to docs/screenshots/.
+ * axe in both colour schemes, 360 px, keyboard alone. Screenshots go to docs/screenshots/ with UPDATE_SCREENSHOTS=1.
  */
 
 const run = chromiumAvailable('stats-browser.test.ts');
-const SHOTS = new URL('../../docs/screenshots/', import.meta.url).pathname;
+// The docs' screenshots are written only when asked (UPDATE_SCREENSHOTS=1): a test run leaves the checkout alone.
+const SHOTS = process.env.UPDATE_SCREENSHOTS
+  ? new URL('../../docs/screenshots/', import.meta.url).pathname
+  : `${join(tmpdir(), 'iw-dashboard-shots')}/`;
 let browser: Browser;
 let site: Site;
 let receiver: Awaited<ReturnType<typeof startReceiver>>;
