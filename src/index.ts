@@ -26,7 +26,7 @@ export { generateSigningKey } from './signing/keys.js';
 export type { KeyInfo, RotateOptions } from './signing/keyset.js';
 export type { WebhookClaims } from './signing/token.js';
 export type { HourRecord } from './stats.js';
-export type { ClaimArgs, DeliveryFilter, RecordAttemptArgs, Store, WebhookPatch } from './store.js';
+export type { ClaimArgs, DeliveryFilter, RecordAttemptArgs, RecordResult, Store, WebhookPatch } from './store.js';
 export type {
   ActivityPoint,
   AuthorizeResult,
