@@ -134,7 +134,9 @@ describe('the packed tarball', () => {
     expect(tarballFiles.filter((f) => /(^|\/)(test|tests|__tests__|fixtures)\/|\.test\.|openapi-check|delivery-routes/.test(f))).toEqual(
       [],
     );
-    expect(packed.size).toBeLessThan(400 * 1024);
+    // A backstop beside the file checks above (what grows it unnoticed is a stray folder): the
+    // code of this round (ordering, three dashboard locales, stats, signatures) packs to 413 KiB.
+    expect(packed.size).toBeLessThan(480 * 1024);
   });
 
   test("installs with --omit=optional without better-sqlite3; drivers, kysely and nodemailer are peers (the host's copies)", (context) => {
