@@ -4,7 +4,7 @@
  */
 /** @import { ViewContext, WebhookFields } from './api.js' */
 import { deliveryLog } from './delivery-log.js';
-import { formatTime, h, openModal, uid } from './dom.js';
+import { confirmDanger, formatTime, h, uid } from './dom.js';
 import { overviewPanel } from './overview.js';
 import { signingPanel } from './signing-fields.js';
 import { testEventPanel } from './test-event.js';
@@ -82,43 +82,16 @@ export async function renderDetail(context, id, query = '') {
 
   /** @param {HTMLElement} opener */
   function confirmDelete(opener) {
-    const titleId = uid('confirm-title');
-    const textId = uid('confirm-text');
-    const slot = h('div', { class: 'slot' });
-    const dialog = h(
-      'dialog',
-      { class: 'dialog confirm', role: 'alertdialog', 'aria-labelledby': titleId, 'aria-describedby': textId },
-      h(
-        'div',
-        { class: 'dialog-body' },
-        h('h2', { id: titleId }, t('delete.title', { name: webhook.name })),
-        h('p', { id: textId }, t('delete.text')),
-        slot,
-        h(
-          'div',
-          { class: 'buttons' },
-          h('button', { type: 'button', class: 'danger', onclick: () => destroy(dialog, slot) }, t('delete.confirm')),
-          // The safe choice has focus, so Enter on a stray key press deletes nothing.
-          h('button', { type: 'button', autofocus: true, onclick: () => dialog.close() }, t('common.cancel')),
-        ),
-      ),
-    );
-    openModal(context.root, dialog, opener);
-  }
-
-  /**
-   * @param {HTMLDialogElement} dialog
-   * @param {HTMLElement} slot
-   */
-  async function destroy(dialog, slot) {
-    slot.replaceChildren();
-    try {
-      await context.api.deleteWebhook(webhook.id);
-      dialog.close();
-      context.navigate({ name: 'list' }, { notice: t('notice.deleted', { name: webhook.name }), replace: true });
-    } catch (error) {
-      slot.append(h('p', { class: 'error', role: 'alert' }, explain(error).text));
-    }
+    confirmDanger(context.root, opener, {
+      title: t('delete.title', { name: webhook.name }),
+      text: t('delete.text'),
+      confirm: t('delete.confirm'),
+      async action(close) {
+        await context.api.deleteWebhook(webhook.id);
+        close();
+        context.navigate({ name: 'list' }, { notice: t('notice.deleted', { name: webhook.name }), replace: true });
+      },
+    });
   }
 }
 

@@ -7,7 +7,7 @@
  * Props: `on*` are listeners; `value`, `checked`, `disabled`, `hidden` and `open` are set as
  * properties; `null`, `undefined` and `false` are left out; the rest are attributes.
  */
-import { locale, t } from './words.js';
+import { explain, locale, t } from './words.js';
 
 const PROPERTIES = new Set(['value', 'checked', 'disabled', 'hidden', 'selected']);
 
@@ -127,4 +127,48 @@ export function openModal(root, dialog, opener) {
     if (lost) opener?.focus();
   });
   dialog.showModal();
+}
+
+/**
+ * A confirmation before a destructive action (delete a webhook, rotate its secret): an
+ * alertdialog with the action's button and Cancel, which has focus so that Enter on a stray key
+ * press does nothing. `action` runs on confirm and closes the dialog (`close`) once it succeeded,
+ * before whatever it does next; its refusal shows in the dialog.
+ *
+ * @param {ShadowRoot} root
+ * @param {HTMLElement | null} opener
+ * @param {{ title: string, text: string, confirm: string, action: (close: () => void) => Promise<void> }} what
+ */
+export function confirmDanger(root, opener, { title, text, confirm, action }) {
+  const titleId = uid('confirm-title');
+  const textId = uid('confirm-text');
+  const slot = h('div', { class: 'slot' });
+  const run = async () => {
+    slot.replaceChildren();
+    try {
+      await action(() => dialog.close());
+    } catch (error) {
+      slot.append(h('p', { class: 'error', role: 'alert' }, explain(error).text));
+    }
+  };
+  const dialog = /** @type {HTMLDialogElement} */ (
+    h(
+      'dialog',
+      { class: 'dialog confirm', role: 'alertdialog', 'aria-labelledby': titleId, 'aria-describedby': textId },
+      h(
+        'div',
+        { class: 'dialog-body' },
+        h('h2', { id: titleId }, title),
+        h('p', { id: textId }, text),
+        slot,
+        h(
+          'div',
+          { class: 'buttons' },
+          h('button', { type: 'button', class: 'danger', onclick: run }, confirm),
+          h('button', { type: 'button', autofocus: true, onclick: () => dialog.close() }, t('common.cancel')),
+        ),
+      ),
+    )
+  );
+  openModal(root, dialog, opener);
 }

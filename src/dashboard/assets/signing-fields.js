@@ -5,7 +5,7 @@
  * keeps the stored secret.
  */
 /** @import { ViewContext, Webhook } from './api.js' */
-import { formatTime, h, openModal, uid } from './dom.js';
+import { confirmDanger, formatTime, h, uid } from './dom.js';
 import { explain, t } from './words.js';
 
 /** What the server answers for a stored secret, and takes back as "keep it". */
@@ -147,43 +147,17 @@ export function signingPanel(context, webhook) {
   }
 
   function confirmRotate() {
-    const titleId = uid('rotate-title');
-    const textId = uid('rotate-text');
-    const slot = h('div', { class: 'slot' });
-    const dialog = h(
-      'dialog',
-      { class: 'dialog confirm', role: 'alertdialog', 'aria-labelledby': titleId, 'aria-describedby': textId },
-      h(
-        'div',
-        { class: 'dialog-body' },
-        h('h2', { id: titleId }, t('secret.rotateTitle')),
-        h('p', { id: textId }, t('secret.rotateText')),
-        slot,
-        h(
-          'div',
-          { class: 'buttons' },
-          h('button', { type: 'button', class: 'danger', onclick: () => run(dialog, slot) }, t('secret.rotateConfirm')),
-          h('button', { type: 'button', autofocus: true, onclick: () => dialog.close() }, t('common.cancel')),
-        ),
-      ),
-    );
-    openModal(context.root, dialog, rotate);
-  }
-
-  /**
-   * @param {HTMLDialogElement} dialog
-   * @param {HTMLElement} slot
-   */
-  async function run(dialog, slot) {
-    slot.replaceChildren();
-    try {
-      const secret = await context.api.rotateSecret(webhook.id);
-      dialog.close();
-      out.replaceChildren(h('p', {}, `${t('secret.new')} `, h('code', { class: 'secret' }, secret.secret)));
-      context.notify(t('secret.rotated'));
-    } catch (error) {
-      slot.append(h('p', { class: 'error', role: 'alert' }, explain(error).text));
-    }
+    confirmDanger(context.root, rotate, {
+      title: t('secret.rotateTitle'),
+      text: t('secret.rotateText'),
+      confirm: t('secret.rotateConfirm'),
+      async action(close) {
+        const secret = await context.api.rotateSecret(webhook.id);
+        close();
+        out.replaceChildren(h('p', {}, `${t('secret.new')} `, h('code', { class: 'secret' }, secret.secret)));
+        context.notify(t('secret.rotated'));
+      },
+    });
   }
 }
 
