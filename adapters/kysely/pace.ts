@@ -92,13 +92,9 @@ export async function paceClaims(
     if (later.size === 0) return;
     const entries = [...later];
     // Given back, due at their start time: the lease cleared, only if still ours.
-    const due = sql.join(
-      entries.map(([id, at]) => sql`when ${id} then cast(${at} as bigint)`),
-      sql` `,
-    );
     await trx
       .updateTable('iw_deliveries')
-      .set({ locked_by: null, locked_until: null, next_attempt_at: sql`case id ${due} end` })
+      .set({ locked_by: null, locked_until: null, next_attempt_at: startTimes(entries) })
       .where(
         'id',
         'in',
@@ -115,6 +111,13 @@ export async function paceClaims(
   });
   return later.size === 0 ? claimed : claimed.filter((c) => !later.has(c.delivery.id));
 }
+
+/** `next_attempt_at` of each delivery by id: its start time. */
+const startTimes = (times: Iterable<readonly [string, number]>) =>
+  sql<number>`case id ${sql.join(
+    [...times].map(([id, at]) => sql`when ${id} then cast(${at} as bigint)`),
+    sql` `,
+  )} end`;
 
 /** At most this many of a backlog get their start times in one claim; the next claim that meets the webhook takes more. */
 const SWEEP_MAX = 1000;
@@ -145,13 +148,9 @@ async function dueBacklog(trx: Db, webhookId: string, now: number, dialect: 'sql
 
 /** Moves swept deliveries to their start times, each only while it is still due and unleased. Returns those moved. */
 async function moveBacklog(trx: Db, swept: ReadonlyMap<string, number>, now: number) {
-  const due = sql.join(
-    [...swept].map(([id, at]) => sql`when ${id} then cast(${at} as bigint)`),
-    sql` `,
-  );
   return trx
     .updateTable('iw_deliveries')
-    .set({ next_attempt_at: sql`case id ${due} end` })
+    .set({ next_attempt_at: startTimes(swept) })
     .where('id', 'in', [...swept.keys()])
     .where('status', '=', sql.lit('pending'))
     .where('next_attempt_at', '<=', now)
