@@ -59,6 +59,9 @@ export function endpointColumns(w: Pick<WebhookRecord, 'headers' | 'timeoutMs' |
   return out;
 }
 
+/** A JSON column's text as written (reading it undoes it exactly), null for none. */
+export const jsonText = (value: object | null | undefined): string | null => (value ? JSON.stringify(value) : null);
+
 export function fromWebhook(w: WebhookRecord): WebhookRow {
   return {
     id: w.id,
@@ -77,8 +80,8 @@ export function fromWebhook(w: WebhookRecord): WebhookRow {
     ...endpointColumns(w, true),
     // Signing formats and endpoint auth (migration 18): sealed by the management functions.
     format: w.format ?? 'jwt',
-    signing: w.signing ? JSON.stringify(w.signing) : null,
-    auth: w.auth ? JSON.stringify(w.auth) : null,
+    signing: jsonText(w.signing),
+    auth: jsonText(w.auth),
     // Only when set, so a webhook without it is the same insert as before migration 21.
     ...(w.ordering === 'per-subject' ? { ordering: 'per-subject' } : {}),
   };

@@ -32,6 +32,7 @@ import {
   eventInsertParams,
   fromDelivery,
   fromWebhook,
+  jsonText,
   toAttempt,
   toDelivery,
   toEvent,
@@ -216,18 +217,18 @@ export class KyselyStore implements Store<HostTransaction> {
     Object.assign(set, endpointColumns(patch));
     // Signing formats and endpoint auth (issue 37): sealed by the management functions.
     if (patch.format !== undefined) set.format = patch.format;
-    if (patch.signing !== undefined) set.signing = patch.signing === null ? null : JSON.stringify(patch.signing);
-    if (patch.auth !== undefined) set.auth = patch.auth === null ? null : JSON.stringify(patch.auth);
+    if (patch.signing !== undefined) set.signing = jsonText(patch.signing);
+    if (patch.auth !== undefined) set.auth = jsonText(patch.auth);
     if (patch.ordering !== undefined) set.ordering = patch.ordering === 'per-subject' ? PER_SUBJECT : null;
     const update = (db: Db) => {
       let query = db.updateTable('iw_webhooks').set(set).where('environment', '=', environment).where('id', '=', id);
       if (patch.expect) {
-        // The texts as rows.ts writes them (JSON.stringify, which reading undoes exactly).
+        // The texts as written (no headers is null, as `endpointColumns` writes it).
         const { signing, auth, headers } = patch.expect;
         const texts = {
-          signing: signing ? JSON.stringify(signing) : null,
-          auth: auth ? JSON.stringify(auth) : null,
-          headers: Object.keys(headers ?? {}).length === 0 ? null : JSON.stringify(headers),
+          signing: jsonText(signing),
+          auth: jsonText(auth),
+          headers: jsonText(Object.keys(headers ?? {}).length ? headers : null),
         };
         for (const [column, text] of Object.entries(texts) as Array<[keyof typeof texts, string | null]>)
           query = text === null ? query.where(column, 'is', null) : query.where(column, '=', text);
