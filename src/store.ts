@@ -178,9 +178,11 @@ export interface Store<Tx = unknown> {
    * and committed there, held deliveries resumed, claims given back), e.g. PostgreSQL
    * LISTEN/NOTIFY. A hint only: coalesced, possibly lost while reconnecting (the store then wakes
    * once more on its own); polling stays the safety net. Never rejects: a store that cannot listen
-   * yet keeps trying in the background. Resolves to a function that stops listening.
+   * yet keeps trying in the background. Resolves to a function that stops listening. `self`: the
+   * listening engine's worker id; hints sent about its own outcomes (the next delivery of a
+   * subject made due by its record, which its loop claims anyway) are not passed on.
    */
-  subscribe?(onWake: () => void): Promise<() => Promise<void>>;
+  subscribe?(onWake: () => void, self?: string): Promise<() => Promise<void>>;
 
   /**
    * Optional (endpoint options): what an answer asked of the webhook's next attempts, for every

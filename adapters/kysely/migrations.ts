@@ -481,6 +481,15 @@ export const MIGRATIONS: readonly Migration[] = [
       await db.schema.createIndex('iw_webhook_hours_hour').on('iw_webhook_hours').column('hour').execute();
     },
   },
+  {
+    version: 23,
+    name: 'ordered successes recorded in one statement (PostgreSQL)',
+    async up(db, dialect) {
+      // The queue step of an ordered webhook's successes inside the record's one statement
+      // (adapters/postgres/record.ts), where it was a transaction of its own statements.
+      if (dialect === 'postgres') await db.executeQuery(CompiledQuery.raw(PROMOTE_FUNCTION));
+    },
+  },
 ];
 
 /**
@@ -779,6 +788,49 @@ begin
   return n > 0;
 end
 $dequeue$`;
+
+/**
+ * Migration 23's `iw_promote`, called by the statement that records an ordered webhook's
+ * successes (`adapters/postgres/record.ts`) with the queues its delivered rows left (`p_w`,
+ * `p_s`: webhook and subject, one pair per delivery that left): the queues' advisory locks in key
+ * order (as `iw_emit_2` takes them), then, in a statement of its own, which sees what those
+ * locks' previous holders committed and what the calling statement changed so far, the first of
+ * each queue, if it waits, becomes due `p_now`. When one did and `p_tag` is given, the wake-up
+ * goes out with `p_tag` as its payload (the recording worker's id: its own listener skips it).
+ * True when one did. `iw_dequeue`'s last two steps, without its read of the ended deliveries
+ * (the caller knows them). Frozen like every migration.
+ */
+const PROMOTE_FUNCTION = `
+create or replace function iw_promote(p_w text[], p_s text[], p_now bigint, p_tag text)
+returns boolean
+language plpgsql volatile
+set plan_cache_mode = force_generic_plan
+set enable_seqscan = off
+as $promote$
+declare
+  k integer;
+  n bigint;
+begin
+  if p_w is null or cardinality(p_w) = 0 then
+    return false;
+  end if;
+  for k in select distinct hashtext("t"."w" || chr(10) || "t"."s") from unnest(p_w, p_s) as "t"("w", "s") order by 1
+  loop
+    perform pg_advisory_xact_lock(1769406468, k);
+  end loop;
+  update "iw_deliveries" set "next_attempt_at" = p_now, "updated_at" = p_now
+  where "id" = any(array(
+    select (select "o"."delivery_id" from "iw_ordered" "o" where "o"."webhook_id" = "q"."w" and "o"."subject" = "q"."s"
+      and "o"."seq" is not null order by "o"."seq" limit 1)
+    from (select distinct "t"."w", "t"."s" from unnest(p_w, p_s) as "t"("w", "s")) "q"))
+    and "status" = 'pending' and "next_attempt_at" is null;
+  get diagnostics n = row_count;
+  if n > 0 and p_tag is not null then
+    perform pg_notify('identity_webhooks_wake', p_tag);
+  end if;
+  return n > 0;
+end
+$promote$`;
 
 /**
  * Applies what is missing, each migration in its own transaction with its ledger row. `guard`

@@ -23,7 +23,7 @@ import { readHours } from './hours.js';
 import { listPage, recoverBatch, resend } from './log.js';
 import { runMigrations } from './migrations.js';
 import { claimNotices, finishNotice, listNotices } from './notices.js';
-import { dequeue, endQueues, enqueue, isOrdered, leaveEnded, PER_SUBJECT, waitBehindHeads } from './ordering.js';
+import { endQueues, enqueue, isOrdered, leaveEnded, PER_SUBJECT, waitBehindHeads } from './ordering.js';
 import { holdPending, recordOutcomes } from './outcomes.js';
 import { disableGone, paceClaims, paceWebhook } from './pace.js';
 import { emptyCounts, PURGE_STEPS, purgeStep } from './retention.js';
@@ -69,9 +69,11 @@ export interface StoreDialect {
   migrationGuard?(trx: Db): Promise<void>;
   /**
    * Optional: tells other processes that work may be due. Runs inside the writing transaction, so
-   * the hint goes out when (and only if) it commits, including a host's own transaction.
+   * the hint goes out when (and only if) it commits, including a host's own transaction. `from`:
+   * the worker whose own outcome made it due; its loop claims that anyway, so its own listener
+   * skips the hint (see {@link Store.subscribe}).
    */
-  notify?(db: Db): Promise<void>;
+  notify?(db: Db, from?: string): Promise<void>;
   /**
    * Optional: `insertEvent` (not a test event's) as one atomic statement on `db` (the store's own
    * Kysely or the host's transaction), hint included; see `adapters/postgres/emit.ts`.
@@ -84,11 +86,11 @@ export interface StoreDialect {
   recordGroup?: {
     takes(batch: readonly RecordAttemptArgs[]): boolean;
     record(db: Db, batch: readonly RecordAttemptArgs[]): Promise<RecordResult[]>;
-    /** True when `record` also moves the subjects' queues of ordered outcomes (kysely/ordering.ts) in its transaction. */
+    /** True when `record` also moves the subjects' queues of ordered outcomes (kysely/ordering.ts) in its own transaction or statement. */
     orders?: boolean;
   };
   /** Optional: listens for those hints; see {@link Store.subscribe}. */
-  subscribe?(onWake: () => void): Promise<() => Promise<void>>;
+  subscribe?(onWake: () => void, self?: string): Promise<() => Promise<void>>;
   /** Releases what the adapter opened. */
   close(): Promise<void>;
   /** Classifies this database's errors for transient retries (see {@link Store.isTransient}). */
@@ -136,7 +138,7 @@ export class KyselyStore implements Store<HostTransaction> {
   readonly kysely: Db;
 
   /** Present only when the dialect can hear other processes (PostgreSQL LISTEN/NOTIFY). */
-  readonly subscribe?: (onWake: () => void) => Promise<() => Promise<void>>;
+  readonly subscribe?: (onWake: () => void, self?: string) => Promise<() => Promise<void>>;
 
   constructor(
     private readonly db: Db,
@@ -532,21 +534,13 @@ export class KyselyStore implements Store<HostTransaction> {
   async recordAttempts(batch: readonly RecordAttemptArgs[]): Promise<RecordResult[]> {
     if (batch.length === 0) return [];
     const group = this.dialect.recordGroup;
-    const ordered = batch.filter((b) => b.ordered).map((b) => b.attempt.deliveryId);
-    if (group?.takes(batch) && (ordered.length === 0 || group.orders)) return group.record(this.db, batch);
-    // An ordered webhook's outcome may end its subject's head, and the queue moves in the same
-    // transaction: on PostgreSQL its successes keep their one statement, then `iw_dequeue`.
-    if (group?.takes(batch) && this.dialect.rowLocks)
-      return this.db.transaction().execute(async (trx) => {
-        const results = await group.record(trx, batch);
-        if (!(await dequeue(trx, ordered, batch[0]!.now, true))) return results;
-        await this.dialect.notify?.(trx);
-        return results.map((r, i) => (batch[i]!.ordered ? { disabled: r.disabled, released: true } : r));
-      });
+    // An ordered webhook's outcome may end its subject's head, and the queue moves with it: a
+    // group that does not move queues takes the shared path for ordered outcomes.
+    if (group?.takes(batch) && (group.orders || !batch.some((b) => b.ordered))) return group.record(this.db, batch);
     return this.db.transaction().execute(async (trx) => {
       const results = await recordOutcomes(trx, batch, this.dialect.rowLocks);
       // Another process may have a free slot for what became due here.
-      if (results.some((r) => r.released)) await this.dialect.notify?.(trx);
+      if (results.some((r) => r.released)) await this.dialect.notify?.(trx, batch[0]!.workerId);
       return results;
     });
   }

@@ -126,7 +126,7 @@ export function postgresStore(options: PostgresStoreOptions): KyselyStore {
     lockEnvironment,
     tryLockRetention,
     insertEvent: oneStatementEmit({ notify: o.notifications }),
-    recordGroup: { takes: onlySuccesses, record: recordSuccesses },
+    recordGroup: { takes: onlySuccesses, record: (db, batch) => recordSuccesses(db, batch, o.notifications), orders: true },
     async migrate(db, run) {
       // Each migration's transaction takes the migrations lock first (`migrationGuard`).
       if (o.autoMigrate) await run();
@@ -136,9 +136,9 @@ export function postgresStore(options: PostgresStoreOptions): KyselyStore {
     ...(o.notifications
       ? {
           notify: notifyWake,
-          async subscribe(onWake: () => void) {
+          async subscribe(onWake: () => void, self?: string) {
             const from = listenPool();
-            const listener = new WakeListener(() => from.connect(), onWake, report);
+            const listener = new WakeListener(() => from.connect(), onWake, report, self);
             listeners.add(listener);
             listener.start();
             return async () => {

@@ -13,10 +13,11 @@ export const WAKE_CHANNEL = 'identity_webhooks_wake';
 
 /**
  * Sends the wake-up hint. Issued inside the writing transaction: PostgreSQL delivers it on commit
- * (never for a rollback) and folds identical hints of one transaction into one.
+ * (never for a rollback) and folds identical hints of one transaction into one. The payload is
+ * empty, or `from`: the worker whose own outcome made the work due (its listener skips it).
  */
-export async function notifyWake(db: Kysely<any>): Promise<void> {
-  await sql`select pg_notify(${WAKE_CHANNEL}, '')`.execute(db);
+export async function notifyWake(db: Kysely<any>, from = ''): Promise<void> {
+  await sql`select pg_notify(${WAKE_CHANNEL}, ${from})`.execute(db);
 }
 
 /** The subset of a `pg` pool client the listener uses. */
@@ -53,6 +54,8 @@ export class WakeListener {
     private readonly connect: () => Promise<ListenClient>,
     private readonly onWake: () => void,
     private readonly onError: (message: string, error: unknown) => void,
+    /** A worker id: hints whose payload is this one are this worker's own, and not heard. */
+    private readonly self?: string,
   ) {}
 
   start(): void {
@@ -87,7 +90,10 @@ export class WakeListener {
       return;
     }
     let released = false;
-    const heard = () => this.#wake();
+    const heard = (message: unknown) => {
+      if (this.self !== undefined && (message as { payload?: unknown } | null)?.payload === this.self) return;
+      this.#wake();
+    };
     const lost = (error?: Error) => {
       if (released) return;
       released = true;

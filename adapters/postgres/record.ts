@@ -1,5 +1,5 @@
 import { CompiledQuery, type Kysely } from 'kysely';
-import type { RecordAttemptArgs } from '../../src/store.js';
+import type { RecordAttemptArgs, RecordResult } from '../../src/store.js';
 import { POSTGRES_TALLY } from '../kysely/hours.js';
 import { fromAttempt } from '../kysely/rows.js';
 import type { EngineTables } from '../kysely/schema.js';
@@ -22,6 +22,7 @@ import type { EngineTables } from '../kysely/schema.js';
  * - `healed`: a webhook that was failing is healthy again, for an attempt inserted now;
  * - `counted`: the dashboard's hourly counters (`kysely/hours.ts`), for the attempts inserted now
  *   (a data-modifying CTE runs whether or not the query reads it).
+ * - `left` (only when the group holds an ordered webhook's successes): see {@link recordSuccesses}.
  * A success never disables anything, so every answer is `{ disabled: null }`. One difference
  * from the shared path: `healed` reads a webhook's health as of the statement's start, so a
  * failure of the same webhook that another process commits while this statement waits for its
@@ -34,7 +35,7 @@ import type { EngineTables } from '../kysely/schema.js';
  * fan-out 1 or 10: the recorder is not what bounds them, so it stays a text
  * (docs/decisions/019-postgres-stored-functions.md).
  */
-const RECORD_SUCCESSES = `with v as (
+const recordText = (ordered: boolean) => `with v as (
   select * from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::int[], $7::int[], $8::text[], $9::text[], $10::text[], $13::bigint[])
     as v(id, delivery_id, webhook_id, environment, started_at, duration_ms, status_code, error_kind, error_message, response_excerpt, lease_until)
 ), locked as (
@@ -59,28 +60,61 @@ const RECORD_SUCCESSES = `with v as (
   returning w.id
 ), counted as (
   ${POSTGRES_TALLY('(select v.environment, v.webhook_id, v.started_at, v.duration_ms, true as success from ins join v on v.delivery_id = ins.delivery_id and v.started_at = ins.started_at)')}
+)${
+  ordered
+    ? `, "left" as (
+  update iw_ordered o set seq = null where o.delivery_id in (select id from marked) and o.seq is not null
+  returning o.webhook_id, o.subject
 )
-select (select count(*) from ins) as inserted, (select count(*) from marked) as marked, (select count(*) from healed) as healed`;
+select iw_promote((select array_agg(webhook_id) from "left"), (select array_agg(subject) from "left"), $11::bigint, $14::text) as released`
+    : `
+select (select count(*) from ins) as inserted, (select count(*) from marked) as marked, (select count(*) from healed) as healed`
+}`;
 
-export async function recordSuccesses(db: Kysely<EngineTables>, batch: readonly RecordAttemptArgs[]): Promise<Array<{ disabled: null }>> {
+const RECORD_SUCCESSES = recordText(false);
+const RECORD_ORDERED_SUCCESSES = recordText(true);
+
+/**
+ * Records a group of successes. With an ordered webhook's among them (`RecordAttemptArgs.ordered`)
+ * the same statement also moves their subjects' queues (decision 032): `left`, the delivered rows
+ * leave their queues (only those this worker marked: an attempt that was not its to record leaves
+ * its delivery where it was); then migration 23's `iw_promote`, called once those rows are
+ * written (its arguments are their aggregate), takes the queues' locks and makes each next place
+ * due, in statements of its own that see what the locks' previous holders committed. One round
+ * trip, atomic on its own, where a transaction of the record, `iw_dequeue` and the wake-up took
+ * five. The wake-up (`notify`, when the store sends them) carries the worker's id, so that its
+ * own listener does not wake its loop into a claim it makes anyway (see `notify.ts`).
+ */
+export async function recordSuccesses(
+  db: Kysely<EngineTables>,
+  batch: readonly RecordAttemptArgs[],
+  notify = false,
+): Promise<RecordResult[]> {
   const rows = batch.map((b) => fromAttempt(b.attempt));
   const column = <K extends keyof (typeof rows)[number]>(key: K) => rows.map((r) => r[key]);
-  await db.executeQuery(
-    CompiledQuery.raw(RECORD_SUCCESSES, [
-      column('id'),
-      column('delivery_id'),
-      column('webhook_id'),
-      column('environment'),
-      column('started_at'),
-      column('duration_ms'),
-      column('status_code'),
-      column('error_kind'),
-      column('error_message'),
-      column('response_excerpt'),
-      batch[0]!.now,
-      batch[0]!.workerId,
-      batch.map((b) => b.leaseUntil ?? null),
-    ]),
+  const ordered = batch.some((b) => b.ordered);
+  const parameters = [
+    column('id'),
+    column('delivery_id'),
+    column('webhook_id'),
+    column('environment'),
+    column('started_at'),
+    column('duration_ms'),
+    column('status_code'),
+    column('error_kind'),
+    column('error_message'),
+    column('response_excerpt'),
+    batch[0]!.now,
+    batch[0]!.workerId,
+    batch.map((b) => b.leaseUntil ?? null),
+  ];
+  if (!ordered) {
+    await db.executeQuery(CompiledQuery.raw(RECORD_SUCCESSES, parameters));
+    return batch.map(() => ({ disabled: null }));
+  }
+  const { rows: answer } = await db.executeQuery<{ released: boolean }>(
+    CompiledQuery.raw(RECORD_ORDERED_SUCCESSES, [...parameters, notify ? batch[0]!.workerId : null]),
   );
-  return batch.map(() => ({ disabled: null }));
+  const released = answer[0]?.released === true;
+  return batch.map((b) => (released && b.ordered ? { disabled: null, released: true } : { disabled: null }));
 }

@@ -96,7 +96,7 @@ export class Scheduler {
     const { store, onError } = this.deps;
     this.#unsubscribe =
       store
-        .subscribe?.(() => this.wake())
+        .subscribe?.(() => this.wake(), this.deps.options.workerId)
         .catch((error: unknown) => {
           onError('could not listen for wake-ups; polling only', error);
           return null;

@@ -12,7 +12,7 @@ import type { ClaimArgs } from '../../src/store.js';
 import { useCleanups } from '../helpers/cleanup.js';
 import { percentile, until } from '../helpers/fleet.js';
 import { adminQuery, createSchema, type TestPostgres, terminateBackends, useTestPostgres } from '../helpers/postgres.js';
-import { event, webhook } from './conformance.js';
+import { attempt, event, webhook } from './conformance.js';
 
 /** What only PostgreSQL has: SKIP LOCKED claims, the partial index, advisory-locked migrations, LISTEN/NOTIFY, pools. */
 let server: TestPostgres;
@@ -679,6 +679,45 @@ describe('postgres: wake-ups (LISTEN/NOTIFY)', () => {
     before = wakes.length;
     await store.release([d!.id], 'w1', T0 + 2);
     await until('a wake-up after release', () => wakes.length > before, 5000, 1);
+  });
+
+  test("an ordered success that makes its subject's next due wakes the other workers, not the worker that recorded it", async () => {
+    const { url, store, open } = await fresh();
+    const listen = async (self: string) => {
+      const wakes: number[] = [];
+      cleanups.push(await open().subscribe!(() => wakes.push(performance.now()), self));
+      await until(`${self}'s listener to connect`, () => wakes.length >= 1, 10_000, 5); // it wakes once on (re)connect
+      return wakes;
+    };
+    const own = await listen('w1');
+    const others = await listen('w2');
+    const hook = webhook('env_a', { ordering: 'per-subject' });
+    await store.createWebhook(hook, { maxWebhooks: null });
+    const user = (at: number) => event('env_a', { createdAt: at, data: { user: { id: 'u1' } } });
+    await store.insertEvent(user(T0), { newDeliveryId: msg, subject: 'u1' });
+    const [second] = await store.insertEvent(user(T0 + 1), { newDeliveryId: msg, subject: 'u1' });
+    const [head] = await store.claimDue({ now: T0 + 10, limit: 10, workerId: 'w1', leaseMs: 60_000 });
+    const [ownBefore, othersBefore] = [own.length, others.length];
+    const [result] = await store.recordAttempts([
+      {
+        attempt: attempt(head!.delivery.id, hook.id, 'env_a', true, T0 + 20),
+        workerId: 'w1',
+        now: T0 + 20,
+        nextAttemptAt: null,
+        disableAfterMs: 72 * 3600_000,
+        leaseUntil: head!.lease.until,
+        ordered: true,
+      },
+    ]);
+    expect(result).toEqual({ disabled: null, released: true });
+    expect(await store.getDelivery('env_a', second!.id)).toMatchObject({ status: 'pending', nextAttemptAt: T0 + 20 });
+    await until('the other worker woken', () => others.length > othersBefore, 5000, 1);
+    // Both listeners are on the same server and channel: had the recording worker's own heard
+    // the hint, it would have by now.
+    await new Promise((r) => setTimeout(r, 200));
+    expect(own.length).toBe(ownBefore);
+    const { rows } = await adminQuery(url, "select count(*)::int as n from iw_ordered where seq is not null and subject = 'u1'");
+    expect(rows[0].n).toBe(1); // the head left its queue; the next is its head now
   });
 
   test('the listener survives its connection being killed: it reconnects and hears again', async () => {
