@@ -6,7 +6,8 @@
  *   nothing else was due, and that nothing will be before `until` (the earliest pending delivery
  *   due after that claim, at most the poll interval) unless something says so: a wake-up, a
  *   delivery given back, an outcome recorded here that was not a success. Each of those voids
- *   it. Until then a claim that leaves out at least as much skips the store: otherwise every
+ *   it. A success of an ordered webhook that made the next of a subject due voids only a proof
+ *   that did not leave that webhook out (`madeDue`). Until then a claim that leaves out at least as much skips the store: otherwise every
  *   refill around a busy environment reads that environment's whole due backlog in the due
  *   index to find nothing, a cost that grows with the backlog.
  * - The **next due time** a claim that took nothing (with nothing in flight) read in the same
@@ -20,6 +21,8 @@ export class Proofs {
   #proof: Proof | null = null;
   #epoch = 0;
   #nextDue: { at: number | null; choreWrites: number } | null = null;
+  /** Webhooks that `madeDue` named since the last claim began: its proof must leave them out. */
+  #madeDue: Array<readonly [string, string]> = [];
 
   /** The current epoch: take it before a claim, hand it back with what the claim found. */
   get epoch(): number {
@@ -62,6 +65,7 @@ export class Proofs {
     epoch: number,
   ): number | null {
     if (epoch !== this.#epoch) return null;
+    for (const [id, environment] of this.#madeDue) if (!webhooks.has(id) && !environments.includes(environment)) return null;
     const until = Math.min(now + pollIntervalMs, next ?? Number.POSITIVE_INFINITY);
     this.#proof = { until, environments: new Set(environments), webhooks: new Map(webhooks) };
     return until;
@@ -70,6 +74,26 @@ export class Proofs {
   /** A claim began: what an earlier one said of the next due time is stale. */
   claimBegins(): void {
     this.#nextDue = null;
+    this.#madeDue = [];
+  }
+
+  /**
+   * Something became due for this webhook only (a record made the next delivery of one of its
+   * subjects due). A proof that left the webhook out, or its environment, still holds: what it
+   * says of everything else is still true. Any other proof is void, and so is the proof of a
+   * claim under way now unless that claim too leaves the webhook out. Around one busy ordered
+   * webhook, every record releases something: voiding every proof would send each refill to
+   * the store for a claim that leaves that webhook out and finds nothing. True when it voided.
+   */
+  madeDue(webhookId: string, environment: string): boolean {
+    this.#nextDue = null;
+    const proof = this.#proof;
+    if (proof && !proof.webhooks.has(webhookId) && !proof.environments.has(environment)) {
+      this.void();
+      return true;
+    }
+    this.#madeDue.push([webhookId, environment]);
+    return false;
   }
 
   /** A claim made in `epoch` took nothing with nothing in flight and said when the next delivery is due. */

@@ -336,8 +336,10 @@ export class Scheduler {
         (outcome) => {
           // A failure's next attempt may come due before any proof says, and a record that
           // ended an ordered delivery made the next of its subject due now: the next claim asks
-          // (at the next refill, not at once: a busy engine still claims in batches).
-          if (!outcome.success || outcome.released) this.#nextAttemptRecorded();
+          // (at the next refill, not at once: a busy engine still claims in batches), unless a
+          // proof left out the webhook it became due for.
+          if (!outcome.success) this.#nextAttemptRecorded();
+          else if (outcome.released) this.#madeDue(id, environment);
           // The record disabled the webhook and wrote a notice: a pass runs the outbox.
           if (outcome.noticeWritten) this.wake();
         },
@@ -387,6 +389,12 @@ export class Scheduler {
   /** A failure's outcome is recorded: its next attempt may come due before any proof says. Claim once more. */
   #nextAttemptRecorded(): void {
     this.#void();
+    this.#starved = false;
+  }
+
+  /** A success released the next delivery of one of this webhook's subjects: due now. */
+  #madeDue(webhookId: string, environment: string): void {
+    if (this.#proofs.madeDue(webhookId, environment)) this.#proofTimer.clear();
     this.#starved = false;
   }
 

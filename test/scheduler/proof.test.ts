@@ -51,3 +51,37 @@ describe('Proofs', () => {
     expect(proofs.takeNextDue(3)).toBeUndefined();
   });
 });
+
+describe('Proofs: work made due for one webhook (an ordered delivery released)', () => {
+  test('a proof that left the webhook out, or its environment, still holds; any other is void', () => {
+    const proofs = new Proofs();
+    proofs.prove(new Map([['w1', 'a']]), ['b'], 100, null, POLL, proofs.epoch);
+    expect(proofs.madeDue('w1', 'a')).toBe(false);
+    expect(proofs.madeDue('w9', 'b')).toBe(false); // its environment was left out
+    expect(proofs.proven(['w1'], ['b'], 200)).toBe(true);
+    expect(proofs.madeDue('w2', 'a')).toBe(true); // claimable: the proof no longer says nothing is due
+    expect(proofs.proven(['w1'], ['b'], 200)).toBe(false);
+  });
+
+  test('a claim under way proves nothing unless it too leaves the webhook out', () => {
+    const proofs = new Proofs();
+    proofs.claimBegins();
+    const epoch = proofs.epoch;
+    proofs.madeDue('w1', 'a');
+    expect(proofs.prove(new Map([['w2', 'a']]), [], 100, null, POLL, epoch)).toBeNull();
+    proofs.claimBegins();
+    proofs.madeDue('w1', 'a');
+    expect(proofs.prove(new Map([['w1', 'a']]), [], 100, null, POLL, proofs.epoch)).toBe(1_100);
+    expect(proofs.proven(['w1'], [], 200)).toBe(true);
+    // The next claim starts afresh.
+    proofs.claimBegins();
+    expect(proofs.prove(new Map([['w2', 'a']]), [], 300, null, POLL, proofs.epoch)).toBe(1_300);
+  });
+
+  test('what a claim said of the next due time is stale', () => {
+    const proofs = new Proofs();
+    proofs.nextDueSaid(5_000, proofs.epoch, 0);
+    proofs.madeDue('w1', 'a');
+    expect(proofs.takeNextDue(0)).toBeUndefined();
+  });
+});
