@@ -3,6 +3,7 @@
 //
 //   npm run build && node bench/ordering.mjs                 # backlogs of 8k, 32k and 128k, SQLite and PostgreSQL
 //   node bench/ordering.mjs --sizes=8000 --stores=sqlite --deliver=2000 --subjects=1000
+//   node bench/ordering.mjs --stores=postgres --rounds=5      # none and per-subject alternated, 5 pairs a size: the median ratio
 //
 // For each store, backlog size and mode (`none`, then `per-subject`): a fresh database, ONE webhook
 // on the receiver process (bench/receiver.mjs, 127.0.0.1), the backlog preloaded as due
@@ -12,8 +13,10 @@
 // does: 1,000 due, the rest waiting. The engine has its defaults (64 slots, 8 per webhook, claims of
 // 64); the first `--deliver` deliveries (4,000) are timed, each claim around the store's own
 // claimDue. Printed per run: deliveries/s, claims p50 / p99 / max; per size the ratio
-// per-subject / none. Bounded: each run stops after `--deliver` deliveries or 120 s; 127.0.0.1
-// only. Writes bench/results/ordering/<date>.json.
+// per-subject / none; with `--rounds` above 1, the pairs of a size alternate (none, per-subject,
+// none, …) so that a shift of the machine's load falls on both modes, and the ratio printed is the
+// median of the pairs' ratios. Bounded: each run stops after `--deliver` deliveries or 120 s;
+// 127.0.0.1 only. Writes bench/results/ordering/<date>.json.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -34,6 +37,7 @@ const SIZES = arg('sizes', '8000,32000,128000').split(',').map(Number);
 const STORES = arg('stores', 'sqlite,postgres').split(',');
 const DELIVER = Number(arg('deliver', '4000'));
 const SUBJECTS = Number(arg('subjects', '1000'));
+const ROUNDS = Number(arg('rounds', '1'));
 const ENGINE = arg('engine', join(import.meta.dirname, '..'));
 const RUN_LIMIT_MS = 120_000;
 
@@ -152,6 +156,7 @@ async function run(kind, size, ordering, receiver) {
 
 const receiver = await startReceiver({ okPorts: 1 });
 const results = [];
+const summary = [];
 const started = machine();
 try {
   const stores = STORES.filter((s) => s !== 'postgres');
@@ -163,17 +168,24 @@ try {
   const f = (n) => (n == null ? '-' : n.toFixed(2));
   for (const kind of stores)
     for (const size of SIZES) {
-      const pair = {};
-      for (const ordering of ['none', 'per-subject']) {
-        const r = await run(kind, size, ordering, receiver);
-        results.push(r);
-        pair[ordering] = r;
-        console.log(
-          `  ${kind.padEnd(8)} ${ordering.padEnd(11)} backlog ${String(size).padStart(6)} (${r.dueAtStart} due): ${r.delivered} delivered, ${Math.round(r.perSec)}/s; ${r.claims} claims (${r.emptyClaims} empty), claim p50 ${f(r.claimP50)} ms, p99 ${f(r.claimP99)} ms, max ${f(r.claimMax)} ms; ${r.records} records of ${f(r.recordGroupMean)}, p50 ${f(r.recordP50)} ms`,
-        );
+      const ratios = [];
+      for (let round = 0; round < ROUNDS; round++) {
+        const pair = {};
+        for (const ordering of ['none', 'per-subject']) {
+          const r = await run(kind, size, ordering, receiver);
+          r.round = round;
+          results.push(r);
+          pair[ordering] = r;
+          console.log(
+            `  ${kind.padEnd(8)} ${ordering.padEnd(11)} backlog ${String(size).padStart(6)} (${r.dueAtStart} due): ${r.delivered} delivered, ${Math.round(r.perSec)}/s; ${r.claims} claims (${r.emptyClaims} empty), claim p50 ${f(r.claimP50)} ms, p99 ${f(r.claimP99)} ms, max ${f(r.claimMax)} ms; ${r.records} records of ${f(r.recordGroupMean)}, p50 ${f(r.recordP50)} ms`,
+          );
+        }
+        ratios.push(pair['per-subject'].perSec / pair.none.perSec);
       }
+      const median = percentile(ratios, 50);
+      summary.push({ store: kind, backlog: size, ratios, median });
       console.log(
-        `  ${kind.padEnd(8)} backlog ${String(size).padStart(6)}: per-subject / none = ${f(pair['per-subject'].perSec / pair.none.perSec)} ×`,
+        `  ${kind.padEnd(8)} backlog ${String(size).padStart(6)}: per-subject / none = ${ROUNDS > 1 ? `median ${f(median)} × of ${ratios.map(f).join(', ')}` : `${f(median)} ×`}`,
       );
     }
 } finally {
@@ -184,6 +196,6 @@ mkdirSync(out, { recursive: true });
 const file = join(out, `${new Date().toISOString().replaceAll(':', '-').slice(0, 19)}.json`);
 writeFileSync(
   file,
-  JSON.stringify({ machine: started, end: machine(), engine: ENGINE, deliver: DELIVER, subjects: SUBJECTS, results }, null, 2),
+  JSON.stringify({ machine: started, end: machine(), engine: ENGINE, deliver: DELIVER, subjects: SUBJECTS, rounds: ROUNDS, summary, results }, null, 2),
 );
 console.log(`wrote ${file}`);
