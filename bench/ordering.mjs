@@ -196,6 +196,10 @@ mkdirSync(out, { recursive: true });
 const file = join(out, `${new Date().toISOString().replaceAll(':', '-').slice(0, 19)}.json`);
 writeFileSync(
   file,
-  JSON.stringify({ machine: started, end: machine(), engine: ENGINE, deliver: DELIVER, subjects: SUBJECTS, rounds: ROUNDS, summary, results }, null, 2),
+  JSON.stringify(
+    { machine: started, end: machine(), engine: ENGINE, deliver: DELIVER, subjects: SUBJECTS, rounds: ROUNDS, summary, results },
+    null,
+    2,
+  ),
 );
 console.log(`wrote ${file}`);
