@@ -7,6 +7,7 @@
 import { fork } from 'node:child_process';
 import http from 'node:http';
 import { fileURLToPath } from 'node:url';
+import { countClaims } from '../lib/claim-stats.mjs';
 import { EVENT_TYPE, makeEngine } from '../lib/engine.mjs';
 import { preload } from '../lib/preload.mjs';
 import { sleep } from '../lib/stats.mjs';
@@ -73,6 +74,7 @@ async function measure(config, label, { throttled, processes }) {
   const receiver = await localReceiver();
   try {
     return await withFreshStore(config, label, async ({ store, location }) => {
+      const stats = process.env.BENCH_CLAIM_STATS ? countClaims(store) : null;
       const hooks = await makeEngine({ store });
       const workers = [];
       try {
@@ -81,20 +83,24 @@ async function measure(config, label, { throttled, processes }) {
         const other = await create('other env', 'env_b', '/other');
         const same = await create('same env', 'env_a', '/same');
         const paced = throttled ? await create('paced', 'env_a', '/paced', { rateLimit: { perSecond } }) : null;
-        // Interleaved in the due index (the same due times): every claim meets the throttled
-        // webhook's rows among the others'. Two preloads: one of its groups per environment each
-        // (preload gives a group every event of its environment in the batch).
+        // Interleaved in the due index (spread over the neighbours' due times): every claim meets
+        // the throttled webhook's rows among the others'. Two preloads: one of its groups per
+        // environment each (preload gives a group every event of its environment in the batch).
         const groups = [
           { environment: 'env_b', webhookIds: [other.id] },
           { environment: 'env_a', webhookIds: [same.id] },
         ];
-        if (paced && backlog !== neighbourEvents) throw new Error('backlog and neighbourEvents must be equal (the due times interleave)');
         // The other processes first, idle (nothing due yet), so their start-up is not timed.
         for (let i = 1; i < processes; i++) workers.push(await startWorker(location));
         const firstDueAt = Date.now() - 2 * neighbourEvents - 60_000;
         await preload(store, { groups, events: 2 * neighbourEvents, firstDueAt, spacingMs: 1 });
         if (paced)
-          await preload(store, { groups: [{ environment: 'env_a', webhookIds: [paced.id] }], events: backlog, firstDueAt, spacingMs: 2 });
+          await preload(store, {
+            groups: [{ environment: 'env_a', webhookIds: [paced.id] }],
+            events: backlog,
+            firstDueAt,
+            spacingMs: Math.max(1, Math.round((2 * neighbourEvents) / backlog)),
+          });
         const t0 = performance.now();
         await hooks.start();
         for (const w of workers) w.send('wake');
@@ -103,12 +109,28 @@ async function measure(config, label, { throttled, processes }) {
           receiver.arrivals('/other').length >= neighbourEvents &&
           receiver.arrivals('/same').length >= neighbourEvents &&
           (!paced || receiver.distinct('/paced') >= backlog);
+        let snapped = false;
         while (!done()) {
+          if (
+            stats &&
+            !snapped &&
+            receiver.arrivals('/other').length >= neighbourEvents &&
+            receiver.arrivals('/same').length >= neighbourEvents
+          ) {
+            snapped = true;
+            console.error(`claim stats (${label}, main, until the neighbours were done): ${JSON.stringify(stats())}`);
+            for (const w of workers) w.send('snap');
+          }
           if (performance.now() > deadline)
             throw new Error(
               `${label}: ${receiver.arrivals('/other').length}, ${receiver.arrivals('/same').length}, ${receiver.arrivals('/paced').length} arrived in time`,
             );
           await sleep(20);
+        }
+        if (stats && !snapped) {
+          console.error(`claim stats (${label}, main, until the neighbours were done): ${JSON.stringify(stats())}`);
+          for (const w of workers) w.send('snap');
+          await sleep(200);
         }
         const rate = (path) => {
           const list = receiver.arrivals(path);
@@ -116,6 +138,7 @@ async function measure(config, label, { throttled, processes }) {
         };
         const result = { otherEnv: rate('/other'), sameEnv: rate('/same'), maxPerSec: 0, meanPerSec: 0, twice: 0 };
         for (const path of ['/other', '/same', '/paced']) result.twice += receiver.arrivals(path).length - receiver.distinct(path);
+
         if (paced) {
           const list = [...receiver.arrivals('/paced')].sort((a, b) => a - b);
           // The most arrivals in any 10 s window (each window starts at an arrival).
