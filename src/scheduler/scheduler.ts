@@ -4,7 +4,7 @@ import type { ClaimedDelivery } from '../model.js';
 import type { ClaimArgs, Store } from '../store.js';
 import { transient } from '../transient.js';
 import { type Chore, Chores } from './chores.js';
-import { ClaimForm } from './claim-form.js';
+import { ClaimForm, leftOutKeys } from './claim-form.js';
 import { Parked, type ParkedOptions, type Unparked } from './parked.js';
 import { Proofs } from './proof.js';
 import { type SlotOptions, Slots } from './slots.js';
@@ -262,7 +262,8 @@ export class Scheduler {
     const epoch = proofs.epoch;
     const quiet = this.#inflight.size === 0;
     const choreWrites = this.#chores.writes;
-    const byWebhook = leavesOut ? this.#form.next() : null;
+    const leftOut = leavesOut ? leftOutKeys(saturated, excludeEnvironments) : undefined;
+    const byWebhook = leavesOut ? this.#form.next(leftOut) : null;
     const t0 = performance.now();
     const args: ClaimArgs = {
       now,
@@ -274,7 +275,7 @@ export class Scheduler {
     };
     if (byWebhook !== null) args.byWebhook = byWebhook;
     const claimed = await transient(this.#isTransient, () => store.claimDue(args));
-    this.#form.record(performance.now() - t0, claimed.length, limit, byWebhook);
+    this.#form.record(performance.now() - t0, claimed.length, limit, byWebhook, leftOut);
     if (quiet && claimed.length === 0 && claimed.nextDueAt !== undefined) proofs.nextDueSaid(claimed.nextDueAt, epoch, choreWrites);
     const giveBack: string[] = [];
     let started = 0;

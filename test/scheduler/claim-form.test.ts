@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { ClaimForm } from '../../src/scheduler/claim-form.js';
+import { ClaimForm, leftOutKeys } from '../../src/scheduler/claim-form.js';
 
 /** The scheduler's choice of form for claims that leave something out (`ClaimArgs.byWebhook`). */
 describe('claim form', () => {
@@ -58,5 +58,21 @@ describe('claim form', () => {
     expect(form.next()).toBe(true);
     form.record(25, 0, 64, true);
     expect(form.next()).toBe(false);
+  });
+});
+
+describe('claim form: what the full claim left out', () => {
+  test('after a full claim, along the due index only for a claim that leaves out no more; one that leaves out more goes per webhook', () => {
+    const form = new ClaimForm();
+    const one = leftOutKeys(['w1'], []);
+    const two = leftOutKeys(['w1', 'w2'], []);
+    form.record(1, 64, 64, true, one); // full, leaving out w1
+    expect(form.next(one)).toBe(false);
+    expect(form.next(leftOutKeys([], []))).toBe(false);
+    // w2 reached its bound since: the due rows near the head may all be w1's and w2's.
+    expect(form.next(two)).toBe(true);
+    expect(form.next(leftOutKeys(['w1'], ['env_b']))).toBe(true);
+    form.record(1, 64, 64, true, leftOutKeys(['w1'], ['env_b']));
+    expect(form.next(leftOutKeys(['w1'], ['env_b']))).toBe(false);
   });
 });
