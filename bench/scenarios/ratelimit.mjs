@@ -7,7 +7,7 @@
 import { fork } from 'node:child_process';
 import http from 'node:http';
 import { fileURLToPath } from 'node:url';
-import { countClaims } from '../lib/claim-stats.mjs';
+import { countClaims, cpuSplit } from '../lib/claim-stats.mjs';
 import { EVENT_TYPE, makeEngine } from '../lib/engine.mjs';
 import { preload } from '../lib/preload.mjs';
 import { sleep } from '../lib/stats.mjs';
@@ -101,6 +101,9 @@ async function measure(config, label, { throttled, processes }) {
             firstDueAt,
             spacingMs: Math.max(1, Math.round((2 * neighbourEvents) / backlog)),
           });
+        const database = location.pgUrl ? new URL(location.pgUrl).pathname.slice(1) : null;
+        const pids = [process.pid, ...workers.map((w) => w.pid)];
+        const cpu0 = stats ? await cpuSplit(pids, database) : null;
         const t0 = performance.now();
         await hooks.start();
         for (const w of workers) w.send('wake');
@@ -118,6 +121,9 @@ async function measure(config, label, { throttled, processes }) {
             receiver.arrivals('/same').length >= neighbourEvents
           ) {
             snapped = true;
+            const cpu1 = await cpuSplit(pids, database);
+            const per = (k) => ((cpu1[k] - cpu0[k]) / (2 * neighbourEvents)).toFixed(3);
+            console.error(`cpu (${label}): ms per neighbour delivery: engines+receiver ${per('engines')}, postgres ${per('postgres')}`);
             console.error(`claim stats (${label}, main, until the neighbours were done): ${JSON.stringify(stats())}`);
             for (const w of workers) w.send('snap');
           }
@@ -128,6 +134,9 @@ async function measure(config, label, { throttled, processes }) {
           await sleep(20);
         }
         if (stats && !snapped) {
+          const cpu1 = await cpuSplit(pids, database);
+          const per = (k) => ((cpu1[k] - cpu0[k]) / (2 * neighbourEvents)).toFixed(3);
+          console.error(`cpu (${label}): ms per neighbour delivery: engines+receiver ${per('engines')}, postgres ${per('postgres')}`);
           console.error(`claim stats (${label}, main, until the neighbours were done): ${JSON.stringify(stats())}`);
           for (const w of workers) w.send('snap');
           await sleep(200);
@@ -172,5 +181,5 @@ async function startWorker(location) {
     void exited.then(() => reject(new Error('rate-limit worker exited before it was ready')));
     child.send({ location });
   });
-  return { send: (m) => child.connected && child.send(m), exited };
+  return { send: (m) => child.connected && child.send(m), exited, pid: child.pid };
 }
