@@ -58,7 +58,7 @@ export function countClaims(store) {
         },
         ...rest,
       );
-  return () => ({ ...t, paceAndReadMs: t.roundMs - t.statementMs, pace: globalThis.__pace });
+  return () => ({ ...t, paceAndReadMs: t.roundMs - t.statementMs });
 }
 
 /**
