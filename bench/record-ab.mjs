@@ -4,9 +4,12 @@
 // falls on both alike (record-path.mjs alternates whole processes, which a shared machine's load
 // swings outlast). Per build: median and mean wall time of `Store.recordAttempts` per delivery,
 // and the ratio. GROUPS groups (400) of GROUP deliveries (32) over WEBHOOKS webhooks (4) each.
+// On PostgreSQL the CPU that each store's server processes spent in each `recordAttempts`
+// (/proc/<pid>/schedstat, nanoseconds on the CPU; a store's calls run one at a time) is reported
+// beside the wall time: it does not grow with the machine's load as the wall time does.
 // Run: node bench/record-ab.mjs <dist A> <dist B>   (e.g. .tmp/nocount dist)
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -53,7 +56,19 @@ async function compare(label, open) {
       );
     }
   const times = [[], []];
+  const cpu = [[], []];
+  // PostgreSQL: the server processes of each store's pool (read once the warm-up has opened them).
+  let backends = [null, null];
+  const serverPids = () =>
+    Promise.all(
+      stores.map(async (s) => {
+        const query = { sql: 'select pid from pg_stat_activity where datname = current_database()', parameters: [], query: {} };
+        return (await s.kysely.executeQuery(query)).rows.map((r) => r.pid);
+      }),
+    );
+  const onCpu = (pids) => pids.reduce((n, pid) => n + Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]), 0);
   for (let g = -20; g < 2 * GROUPS; g++) {
+    if (g === 0 && label === 'postgres') backends = await serverPids();
     const k = (g + 20) % 2; // A, B, A, B, …
     const store = stores[k];
     for (let i = 0; i < GROUP / WEBHOOKS; i++) {
@@ -66,10 +81,16 @@ async function compare(label, open) {
     const now = Date.now();
     const claimed = await store.claimDue({ now, limit: GROUP, workerId: 'bench', leaseMs: 60_000 });
     const batch = claimed.map((c) => delivered(c, now));
+    const pids = backends[k];
+    const c0 = pids === null ? 0 : onCpu(pids);
     const t0 = process.hrtime.bigint();
     await store.recordAttempts(batch);
     const us = Number(process.hrtime.bigint() - t0) / 1000 / batch.length;
-    if (g >= 0) times[k].push(us); // the first 20 groups warm up
+    const serverUs = pids === null ? 0 : (onCpu(pids) - c0) / 1000 / batch.length;
+    if (g >= 0) {
+      times[k].push(us); // the first 20 groups warm up
+      cpu[k].push(serverUs);
+    }
   }
   for (const s of stores) await s.close();
   const median = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
@@ -80,6 +101,14 @@ async function compare(label, open) {
     `${label}: A median ${ma.toFixed(1)} µs/delivery (mean ${ea.toFixed(1)}), B median ${mb.toFixed(1)} (mean ${eb.toFixed(1)}); ` +
       `B/A median ${((mb / ma - 1) * 100).toFixed(1)} %, mean ${((eb / ea - 1) * 100).toFixed(1)} %; load ${load()}`,
   );
+  if (backends[0] !== null) {
+    const [ca, cb] = cpu.map(median);
+    const [sa, sb] = cpu.map(mean);
+    console.log(
+      `${label} server CPU: A median ${ca.toFixed(1)} µs/delivery (mean ${sa.toFixed(1)}), B median ${cb.toFixed(1)} (mean ${sb.toFixed(1)}); ` +
+        `B/A median ${((cb / ca - 1) * 100).toFixed(1)} %, mean ${((sb / sa - 1) * 100).toFixed(1)} %`,
+    );
+  }
 }
 
 console.log(`record-ab: A ${a}, B ${b}; ${GROUPS} groups of ${GROUP} each, alternating; load ${load()}`);
@@ -96,7 +125,10 @@ if (await postgresAvailable()) {
   const urls = [await createDatabase(names[0]), await createDatabase(names[1])];
   try {
     await compare('postgres', async (dist) =>
-      (await build(dist, 'adapters/postgres/index.js')).postgresStore({ connectionString: urls[dist === a ? 0 : 1], notifications: false }),
+      (await build(dist, 'adapters/postgres/index.js')).postgresStore({
+        connectionString: urls[dist === a ? 0 : 1],
+        notifications: false,
+      }),
     );
   } finally {
     for (const name of names) await dropDatabase(name);

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { DURATION_BOUNDS, DURATION_BUCKETS, HOUR_MS, type HourRecord, type HourTally } from '../../src/stats.js';
+import { DURATION_BUCKETS, type HourRecord, type HourTally } from '../../src/stats.js';
 import type { EngineTables } from './schema.js';
 import { list, precompiled, type Run, type Texts, text } from './texts.js';
 
@@ -8,8 +8,8 @@ import { list, precompiled, type Run, type Texts, text } from './texts.js';
  * attempts, read by the dashboard's stats. Every writer adds whole tallies (`tallyHours` in
  * src/stats.ts, one per webhook and hour, sorted), so a group costs one statement here (the
  * shared path, `outcomes.ts`), one row statement per tally on SQLite (`sqlite/record.ts`) and a
- * CTE of PostgreSQL's one statement (`postgres/record.ts`, which tallies in SQL with
- * {@link POSTGRES_TALLY}).
+ * call in PostgreSQL's one statement (`postgres/record.ts`: migration 23's `iw_tally`, the same
+ * sums in SQL).
  */
 
 const BUCKETS = Array.from({ length: DURATION_BUCKETS }, (_, i) => `d${i}`);
@@ -41,22 +41,6 @@ export const ADD_HOUR_SQLITE = `insert into "iw_webhook_hours" (${COLUMNS.map((c
   COLUMNS.length,
   () => '?',
 )}) ${ADD}`;
-
-/**
- * PostgreSQL's tally of the attempts a statement inserted, as a data-modifying CTE over `rows`
- * (columns environment, webhook_id, started_at, duration_ms, success): the same sums as
- * `tallyHours`, grouped and ordered the same way. Built from constants only.
- */
-export const POSTGRES_TALLY = (rows: string) => {
-  const bounds = `'{${DURATION_BOUNDS.join(',')}}'::int[]`;
-  const buckets = BUCKETS.map((_, i) => `count(*) filter (where width_bucket(r.duration_ms, ${bounds}) = ${i})`).join(', ');
-  return (
-    `insert into iw_webhook_hours (${COLUMNS.join(', ')}) ` +
-    `select r.environment, r.webhook_id, r.started_at - (r.started_at % ${HOUR_MS}) as hour, ` +
-    `count(*) filter (where r.success), count(*) filter (where not r.success), ${buckets} ` +
-    `from ${rows} r group by 1, 2, 3 order by 2, 3 ${ADD}`
-  );
-};
 
 /**
  * One environment's counters in `[since, until)`, of one webhook or of all. Without `durations`

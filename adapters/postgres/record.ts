@@ -1,6 +1,5 @@
 import { CompiledQuery, type Kysely } from 'kysely';
 import type { RecordAttemptArgs, RecordResult } from '../../src/store.js';
-import { POSTGRES_TALLY } from '../kysely/hours.js';
 import { fromAttempt } from '../kysely/rows.js';
 import type { EngineTables } from '../kysely/schema.js';
 
@@ -20,8 +19,10 @@ import type { EngineTables } from '../kysely/schema.js';
  *   claimed under, run out or not: nobody claimed it since; pending or held) is delivered, only
  *   for an attempt inserted now;
  * - `healed`: a webhook that was failing is healthy again, for an attempt inserted now;
- * - `counted`: the dashboard's hourly counters (`kysely/hours.ts`), for the attempts inserted now
- *   (a data-modifying CTE runs whether or not the query reads it).
+ * - `counted`: the dashboard's hourly counters (`kysely/hours.ts`), for the attempts inserted now,
+ *   added by migration 23's `iw_tally` (planned once per connection; sent in the text, the tally
+ *   was planned again with every group). A plain `select` in a CTE runs only if the query reads
+ *   it: the last select does.
  * - `left` (only when the group holds an ordered webhook's successes): see {@link recordSuccesses}.
  * A success never disables anything, so every answer is `{ disabled: null }`. One difference
  * from the shared path: `healed` reads a webhook's health as of the statement's start, so a
@@ -59,16 +60,19 @@ const recordText = (ordered: boolean) => `with v as (
   where w.id in (select webhook_id from ins) and (w.failing_since is not null or w.last_error is not null)
   returning w.id
 ), counted as (
-  ${POSTGRES_TALLY('(select v.environment, v.webhook_id, v.started_at, v.duration_ms, true as success from ins join v on v.delivery_id = ins.delivery_id and v.started_at = ins.started_at)')}
+  select iw_tally(array_agg(v.environment), array_agg(v.webhook_id), array_agg(v.started_at), array_agg(v.duration_ms), array_agg(true)) as n
+  from ins join v on v.id = ins.id
 )${
   ordered
     ? `, "left" as (
   update iw_ordered o set seq = null where o.delivery_id in (select id from marked) and o.seq is not null
   returning o.webhook_id, o.subject
 )
-select iw_promote((select array_agg(webhook_id) from "left"), (select array_agg(subject) from "left"), $11::bigint, $14::text) as released`
+select iw_promote((select array_agg(webhook_id) from "left"), (select array_agg(subject) from "left"), $11::bigint, $14::text) as released,
+  (select n from counted) as counted`
     : `
-select (select count(*) from ins) as inserted, (select count(*) from marked) as marked, (select count(*) from healed) as healed`
+select (select count(*) from ins) as inserted, (select count(*) from marked) as marked, (select count(*) from healed) as healed,
+  (select n from counted) as counted`
 }`;
 
 const RECORD_SUCCESSES = recordText(false);
