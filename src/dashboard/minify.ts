@@ -26,27 +26,17 @@ export function stripAsset(text: string, kind: 'js' | 'css'): string {
     if (line !== '') lines.push(line);
     line = '';
   };
-  const emit = (from: number) => {
-    line += text.slice(from, i);
+  /** The text `pattern` matches at `i` (the empty string when it does not). */
+  const match = (pattern: RegExp) => {
+    pattern.lastIndex = i;
+    return pattern.exec(text)?.[0] ?? '';
   };
-  /** Copies from `i` (the opening quote, or the `}` that ends a `${…}`) to the literal's end or its next `${`. */
-  const literal = (quote: string) => {
-    const from = i++;
-    while (i < text.length) {
-      const c = text[i]!;
-      if (c === '\\') i += 2;
-      else if (c === quote) {
-        i++;
-        afterOperand = true;
-        break;
-      } else if (quote === '`' && c === '$' && text[i + 1] === '{') {
-        i += 2;
-        templates.push(depth++);
-        afterOperand = false;
-        break;
-      } else i++;
-    }
-    emit(from);
+  /** Writes `token` (or, when empty, the one character at `i`) and moves past it. */
+  const emit = (token: string) => {
+    const t = token || text[i]!;
+    line += t;
+    i += t.length;
+    return t;
   };
 
   while (i < text.length) {
@@ -56,54 +46,56 @@ export function stripAsset(text: string, kind: 'js' | 'css'): string {
       newline();
       i++;
     } else if (c === ' ' || c === '\t') {
-      if (line !== '') line += c;
-      i++;
+      const spaces = match(SPACES);
+      if (line !== '') line += spaces;
+      i += spaces.length;
     } else if (c === '/' && next === '*') {
-      const end = text.indexOf('*/', i + 2);
-      const stop = end < 0 ? text.length : end + 2;
+      const comment = match(BLOCK_COMMENT);
       // A comment across lines is a line break to JavaScript; inside a line, a space.
-      if (/[\n\r]/.test(text.slice(i, stop))) newline();
+      if (/[\n\r]/.test(comment)) newline();
       else if (js && line !== '') line += ' ';
-      i = stop;
+      i += comment.length;
     } else if (js && c === '/' && next === '/') {
-      while (i < text.length && text[i] !== '\n' && text[i] !== '\r') i++;
-    } else if (c === '"' || c === "'" || (js && c === '`')) {
-      literal(c);
-    } else if (js && c === '}' && templates.at(-1) === depth - 1) {
-      templates.pop();
-      depth--;
-      literal('`');
-    } else if (js && c === '/' && !afterOperand) {
-      const from = i++;
-      let inClass = false;
-      while (i < text.length) {
-        const r = text[i++]!;
-        if (r === '\\') i++;
-        else if (r === '[') inClass = true;
-        else if (r === ']') inClass = false;
-        else if (r === '/' && !inClass) break;
-      }
-      while (i < text.length && /[a-z]/i.test(text[i]!)) i++;
-      emit(from);
+      i += match(LINE_COMMENT).length;
+    } else if (c === '"' || c === "'") {
+      emit(match(c === '"' ? DOUBLE_QUOTED : SINGLE_QUOTED));
       afterOperand = true;
-    } else {
-      const from = i;
-      const name = /^[\w$]+/.exec(text.slice(i, i + 64))?.[0];
-      if (name) {
-        i += name.length;
-        afterOperand = !BEFORE_OPERAND.has(name);
-      } else {
-        if (c === '{') depth++;
-        else if (c === '}') depth--;
-        i++;
-        afterOperand = c === ')' || c === ']';
+    } else if (js && (c === '`' || (c === '}' && templates.at(-1) === depth - 1))) {
+      // A template literal's text, from its start or from the end of a `${…}`, to its end or its next `${`.
+      if (c === '}') {
+        templates.pop();
+        depth--;
       }
-      emit(from);
+      const part = emit(match(TEMPLATE_PART));
+      afterOperand = !part.endsWith('${');
+      if (!afterOperand) templates.push(depth++);
+    } else if (js && c === '/' && !afterOperand) {
+      emit(match(REGEXP));
+      afterOperand = true;
+    } else if (c === '{' || c === '}') {
+      depth += c === '{' ? 1 : -1;
+      emit(c);
+      afterOperand = false;
+    } else {
+      const run = emit(match(PLAIN));
+      const word = /[\w$]+$/.exec(run)?.[0];
+      afterOperand = word ? !BEFORE_OPERAND.has(word) : /[)\]]$/.test(run);
     }
   }
   newline();
   return lines.length > 0 ? `${lines.join('\n')}\n` : '';
 }
+
+// Each read at the character that starts its kind (sticky: matched there or not at all).
+const SPACES = /[ \t]+/y;
+const BLOCK_COMMENT = /\/\*[\s\S]*?(?:\*\/|$)/y;
+const LINE_COMMENT = /\/\/[^\n\r]*/y;
+const DOUBLE_QUOTED = /"(?:[^"\\]|\\[\s\S])*"/y;
+const SINGLE_QUOTED = /'(?:[^'\\]|\\[\s\S])*'/y;
+const TEMPLATE_PART = /[`}](?:[^`\\$]|\\[\s\S]|\$(?!\{))*(?:`|\$\{)/y;
+const REGEXP = /\/(?:[^/\\[\n\r]|\\.|\[(?:[^\]\\\n\r]|\\.)*\])+\/[a-z]*/y;
+/** A run of plain code: up to white space, a quote, `/` or a brace, where something else may start. */
+const PLAIN = /[^\n\r \t"'`/{}]+/y;
 
 /** Words after which a `/` starts a regular expression, not a division. */
 const BEFORE_OPERAND = new Set([
