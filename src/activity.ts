@@ -19,16 +19,18 @@ import { HOUR_MS, type HourRecord, hourOf } from './stats.js';
  */
 export const MAX_KEPT_POINTS = 500_000;
 
-/**
- * The settled hours `[since, settled)` of a window of `points` hours from `since`, per webhook
- * with attempts in them: succeeded per point, then failed per point. Never changed once made (a
- * call that started with it keeps reading it while another makes the next one).
- */
+/** The settled hours `[since, settled)` of a window of `points` hours from `since`. */
 interface Span {
   since: number;
   settled: number;
   points: number;
 }
+
+/**
+ * A span's counts, per webhook with attempts in it: succeeded per point, then failed per point.
+ * Never changed once made (a call that started with it keeps reading it while another makes the
+ * next one).
+ */
 interface Settled extends Span {
   byWebhook: Map<string, number[]>;
 }
