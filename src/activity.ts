@@ -5,51 +5,40 @@ import { HOUR_MS, type HourRecord, hourOf } from './stats.js';
  * day of hourly counters on every call (docs/decisions/033-settled-hours.md). An hour that ended
  * more than an hour ago is **settled**: its attempts were recorded (one is counted in the hour it
  * started, and recorded when it ends), so its counters no longer change. The settled hours of a
- * window are read once per process and kept here; each call reads only what is new since (the
- * hours settled meanwhile, once) and the two live hours. A day of 1,000 webhooks is then about
- * 2,000 rows per call instead of 24,000.
+ * window are read once per process and kept here as counts per point; each call reads only what
+ * is new since (the hours settled meanwhile, once) and the two live hours.
  *
- * Memory is bounded: at most {@link MAX_KEPT_ROWS} hours are kept across environments, the
+ * The first call of a process for an environment reads every settled hour of the window: the
+ * counts go straight into their points as the rows come (decision 034), nothing sorted or kept
+ * twice.
+ *
+ * Memory is bounded: at most {@link MAX_KEPT_POINTS} points are kept across environments, the
  * least recently read environment going first. What a late write (an attempt recorded over an
  * hour after it started, e.g. by a process paused that long) adds to a settled hour is seen by
  * the overview at once, and by this list in the processes that read that hour afterwards.
  */
-export const MAX_KEPT_ROWS = 500_000;
+export const MAX_KEPT_POINTS = 500_000;
 
-/** A webhook's settled hours, flat: hour, succeeded, failed, hour, … (three numbers per hour). */
-type Kept = number[];
-
-interface Entry {
-  /** Hours before this are held (from the window's start); the hours from it on are not. */
-  through: number;
-  byWebhook: Map<string, Kept>;
-  rows: number;
-  /** Extensions one after another (two calls must not add the same hours twice). */
-  turn: Promise<void>;
-  /** The kept hours of `[since, settled)` as counts per webhook: succeeded per point, then failed per point. */
-  aligned: { since: number; settled: number; byWebhook: Map<string, number[]> } | null;
+/** The settled hours `[since, settled)` of a window of `points` hours from `since`. */
+interface Span {
+  since: number;
+  settled: number;
+  points: number;
 }
 
-/** The entry's settled hours in `[since, settled)` as counts per point of an hour from `since`. */
-function alignedOf(entry: Entry, since: number, settled: number, points: number): Map<string, number[]> {
-  const a = entry.aligned;
-  if (a && a.since === since && a.settled === settled) return a.byWebhook;
-  const byWebhook = new Map<string, number[]>();
-  for (const [webhookId, kept] of entry.byWebhook) {
-    let counts: number[] | undefined;
-    for (let i = 0; i < kept.length; i += 3) {
-      const hour = kept[i]!;
-      // Another call may have settled more hours meanwhile: those are read live by this one.
-      if (hour < since || hour >= settled) continue;
-      counts ??= new Array<number>(2 * points).fill(0);
-      const at = (hour - since) / HOUR_MS;
-      counts[at]! += kept[i + 1]!;
-      counts[points + at]! += kept[i + 2]!;
-    }
-    if (counts) byWebhook.set(webhookId, counts);
-  }
-  entry.aligned = { since, settled, byWebhook };
-  return byWebhook;
+/**
+ * A span's counts, per webhook with attempts in it: succeeded per point, then failed per point.
+ * Never changed once made (a call that started with it keeps reading it while another makes the
+ * next one).
+ */
+interface Settled extends Span {
+  byWebhook: Map<string, number[]>;
+}
+
+interface Entry {
+  settled: Settled | null;
+  /** Extensions one after another (two calls must not read the same hours twice). */
+  turn: Promise<void>;
 }
 
 /** Reads the counts (no durations) of every webhook of the environment in `[since, until)`. */
@@ -69,14 +58,6 @@ export interface Activity {
   failed: number;
 }
 
-function add(a: Activity, index: number, succeeded: number, failed: number): void {
-  const p = a.points[index]!;
-  p.succeeded += succeeded;
-  p.failed += failed;
-  a.succeeded += succeeded;
-  a.failed += failed;
-}
-
 export class SettledHours {
   readonly #entries = new Map<string, Entry>();
 
@@ -86,93 +67,133 @@ export class SettledHours {
    * ones settled since the last call), the rest with `read` now.
    */
   async read(environment: string, window: HourWindow, now: number, read: ReadCounts): Promise<Map<string, Activity>> {
-    const { since, until } = window;
+    const { since, until, points } = window;
     const settled = Math.min(until, Math.max(since, hourOf(now) - HOUR_MS));
-    const [entry, live] = await Promise.all([this.#settle(environment, since, settled, read), read(settled, until)]);
+    const { kept, live } = await this.#settle(environment, { since, settled, points }, until, read);
     const out = new Map<string, Activity>();
-    const of = (webhookId: string) => {
-      let a = out.get(webhookId);
-      if (!a) {
-        const points = Array.from({ length: window.points }, (_, i) => ({ at: since + i * HOUR_MS, succeeded: 0, failed: 0 }));
-        a = { points, succeeded: 0, failed: 0 };
-        out.set(webhookId, a);
-      }
-      return a;
-    };
-    // The settled hours as counts per point (made once per window and settled boundary).
-    for (const [webhookId, counts] of alignedOf(entry, since, settled, window.points)) {
-      const points = new Array<Activity['points'][number]>(window.points);
+    for (const [webhookId, counts] of kept.byWebhook) {
+      const series = new Array<Activity['points'][number]>(points);
       let succeeded = 0;
       let failed = 0;
-      for (let i = 0; i < window.points; i++) {
-        const p = { at: since + i * HOUR_MS, succeeded: counts[i]!, failed: counts[window.points + i]! };
+      for (let i = 0; i < points; i++) {
+        const p = { at: since + i * HOUR_MS, succeeded: counts[i]!, failed: counts[points + i]! };
         succeeded += p.succeeded;
         failed += p.failed;
-        points[i] = p;
+        series[i] = p;
       }
-      out.set(webhookId, { points, succeeded, failed });
+      out.set(webhookId, { points: series, succeeded, failed });
     }
-    for (const r of live) add(of(r.webhookId), (r.hour - since) / HOUR_MS, r.succeeded, r.failed);
+    for (const r of live ?? (await read(settled, until))) {
+      let a = out.get(r.webhookId);
+      if (!a) {
+        const series = Array.from({ length: points }, (_, i) => ({ at: since + i * HOUR_MS, succeeded: 0, failed: 0 }));
+        a = { points: series, succeeded: 0, failed: 0 };
+        out.set(r.webhookId, a);
+      }
+      const p = a.points[(r.hour - since) / HOUR_MS]!;
+      p.succeeded += r.succeeded;
+      p.failed += r.failed;
+      a.succeeded += r.succeeded;
+      a.failed += r.failed;
+    }
     return out;
   }
 
-  /** The environment's entry, holding every settled hour of `[since, settled)`. */
-  async #settle(environment: string, since: number, settled: number, read: ReadCounts): Promise<Entry> {
+  /**
+   * The settled hours of `want`, from the environment's kept ones and what settled since. When
+   * it reads, it reads on to `until` in the same statement and gives back the live rows too.
+   */
+  async #settle(environment: string, want: Span, until: number, read: ReadCounts): Promise<{ kept: Settled; live: HourRecord[] | null }> {
     let entry = this.#entries.get(environment);
     if (entry) this.#entries.delete(environment); // read again: last to go
-    if (!entry || entry.through < since) entry = { through: since, byWebhook: new Map(), rows: 0, turn: Promise.resolve(), aligned: null };
+    entry ??= { settled: null, turn: Promise.resolve() };
     this.#entries.set(environment, entry);
     const e = entry;
+    let made: Settled | null = null;
+    let live: HourRecord[] | null = null;
     const turn = e.turn.then(async () => {
-      if (e.through >= settled) return;
-      const rows = await read(e.through, settled);
-      let count = 0;
-      for (const [webhookId, kept] of e.byWebhook) {
-        // Hours that left the window go.
-        let first = 0;
-        while (first < kept.length && kept[first]! < since) first += 3;
-        if (first > 0) kept.splice(0, first);
-        if (kept.length === 0) e.byWebhook.delete(webhookId);
-        else count += kept.length / 3;
+      const kept = e.settled;
+      if (kept && same(kept, want)) {
+        made = kept;
+        return;
       }
-      for (const r of rows) {
-        const kept = e.byWebhook.get(r.webhookId);
-        if (kept) kept.push(r.hour, r.succeeded, r.failed);
-        else e.byWebhook.set(r.webhookId, [r.hour, r.succeeded, r.failed]);
-      }
-      // Sorted by hour within a webhook, so the oldest are first to go above.
-      for (const kept of e.byWebhook.values()) sortTriples(kept);
-      e.rows = count + rows.length;
-      e.through = settled;
-      e.aligned = null;
+      // Kept hours that are still in the window, when they reach as far as it starts.
+      const from = kept && reaches(kept, want) ? kept : null;
+      const rows = await read(from ? from.settled : want.since, until);
+      made = { ...want, byWebhook: from ? shifted(from, want) : new Map() };
+      live = addRows(made, rows);
+      // A call behind the kept hours (its clock an hour earlier, overlapping one that moved on)
+      // reads its own, and keeps nothing.
+      if (kept && kept.settled > want.settled) return;
+      e.settled = made;
       this.#bound(environment);
     });
     e.turn = turn.catch(() => {});
     await turn;
-    return e;
+    return { kept: made!, live };
   }
 
-  /** Drops the least recently read environments (never `keep`) while over {@link MAX_KEPT_ROWS}. */
+  /** Drops the least recently read environments (never `keep`) while over {@link MAX_KEPT_POINTS}. */
   #bound(keep: string): void {
+    const size = (e: Entry) => (e.settled ? e.settled.byWebhook.size * e.settled.points : 0);
     let total = 0;
-    for (const e of this.#entries.values()) total += e.rows;
+    for (const e of this.#entries.values()) total += size(e);
     for (const [environment, e] of this.#entries) {
-      if (total <= MAX_KEPT_ROWS) break;
+      if (total <= MAX_KEPT_POINTS) break;
       if (environment === keep) continue;
       this.#entries.delete(environment);
-      total -= e.rows;
+      total -= size(e);
     }
   }
 }
 
-/** Sorts hour, succeeded, failed triples by hour, in place (already sorted: one pass). */
-function sortTriples(kept: number[]): void {
-  let sorted = true;
-  for (let i = 3; i < kept.length; i += 3) if (kept[i]! < kept[i - 3]!) sorted = false;
-  if (sorted) return;
-  const triples: number[][] = [];
-  for (let i = 0; i < kept.length; i += 3) triples.push(kept.slice(i, i + 3));
-  triples.sort((a, b) => a[0]! - b[0]!);
-  kept.length = 0;
-  for (const t of triples) kept.push(...t);
+const same = (a: Span, b: Span) => a.since === b.since && a.settled === b.settled && a.points === b.points;
+
+/** Whether `want` is `kept` moved on: the same points, starting where kept ones are or later, kept ones not past it. */
+const reaches = (kept: Span, want: Span) =>
+  kept.points === want.points && kept.since <= want.since && want.since <= kept.settled && kept.settled <= want.settled;
+
+/** The kept counts of the hours `[want.since, kept.settled)`, moved to their points in `want`; webhooks left with none go. */
+function shifted(kept: Settled, want: Span): Map<string, number[]> {
+  const by = (want.since - kept.since) / HOUR_MS;
+  const points = want.points;
+  const byWebhook = new Map<string, number[]>();
+  for (const [webhookId, old] of kept.byWebhook) {
+    const counts = new Array<number>(2 * points).fill(0);
+    let any = 0;
+    for (let i = 0; i + by < points; i++) {
+      counts[i] = old[i + by]!;
+      counts[points + i] = old[points + i + by]!;
+      any += counts[i]! + counts[points + i]!;
+    }
+    if (any > 0) byWebhook.set(webhookId, counts);
+  }
+  return byWebhook;
+}
+
+/** Adds the counter rows of hours in `[s.since, s.settled)` into their points; gives back the others (the live hours'). */
+function addRows(s: Settled, rows: readonly HourRecord[]): HourRecord[] {
+  const { since, settled, points, byWebhook } = s;
+  const live: HourRecord[] = [];
+  let lastId: string | undefined;
+  let counts: number[] | undefined;
+  for (const r of rows) {
+    if (r.hour >= settled) {
+      live.push(r);
+      continue;
+    }
+    // A webhook's rows mostly come together: one look-up for each run of them.
+    if (r.webhookId !== lastId) {
+      lastId = r.webhookId;
+      counts = byWebhook.get(lastId);
+      if (!counts) {
+        counts = new Array<number>(2 * points).fill(0);
+        byWebhook.set(lastId, counts);
+      }
+    }
+    const at = (r.hour - since) / HOUR_MS;
+    counts![at]! += r.succeeded;
+    counts![points + at]! += r.failed;
+  }
+  return live;
 }

@@ -1,9 +1,11 @@
 import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
+import { stripAsset } from './minify.js';
 
 /**
  * The dashboard's static files (`assets/*.js`, `*.css`, `*.svg`), shipped as written: no bundler,
- * no build step. Each is served under a content-hashed name (`dashboard.3fa9c2d1e07b.js`) that may
+ * no build step. They are served without their comments and indentation (`stripAsset`, read once
+ * per process). Each is served under a content-hashed name (`dashboard.3fa9c2d1e07b.js`) that may
  * be cached for a year, and under its plain name (`dashboard.js`) for hosts that embed the element
  * with one stable script tag (revalidated on every use).
  *
@@ -51,7 +53,11 @@ const STATIC_IMPORT = /\bfrom\s*(['"])\.\/([a-z0-9-]+\.js)\1/g;
 export async function loadAssets(dir: URL): Promise<AssetSet> {
   const names = (await readdir(dir)).filter((n) => FILE.test(n)).sort();
   const sources = new Map<string, string>();
-  for (const name of names) sources.set(name, await readFile(new URL(name, dir), 'utf8'));
+  for (const name of names) {
+    const source = await readFile(new URL(name, dir), 'utf8');
+    const kind = name.slice(name.lastIndexOf('.') + 1);
+    sources.set(name, kind === 'js' || kind === 'css' ? stripAsset(source, kind) : source);
+  }
 
   const done = new Map<string, Asset>();
   const visiting = new Set<string>();

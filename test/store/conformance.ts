@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { LimitReachedError } from '../../src/errors.js';
 import type { AttemptRecord, DeliveryRecord, EventRecord, WebhookRecord } from '../../src/model.js';
 import type { RecordAttemptArgs, Store } from '../../src/store.js';
+import { describeActivityContract } from './conformance-activity.js';
 import { describeDashboardContract } from './conformance-dashboard.js';
 import { describeLogContract } from './conformance-log.js';
 import { describeNoticeContract } from './conformance-notices.js';
@@ -328,6 +329,7 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
     describeOrderingContract(ready, () => t.sibling());
     describeTelemetryContract(ready);
     describeStatsContract(ready);
+    describeActivityContract(ready);
     describePoisonContract(ready);
     describeDashboardContract(ready, () => t.sibling());
 

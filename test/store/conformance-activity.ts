@@ -1,0 +1,137 @@
+import { beforeEach, describe, expect, test } from 'vitest';
+import { type Activity, SettledHours } from '../../src/activity.js';
+import type { DeliveryRecord } from '../../src/model.js';
+import { HOUR_MS, hourOf, windowOf } from '../../src/stats.js';
+import type { Store } from '../../src/store.js';
+import { attempt, event, id, LEASE, T0, webhook } from './conformance.js';
+
+/**
+ * The list's stats on every adapter: the store's list read (`readHours` with `durations: false`,
+ * its own statement and parsing) gives the plain read's counts, and the settled hours the list
+ * keeps from it (src/activity.ts) give, on the first call and on every call after, the points
+ * the counters themselves give, hour by hour.
+ */
+export function describeActivityContract(ready: () => Promise<Store>): void {
+  describe("stats: the list's settled hours", () => {
+    let s: Store;
+    beforeEach(async () => {
+      s = await ready();
+    });
+
+    const ENV = 'env_a';
+    const now = T0 + 20 * 60_000;
+    const hour = hourOf(now);
+    const withoutDurations = (rows: Array<{ webhookId: string; hour: number; succeeded: number; failed: number }>) =>
+      rows.map((r) => ({ webhookId: r.webhookId, hour: r.hour, succeeded: r.succeeded, failed: r.failed })).sort(byKey);
+    const byKey = (x: { webhookId: string; hour: number }, y: { webhookId: string; hour: number }) =>
+      x.webhookId === y.webhookId ? x.hour - y.hour : x.webhookId < y.webhookId ? -1 : 1;
+
+    /** Records one attempt per entry, each on a delivery of its own, started `hoursAgo` before this hour. */
+    const record = async (entries: Array<{ webhookId: string; hoursAgo: number; success: boolean; environment?: string }>) => {
+      const made: DeliveryRecord[] = [];
+      for (const e of entries) {
+        const environment = e.environment ?? ENV;
+        const [d] = await s.insertEvent(event(environment, { createdAt: T0 }), {
+          newDeliveryId: () => id('msg'),
+          webhookIds: [e.webhookId],
+        });
+        made.push(d!);
+      }
+      await s.claimDue({ now: T0 + 10 * HOUR_MS, limit: 1000, workerId: 'w1', leaseMs: LEASE });
+      await s.recordAttempts(
+        entries.map((e, i) => ({
+          attempt: {
+            ...attempt(made[i]!.id, e.webhookId, e.environment ?? ENV, e.success, hour - e.hoursAgo * HOUR_MS + 60_000),
+            durationMs: 40,
+          },
+          workerId: 'w1',
+          now: T0 + 5,
+          nextAttemptAt: e.success ? null : T0 + 30 * HOUR_MS,
+          disableAfterMs: HOUR_MS * 1000,
+        })),
+      );
+    };
+    const many = (webhookId: string, hoursAgo: number, n: number, success = true) =>
+      Array.from({ length: n }, () => ({ webhookId, hoursAgo, success }));
+
+    /** The slow path: the window's plain rows summed into their points, per webhook. */
+    const counted = async (at: number) => {
+      const w = windowOf('24h', at);
+      const out: Record<string, Activity> = {};
+      for (const r of await s.readHours(ENV, { since: w.since, until: w.until })) {
+        out[r.webhookId] ??= {
+          points: Array.from({ length: w.points }, (_, i) => ({ at: w.since + i * HOUR_MS, succeeded: 0, failed: 0 })),
+          succeeded: 0,
+          failed: 0,
+        };
+        const a = out[r.webhookId]!;
+        a.points[(r.hour - w.since) / HOUR_MS]!.succeeded += r.succeeded;
+        a.points[(r.hour - w.since) / HOUR_MS]!.failed += r.failed;
+        a.succeeded += r.succeeded;
+        a.failed += r.failed;
+      }
+      return out;
+    };
+    const listed = async (kept: SettledHours, at: number) =>
+      Object.fromEntries(
+        await kept.read(ENV, windowOf('24h', at), at, (since, until) => s.readHours(ENV, { since, until, durations: false })),
+      );
+
+    test("the list's read gives the plain read's counts, and its settled hours the counters' points, first call and after", async () => {
+      const [a, b, c, other] = [webhook(ENV), webhook(ENV), webhook(ENV), webhook('env_b')];
+      for (const w of [a, b, c, other]) await s.createWebhook(w, { maxWebhooks: null });
+      await record([
+        ...many(a.id, 30, 1), // before the window
+        ...many(a.id, 23, 2), // its first point
+        ...many(a.id, 12, 12), // two digits
+        ...many(a.id, 5, 3, false),
+        ...many(a.id, 1, 1), // live: the hour before this one
+        ...many(a.id, 0, 2),
+        ...many(b.id, 22, 1, false),
+        ...many(b.id, 2, 1), // the last settled hour
+        ...many(c.id, 0, 1), // live only
+        { webhookId: other.id, hoursAgo: 3, success: true, environment: 'env_b' },
+      ]);
+
+      // The list's read and the plain one: the same counts, whether or not the range starts on the hour.
+      for (const [since, until] of [
+        [hour - 23 * HOUR_MS, hour + HOUR_MS],
+        [hour - 23 * HOUR_MS + 1_800_000, hour + HOUR_MS],
+        [hour - 40 * HOUR_MS, hour - HOUR_MS],
+      ] as const) {
+        const plain = await s.readHours(ENV, { since, until });
+        expect(plain.length).toBeGreaterThan(0);
+        expect(withoutDurations(await s.readHours(ENV, { since, until, durations: false }))).toEqual(withoutDurations(plain));
+      }
+
+      // First call, then one with new attempts in the live hours.
+      const kept = new SettledHours();
+      expect(await listed(kept, now)).toEqual(await counted(now));
+      expect(Object.keys(await listed(kept, now)).sort()).toEqual([a.id, b.id, c.id].sort());
+      await record([...many(a.id, 0, 1, false), ...many(c.id, 1, 2)]);
+      expect(await listed(kept, now)).toEqual(await counted(now));
+      // An hour on, the hour before is settled (read once); then two calls at once, an hour apart,
+      // the one behind first, then the one ahead first.
+      expect(await listed(kept, now + HOUR_MS)).toEqual(await counted(now + HOUR_MS));
+      for (const at of [now + HOUR_MS, now + 2 * HOUR_MS]) {
+        const [behind, ahead] = await Promise.all([listed(kept, at), listed(kept, at + HOUR_MS)]);
+        const [ahead2, behind2] = await Promise.all([listed(kept, at + 2 * HOUR_MS), listed(kept, at + HOUR_MS)]);
+        expect([behind, ahead, behind2, ahead2]).toEqual([
+          await counted(at),
+          await counted(at + HOUR_MS),
+          await counted(at + HOUR_MS),
+          await counted(at + 2 * HOUR_MS),
+        ]);
+      }
+      const later = now + 4 * HOUR_MS;
+      expect(await listed(kept, later)).toEqual(await counted(later));
+
+      // A late write to a settled hour: a new process sees it; this one once the hour leaves the window.
+      await record(many(a.id, 5, 1));
+      expect(await listed(new SettledHours(), later)).toEqual(await counted(later));
+      const seen = await listed(kept, later);
+      expect(seen[a.id]!.failed).toBe((await counted(later))[a.id]!.failed);
+      expect(seen[a.id]!.succeeded).toBe((await counted(later))[a.id]!.succeeded - 1);
+    });
+  });
+}
