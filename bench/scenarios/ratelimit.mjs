@@ -3,7 +3,9 @@
 // another environment, one of the same. On PostgreSQL `processes` engines (this one and forked
 // workers) share the database. Figures: the throttled webhook's arrivals over any 10 s window
 // (per second; the target is at most 1.1 × perSecond), and each neighbour's rate beside the
-// backlog as a ratio to its rate alone (the same run without the throttled webhook).
+// backlog as a ratio to its rate alone (the same run without the throttled webhook); beside it
+// the CPU ratio: the machine's CPU per neighbour delivery (this process with its receiver, the
+// workers, the database's backends) alone over beside the backlog.
 import { fork } from 'node:child_process';
 import http from 'node:http';
 import { fileURLToPath } from 'node:url';
@@ -25,11 +27,18 @@ export default async function ratelimit(config) {
     sameEnvRatio: [],
     otherEnvSoloPerSec: [],
     arrivedTwice: [],
+    cpuRatio: [],
+    cpuMsPerNeighbourDelivery: [],
   };
   for (let run = 0; run < runs; run++) {
     const solo = await measure(config, `rl_solo_${run}`, { throttled: false, processes });
     const mixed = await measure(config, `rl_mixed_${run}`, { throttled: true, processes });
     out.otherEnvSoloPerSec.push(solo.otherEnv);
+    // The machine's CPU (engines, receiver, PostgreSQL backends) per neighbour delivery, alone
+    // over beside the backlog: what the neighbours could keep where CPU bounds them, a figure that
+    // the load of other programs moves much less than the rates.
+    out.cpuRatio.push(solo.cpuMs / mixed.cpuMs);
+    out.cpuMsPerNeighbourDelivery.push([solo.cpuMs, mixed.cpuMs]);
     out.otherEnvRatio.push(mixed.otherEnv / solo.otherEnv);
     out.sameEnvRatio.push(mixed.sameEnv / solo.sameEnv);
     out.throttledMaxPerSec.push(mixed.maxPerSec);
@@ -103,49 +112,43 @@ async function measure(config, label, { throttled, processes }) {
           });
         const database = location.pgUrl ? new URL(location.pgUrl).pathname.slice(1) : null;
         const pids = [process.pid, ...workers.map((w) => w.pid)];
-        const cpu0 = stats ? await cpuSplit(pids, database) : null;
+        const cpu0 = await cpuSplit(pids, database);
+        let cpuMs = null;
+        // When the neighbours are done: the CPU they cost (whatever ran beside them, the throttled
+        // webhook's claims and attempts included), per neighbour delivery.
+        const neighboursDone = async () => {
+          const cpu1 = await cpuSplit(pids, database);
+          cpuMs = (cpu1.engines - cpu0.engines + cpu1.postgres - cpu0.postgres) / (2 * neighbourEvents);
+          if (!stats) return;
+          const per = (k) => ((cpu1[k] - cpu0[k]) / (2 * neighbourEvents)).toFixed(3);
+          console.error(`cpu (${label}): ms per neighbour delivery: engines+receiver ${per('engines')}, postgres ${per('postgres')}`);
+          console.error(`claim stats (${label}, main, until the neighbours were done): ${JSON.stringify(stats())}`);
+          for (const w of workers) w.send('snap');
+        };
         const t0 = performance.now();
         await hooks.start();
         for (const w of workers) w.send('wake');
         const deadline = t0 + (paced ? (backlog / perSecond) * 1000 * 1.5 + 30_000 : 60_000);
-        const done = () =>
-          receiver.arrivals('/other').length >= neighbourEvents &&
-          receiver.arrivals('/same').length >= neighbourEvents &&
-          (!paced || receiver.distinct('/paced') >= backlog);
-        let snapped = false;
+        const neighbours = () =>
+          receiver.arrivals('/other').length >= neighbourEvents && receiver.arrivals('/same').length >= neighbourEvents;
+        const done = () => neighbours() && (!paced || receiver.distinct('/paced') >= backlog);
         while (!done()) {
-          if (
-            stats &&
-            !snapped &&
-            receiver.arrivals('/other').length >= neighbourEvents &&
-            receiver.arrivals('/same').length >= neighbourEvents
-          ) {
-            snapped = true;
-            const cpu1 = await cpuSplit(pids, database);
-            const per = (k) => ((cpu1[k] - cpu0[k]) / (2 * neighbourEvents)).toFixed(3);
-            console.error(`cpu (${label}): ms per neighbour delivery: engines+receiver ${per('engines')}, postgres ${per('postgres')}`);
-            console.error(`claim stats (${label}, main, until the neighbours were done): ${JSON.stringify(stats())}`);
-            for (const w of workers) w.send('snap');
-          }
+          if (cpuMs === null && neighbours()) await neighboursDone();
           if (performance.now() > deadline)
             throw new Error(
               `${label}: ${receiver.arrivals('/other').length}, ${receiver.arrivals('/same').length}, ${receiver.arrivals('/paced').length} arrived in time`,
             );
           await sleep(20);
         }
-        if (stats && !snapped) {
-          const cpu1 = await cpuSplit(pids, database);
-          const per = (k) => ((cpu1[k] - cpu0[k]) / (2 * neighbourEvents)).toFixed(3);
-          console.error(`cpu (${label}): ms per neighbour delivery: engines+receiver ${per('engines')}, postgres ${per('postgres')}`);
-          console.error(`claim stats (${label}, main, until the neighbours were done): ${JSON.stringify(stats())}`);
-          for (const w of workers) w.send('snap');
-          await sleep(200);
+        if (cpuMs === null) {
+          await neighboursDone();
+          if (stats) await sleep(200);
         }
         const rate = (path) => {
           const list = receiver.arrivals(path);
           return list.length / ((Math.max(...list) - t0) / 1000);
         };
-        const result = { otherEnv: rate('/other'), sameEnv: rate('/same'), maxPerSec: 0, meanPerSec: 0, twice: 0 };
+        const result = { otherEnv: rate('/other'), sameEnv: rate('/same'), cpuMs, maxPerSec: 0, meanPerSec: 0, twice: 0 };
         for (const path of ['/other', '/same', '/paced']) result.twice += receiver.arrivals(path).length - receiver.distinct(path);
 
         if (paced) {
