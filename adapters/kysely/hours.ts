@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { DURATION_BUCKETS, type HourRecord, type HourTally } from '../../src/stats.js';
+import { DURATION_BUCKETS, HOUR_MS, type HourRecord, type HourTally } from '../../src/stats.js';
 import type { EngineTables } from './schema.js';
 import { list, precompiled, type Run, type Texts, text } from './texts.js';
 
