@@ -174,6 +174,12 @@ export interface ClaimedDelivery {
   traceparent: string | null;
   /** Who holds the delivery (`workerId`) and until when (epoch ms, from the Clock). */
   lease: { workerId: string; until: number };
+  /**
+   * A paced webhook's reserved start time, when it is later than the claim's `now` (within a
+   * second of it): the claiming process keeps the delivery until then, and its lease covers that
+   * wait (adapters/kysely/pace.ts).
+   */
+  startAt?: number;
 }
 
 export type NoticeStatus = 'pending' | 'sent' | 'failed';

@@ -121,6 +121,8 @@ export interface Store<Tx = unknown> {
    * comes with `dueAt` (its `next_attempt_at` as the claim found it) and the
    * `traceparent` stored with its event. A claim that took nothing may also say when the next
    * pending delivery or notice comes due (`Claimed`), saving an idle pass its `nextDueAt`.
+   * A paced webhook's deliveries (a rate limit, a Retry-After) come no faster than its pace: those
+   * whose start time is later in the same second come with `startAt`, to be started then.
    */
   claimDue(args: ClaimArgs): Promise<Claimed>;
   /**

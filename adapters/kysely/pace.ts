@@ -1,5 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 import type { ClaimedDelivery, WebhookRecord } from '../../src/model.js';
+import type { ClaimArgs } from '../../src/store.js';
 import { writeNotice } from './notices.js';
 import { holdPending } from './outcomes.js';
 import { toWebhook } from './rows.js';
@@ -27,62 +28,121 @@ const LATE_MS = 500;
 const stepOf = (perSecond: number) => Math.ceil(1000 / perSecond);
 
 /**
+ * Start times are handed out a second at a time. A delivery given a start time waits in the due
+ * index until the start of that time's second (its **bucket**), with a token (`iw_paced`) that
+ * says the time is its own; the claim that takes it then keeps it in its process until the start
+ * time itself (`ClaimedDelivery.startAt`). Every other process's look at the store then sees the
+ * webhook's next work a second away rather than a step away: at 20/s a claim a second instead
+ * of twenty (decision 028).
+ */
+const BUCKET_MS = 1000;
+
+/** The start of the bucket of a start time (epoch ms, never negative). */
+export const bucketOf = (at: number) => at - (at % BUCKET_MS);
+
+/**
  * The pace of rate-limited and deferred webhooks, shared by every process through the webhook's
  * row (docs/endpoint-options.md, decision 028). A claim takes due deliveries as always; those of
  * a paced webhook then each get a start time, reserved from the webhook's `next_start_at` one
  * step apart (one atomic update per webhook, so two processes never reserve the same time). A
- * delivery whose start time has come starts now; the others are given back due at their start
- * time, with a token (`iw_paced`) that says the time is theirs: the claim that finds one due at
- * exactly that time starts it without reserving again. The same reservation gives times to the
- * rest of a rate-limited webhook's due backlog, so one claim meets the backlog and each of its
- * deliveries is then claimed once, at its time, sitting in the due index at that time meanwhile,
- * in nobody's way: a throttled webhook's backlog never holds slots or claims.
+ * delivery whose start time has come starts now, one whose start time is in the current bucket
+ * is kept by the claiming process until then, under a lease that covers the wait; the others are
+ * given back due at their bucket, with their token: the claim that finds one due there starts
+ * or keeps it without reserving again. The same reservation gives times to the rest of a
+ * rate-limited webhook's due backlog, so one claim meets the backlog and each of its deliveries
+ * is then claimed once, in its bucket, sitting in the due index meanwhile, in nobody's way: a
+ * throttled webhook's backlog never holds slots or claims.
  *
- * Returns the claimed deliveries that may start now, in their order.
+ * Returns the claimed deliveries that may start now or later in this bucket (`startAt`), in
+ * their order.
  */
 export async function paceClaims(
   db: Db,
   claimed: ClaimedDelivery[],
   states: ReadonlyMap<string, PaceState>,
-  now: number,
-  workerId: string,
+  args: Pick<ClaimArgs, 'now' | 'workerId' | 'leaseMs'>,
   dialect: 'sqlite' | 'postgres',
 ): Promise<ClaimedDelivery[]> {
+  const { now, workerId } = args;
   const paced = claimed.filter((c) => isPaced(states.get(c.webhook.id), now));
   if (paced.length === 0) return claimed;
   // Tokens are taken whatever they say: a stale one (its delivery since attempted, resent or
   // deferred) is worth nothing. One statement of its own: a paced webhook's steady state is a
-  // claim that finds one delivery at its reserved time, which needs nothing more (a transaction
-  // around it was three round trips, on the claim's path, twenty times a second at 20/s).
+  // claim that finds a bucket's deliveries at their reserved times, which needs nothing more
+  // than keeping them (a transaction around it was three round trips on the claim's path).
   // Its deliveries are leased to this worker: nobody else takes their tokens meanwhile.
   const ids = paced.map((c) => c.delivery.id);
   const tokens = await db.deleteFrom('iw_paced').where('delivery_id', 'in', ids).returning(['delivery_id', 'slot']).execute();
   const slotOf = new Map(tokens.map((t) => [t.delivery_id, Number(t.slot)]));
   const byWebhook = new Map<string, ClaimedDelivery[]>();
+  /** Kept here until their start time, later in this bucket. */
+  const kept = new Map<string, number>();
   for (const c of paced) {
-    // Its reserved start time, come (and not long gone: a process that fell behind must not
-    // start a pile of late start times at once, over the pace): it starts now.
-    if (slotOf.get(c.delivery.id) === c.dueAt && now - c.dueAt <= LATE_MS) continue;
+    const slot = slotOf.get(c.delivery.id);
+    // Its reserved start time, its bucket come (and the time not long gone: a process that fell
+    // behind must not start a pile of late start times at once, over the pace): it starts then.
+    if (slot !== undefined && c.dueAt === bucketOf(slot) && now - slot <= LATE_MS) {
+      if (slot > now) kept.set(c.delivery.id, slot);
+      continue;
+    }
     const list = byWebhook.get(c.webhook.id) ?? [];
     list.push(c);
     byWebhook.set(c.webhook.id, list);
   }
-  if (byWebhook.size === 0) return claimed;
   const later = new Map<string, number>();
+  if (byWebhook.size > 0) await reserveStarts(db, paced, byWebhook, states, now, workerId, dialect, kept, later);
+  const keptUntil = kept.size === 0 ? new Map<string, number>() : await keepLeases(db, kept, args);
+  if (later.size === 0 && kept.size === 0) return claimed;
+  const out: ClaimedDelivery[] = [];
+  for (const c of claimed) {
+    const id = c.delivery.id;
+    if (later.has(id)) continue;
+    const startAt = kept.get(id);
+    if (startAt === undefined) out.push(c);
+    else {
+      const until = keptUntil.get(id);
+      // (Not leased to us any more: someone else's now.)
+      if (until !== undefined) out.push({ ...c, dueAt: startAt, startAt, lease: { workerId, until } });
+    }
+  }
+  return out;
+}
+
+/**
+ * Start times for what came without a token of its own (and the rest of a rate-limited
+ * webhook's due backlog): those within this bucket go to `kept`, the later ones to `later`
+ * (given back due at their bucket, with their token), in one transaction.
+ */
+async function reserveStarts(
+  db: Db,
+  paced: readonly ClaimedDelivery[],
+  byWebhook: ReadonlyMap<string, ClaimedDelivery[]>,
+  states: ReadonlyMap<string, PaceState>,
+  now: number,
+  workerId: string,
+  dialect: 'sqlite' | 'postgres',
+  kept: Map<string, number>,
+  later: Map<string, number>,
+): Promise<void> {
+  const place = (c: ClaimedDelivery, start: number) => {
+    if (start <= now) return;
+    if (bucketOf(start) <= now) kept.set(c.delivery.id, start);
+    else later.set(c.delivery.id, start);
+  };
   await db.transaction().execute(async (trx) => {
     const swept = new Map<string, number>();
     for (const [webhookId, list] of byWebhook) {
       const perSecond = states.get(webhookId)?.rate_limit_per_second;
       if (perSecond == null) {
         const starts = await deferredStart(trx, webhookId, list.length);
-        for (const [i, c] of list.entries()) if (starts[i]! > now) later.set(c.delivery.id, starts[i]!);
+        for (const [i, c] of list.entries()) place(c, starts[i]!);
         continue;
       }
       // The rest of its due backlog gets its times in the same reservation, so no other claim
       // reads past it (decision 028).
       const rest = await dueBacklog(trx, webhookId, now, dialect);
       const starts = await reserve(trx, webhookId, list.length + rest.length, perSecond, now);
-      for (const [i, c] of list.entries()) if (starts[i]! > now) later.set(c.delivery.id, starts[i]!);
+      for (const [i, c] of list.entries()) place(c, starts[i]!);
       for (const [i, id] of rest.entries()) swept.set(id, starts[list.length + i]!);
     }
     const moved = swept.size === 0 ? [] : await moveBacklog(trx, swept, now);
@@ -95,10 +155,10 @@ export async function paceClaims(
         .execute();
     if (later.size === 0) return;
     const entries = [...later];
-    // Given back, due at their start time: the lease cleared, only if still ours.
+    // Given back, due at their bucket: the lease cleared, only if still ours.
     await trx
       .updateTable('iw_deliveries')
-      .set({ locked_by: null, locked_until: null, next_attempt_at: startTimes(entries) })
+      .set({ locked_by: null, locked_until: null, next_attempt_at: bucketsOf(entries) })
       .where(
         'id',
         'in',
@@ -113,13 +173,36 @@ export async function paceClaims(
       .onConflict((oc) => oc.column('delivery_id').doUpdateSet({ slot: (eb) => eb.ref('excluded.slot') }))
       .execute();
   });
-  return later.size === 0 ? claimed : claimed.filter((c) => !later.has(c.delivery.id));
 }
 
-/** `next_attempt_at` of each delivery by id: its start time. */
-const startTimes = (times: Iterable<readonly [string, number]>) =>
+/**
+ * Kept deliveries' leases moved to their start time plus the lease's length, so the wait does
+ * not shorten the attempt's lease (an attempt's deadline and the record's fence are measured on
+ * it). Returns each one's new lease end; one no longer ours is left out.
+ */
+async function keepLeases(db: Db, kept: ReadonlyMap<string, number>, { workerId, leaseMs }: Pick<ClaimArgs, 'workerId' | 'leaseMs'>) {
+  const until = new Map([...kept].map(([id, at]) => [id, at + leaseMs] as const));
+  const rows = await db
+    .updateTable('iw_deliveries')
+    .set({
+      locked_until: sql<number>`case id ${sql.join(
+        [...until].map(([id, at]) => sql`when ${id} then cast(${at} as bigint)`),
+        sql` `,
+      )} end`,
+    })
+    .where('id', 'in', [...until.keys()])
+    .where('locked_by', '=', workerId)
+    .where('status', '=', sql.lit('pending'))
+    .returning('id')
+    .execute();
+  const ours = new Set(rows.map((r) => r.id));
+  return new Map([...until].filter(([id]) => ours.has(id)));
+}
+
+/** `next_attempt_at` of each delivery by id: the bucket of its start time. */
+const bucketsOf = (times: Iterable<readonly [string, number]>) =>
   sql<number>`case id ${sql.join(
-    [...times].map(([id, at]) => sql`when ${id} then cast(${at} as bigint)`),
+    [...times].map(([id, at]) => sql`when ${id} then cast(${bucketOf(at)} as bigint)`),
     sql` `,
   )} end`;
 
@@ -150,11 +233,11 @@ async function dueBacklog(trx: Db, webhookId: string, now: number, dialect: 'sql
   return rows.map((r) => r.id);
 }
 
-/** Moves swept deliveries to their start times, each only while it is still due and unleased. Returns those moved. */
+/** Moves swept deliveries to their buckets, each only while it is still due and unleased. Returns those moved. */
 async function moveBacklog(trx: Db, swept: ReadonlyMap<string, number>, now: number) {
   return trx
     .updateTable('iw_deliveries')
-    .set({ next_attempt_at: startTimes(swept) })
+    .set({ next_attempt_at: bucketsOf(swept) })
     .where('id', 'in', [...swept.keys()])
     .where('status', '=', sql.lit('pending'))
     .where('next_attempt_at', '<=', now)

@@ -492,7 +492,7 @@ export class KyselyStore implements Store<HostTransaction> {
       claimed.push({ delivery, webhook, event: found.event, dueAt, traceparent: found.traceparent, lease: toLease(row) });
     }
     const states = new Map(hooks.map((h) => [h.id, h]));
-    const admitted = await paceClaims(this.db, claimed, states, args.now, args.workerId, this.dialect.name);
+    const admitted = await paceClaims(this.db, claimed, states, args, this.dialect.name);
     return withPaced(admitted === claimed ? claimed : [...admitted], claimed.length - admitted.length);
   }
 

@@ -82,6 +82,8 @@ export interface AttemptResult {
   success: boolean;
   /** False for a failure inside the engine (`internal`): not the endpoint's, so it changes nothing about it. */
   charged: boolean;
+  /** The answer asked the webhook to slow down (a 429, a 503 with Retry-After, a 410: `slow-down.ts`). */
+  slowDown?: boolean;
 }
 
 /** The attempt's result once its outcome is recorded (or given up). */
@@ -234,7 +236,7 @@ export class Dispatcher {
         logFields(error, { webhookId: claimed.webhook.id, deliveryId: claimed.delivery.id }),
       );
     }
-    return { success: result.success, charged: result.charged, noticeWritten, released };
+    return { ...result, noticeWritten, released };
   }
 
   /**
@@ -292,5 +294,7 @@ function bodyKey(c: ClaimedDelivery): string {
 }
 
 function resultOf(attempt: AttemptRecord): AttemptResult {
-  return { success: attempt.success, charged: attempt.errorKind !== 'internal' };
+  const result: AttemptResult = { success: attempt.success, charged: attempt.errorKind !== 'internal' };
+  if (slowDowns.has(attempt)) result.slowDown = true;
+  return result;
 }

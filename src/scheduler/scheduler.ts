@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js';
-import type { Delivering, Dispatch } from '../delivery/dispatch.js';
+import type { AttemptResult, Delivering, Dispatch } from '../delivery/dispatch.js';
 import type { ClaimedDelivery } from '../model.js';
 import type { ClaimArgs, Store } from '../store.js';
 import { transient } from '../transient.js';
@@ -8,6 +8,7 @@ import { ClaimForm, leftOutKeys } from './claim-form.js';
 import { Parked, type ParkedOptions, type Unparked } from './parked.js';
 import { Proofs } from './proof.js';
 import { type SlotOptions, Slots } from './slots.js';
+import { Timed } from './timed.js';
 import { OneTimer } from './timer.js';
 
 export type { Chore } from './chores.js';
@@ -38,7 +39,8 @@ export interface SchedulerDeps {
  * The delivery loop: it owns time and slots, and does all of the scheduler's I/O (the timer, the
  * claims, the give-backs, starting deliveries and chores). What it decides, it asks small
  * modules that do no I/O: `slots.ts` (slots and fair share), `parked.ts` (claimed deliveries
- * waiting here for a slot), `proof.ts` (when a claim may skip the store), `chores.ts`,
+ * waiting here for a slot), `timed.ts` (claimed deliveries waiting here for their start time),
+ * `proof.ts` (when a claim may skip the store), `chores.ts`,
  * `claim-form.ts` (the form of a claim that leaves something out). What a delivery does (token,
  * attempt, outcome, notice) is `delivery/dispatch.ts`.
  *
@@ -52,7 +54,12 @@ export interface SchedulerDeps {
 export class Scheduler {
   readonly #slots: Slots;
   readonly #parked: Parked;
+  readonly #timed: Timed;
+  /** Timed deliveries of a webhook whose endpoint asked to slow down: given back once that attempt's outcome is recorded. */
+  readonly #withdrawn = new Map<string, string[]>();
   readonly #proofs = new Proofs();
+  /** Webhooks a claim left out since their last attempt here ended. */
+  readonly #leftOutSince = new Set<string>();
   readonly #chores: Chores;
   /** How the next claim that leaves something out finds the rest (`ClaimArgs.byWebhook`). */
   readonly #form = new ClaimForm();
@@ -67,6 +74,8 @@ export class Scheduler {
   readonly #timer: OneTimer;
   /** Armed during a pass for the end of the last proof (a busy pass may see no attempt end for a long time). */
   readonly #proofTimer: OneTimer;
+  /** Armed for the earliest timed delivery's start time. */
+  readonly #timedTimer: OneTimer;
   /** Deliveries started and not yet recorded (what drain and close wait for). */
   readonly #inflight = new Set<Promise<void>>();
   /** Resolves the pass's wait for a slot to free or a wake-up. */
@@ -82,10 +91,12 @@ export class Scheduler {
   constructor(private readonly deps: SchedulerDeps) {
     this.#slots = new Slots(deps.options);
     this.#parked = new Parked(deps.options);
+    this.#timed = new Timed(deps.options);
     this.#chores = new Chores(deps.chores ?? [], deps.onError);
     this.#isTransient = (error) => deps.store.isTransient(error);
     this.#timer = new OneTimer(deps.clock);
     this.#proofTimer = new OneTimer(deps.clock);
+    this.#timedTimer = new OneTimer(deps.clock);
   }
 
   start(): void {
@@ -117,11 +128,12 @@ export class Scheduler {
     while (this.#loop) await this.#loop;
   }
 
-  /** Stops claiming, waits for attempts in flight to be recorded, gives back what is parked, disarms the timers. */
+  /** Stops claiming, waits for attempts in flight to be recorded, gives back what is parked or timed, disarms the timers. */
   async close(): Promise<void> {
     this.#closed = true;
     this.#timer.clear();
     this.#proofTimer.clear();
+    this.#timedTimer.clear();
     this.#notify?.();
     const unsubscribe = await this.#unsubscribe;
     this.#unsubscribe = null;
@@ -129,7 +141,12 @@ export class Scheduler {
     await this.drain();
     await this.#settled();
     // Parked claims go back now rather than when their lease runs out.
-    const parked = this.#parked.takeAll().map((d) => d.claimed.delivery.id);
+    const parked = [
+      ...this.#parked.takeAll().map((d) => d.claimed.delivery.id),
+      ...this.#timed.takeAll().map((c) => c.delivery.id),
+      ...[...this.#withdrawn.values()].flat(),
+    ];
+    this.#withdrawn.clear();
     if (parked.length > 0) {
       this.#void();
       await this.#release(parked).catch((error: unknown) =>
@@ -138,17 +155,21 @@ export class Scheduler {
     }
   }
 
-  #kick(): Promise<void> {
+  /** Runs a pass (`claim`: one that looks at the store at once; false: one that only sees timed deliveries through). */
+  #kick(claim = true): Promise<void> {
     if (this.#closed) return Promise.resolve();
-    this.#dirty = true;
+    if (claim) this.#dirty = true;
     this.#notify?.();
     if (!this.#loop) {
       // Passes run back to back while something made the last one dirty (a wake-up landing as it
       // finished): one promise covers them all, so whoever awaits this (a ManualClock firing its
       // timer, drain()) sees the work done, not a pass started behind its back.
       this.#loop = (async () => {
-        do await this.#pass();
-        while (this.#dirty && !this.#closed);
+        let eager = claim;
+        do {
+          await this.#pass(eager);
+          eager = true;
+        } while (this.#dirty && !this.#closed);
       })().finally(() => {
         this.#loop = null;
       });
@@ -157,7 +178,7 @@ export class Scheduler {
   }
 
   /** One pass: claim and start until nothing more can be, wait for what runs, then arm the timer. */
-  async #pass(): Promise<void> {
+  async #pass(claimFirst = true): Promise<void> {
     this.#timer.clear();
     const { options } = this.deps;
     // Refill in batches, not slot by slot: a claim per freed slot costs a statement (and a
@@ -165,7 +186,7 @@ export class Scheduler {
     // token. So top up when half the slots are free; at once after a wake (new work: latency
     // matters), after a full claim (more is due), or when nothing runs.
     const refillAt = Math.max(1, Math.min(options.batchSize, Math.ceil(options.concurrency / 2)));
-    let eager = true;
+    let eager = claimFirst;
     try {
       // Chores once per pass (started again on every turn of the loop, they would keep the pass alive).
       if (!this.#closed) this.#chores.start(() => this.#notify?.());
@@ -255,6 +276,8 @@ export class Scheduler {
     const parked = this.#parked;
     const proofs = this.#proofs;
     const saturated = slots.saturatedWebhooks((id) => parked.has(id));
+    for (const id of this.#timed.fullWebhooks()) if (!saturated.includes(id)) saturated.push(id);
+    for (const id of saturated) this.#leftOutSince.add(id);
     const now = clock.now();
     const leavesOut = saturated.length > 0 || excludeEnvironments.length > 0;
     proofs.claimBegins();
@@ -277,22 +300,14 @@ export class Scheduler {
     const claimed = await transient(this.#isTransient, () => store.claimDue(args));
     this.#form.record(performance.now() - t0, claimed.length, limit, byWebhook, leftOut);
     if (quiet && claimed.length === 0 && claimed.nextDueAt !== undefined) proofs.nextDueSaid(claimed.nextDueAt, epoch, choreWrites);
-    const giveBack: string[] = [];
-    let started = 0;
-    for (const d of this.deps.dispatcher.prepare(claimed, now)) {
-      const { webhook } = d.claimed;
-      slots.observe(webhook);
-      const admission = slots.admit(webhook, environmentBound, ahead);
-      if (admission === 'start') {
-        slots.take(webhook.id, webhook.environment);
-        this.#launch(d);
-        started++;
-      } else if (admission === 'park' && parked.park(d, slots)) {
-        void d.startSigning(); // sign while it waits: its slot then covers the HTTP exchange only
-      } else {
-        giveBack.push(d.claimed.delivery.id);
-      }
+    // A paced webhook's deliveries whose start time comes later in this second wait here for it.
+    const startNow: ClaimedDelivery[] = [];
+    for (const c of claimed) {
+      if (c.startAt !== undefined && c.startAt > now) this.#timed.add(c);
+      else startNow.push(c);
     }
+    if (startNow.length < claimed.length) this.#armTimed();
+    const { started, giveBack } = this.#admit(startNow, now, environmentBound, ahead);
     if (giveBack.length > 0) {
       this.#void();
       await this.#release(giveBack);
@@ -317,11 +332,84 @@ export class Scheduler {
       this.deps.onError('could not read the next due time; claims are not skipped meanwhile', error);
       return; // no proof: the next claim asks the store
     }
-    const left = new Map(webhookIds.map((id) => [id, this.#slots.environmentOf(id) ?? this.#parked.environmentOf(id)]));
+    const left = new Map(
+      webhookIds.map((id) => [id, this.#slots.environmentOf(id) ?? this.#parked.environmentOf(id) ?? this.#timed.environmentOf(id)]),
+    );
     const until = this.#proofs.prove(left, environments, now, next, options.pollIntervalMs, epoch);
     // A pass busy with slow attempts may see none of them end for a long time: look again when
     // the proof ends (a delivery comes due, a lease runs out, or the poll interval is up).
     if (until !== null) this.#lookAgainAt(until);
+  }
+
+  /** Each claimed delivery started (its slot taken), parked for a slot, or named to be given back (see `Slots.admit`). */
+  #admit(claimed: readonly ClaimedDelivery[], now: number, environmentBound: number, ahead: boolean) {
+    const slots = this.#slots;
+    const giveBack: string[] = [];
+    let started = 0;
+    for (const d of this.deps.dispatcher.prepare(claimed, now)) {
+      const { webhook } = d.claimed;
+      slots.observe(webhook);
+      const admission = slots.admit(webhook, environmentBound, ahead);
+      if (admission === 'start') {
+        slots.take(webhook.id, webhook.environment);
+        this.#launch(d);
+        started++;
+      } else if (admission === 'park' && this.#parked.park(d, slots)) {
+        void d.startSigning(); // sign while it waits: its slot then covers the HTTP exchange only
+      } else {
+        giveBack.push(d.claimed.delivery.id);
+      }
+    }
+    return { started, giveBack };
+  }
+
+  /** Arms the timer for the earliest timed delivery (none: disarmed). */
+  #armTimed(): void {
+    const at = this.#timed.earliest();
+    if (at === undefined || this.#closed) this.#timedTimer.clear();
+    else this.#timedTimer.arm(Math.max(0, at - this.deps.clock.now()), () => this.#startTimed());
+  }
+
+  /**
+   * Timed deliveries whose start time has come start as a claim's would (fair share unless nobody
+   * else has due work; parked or given back when they cannot). A running pass sees them through;
+   * otherwise a pass that makes no claim of its own does (a pace's steps cost no claim).
+   */
+  #startTimed(): Promise<void> {
+    if (this.#closed) return Promise.resolve();
+    const { clock, options } = this.deps;
+    const now = clock.now();
+    const full = this.#timed.fullWebhooks();
+    const due = this.#timed.due(now);
+    // A webhook left out for what waited here is claimed for again (more of its second may be due).
+    if (full.length > this.#timed.fullWebhooks().length) this.#starved = false;
+    this.#armTimed();
+    if (due.length === 0) return Promise.resolve();
+    const slots = this.#slots;
+    const bound = slots.othersDrained ? slots.hardBound() : options.perEnvironmentConcurrency;
+    const { giveBack } = this.#admit(due, now, bound, false);
+    if (giveBack.length > 0) this.#giveBack(giveBack);
+    if (!this.#loop) return this.#kick(false);
+    this.#notify?.();
+    return Promise.resolve();
+  }
+
+  /** Gives back in the background (a lease that is not cleared runs out). */
+  #giveBack(ids: string[]): void {
+    this.#void();
+    void this.#release(ids)
+      .catch((error: unknown) => this.deps.onError('could not give back deliveries; their leases will expire', error))
+      // A claim that ran while the release was under way (another connection) may not have
+      // seen the rows come back: no proof from it stands.
+      .finally(() => this.#void());
+  }
+
+  /** The outcome of an attempt of this webhook is recorded: what was withdrawn from its timed deliveries goes back, to be paced again. */
+  #returnWithdrawn(webhookId: string): void {
+    const ids = this.#withdrawn.get(webhookId);
+    if (!ids) return;
+    this.#withdrawn.delete(webhookId);
+    this.#giveBack(ids);
   }
 
   /** Starts one delivery whose slot is taken: the slot frees when the HTTP exchange ends, the task lasts until the outcome is recorded. */
@@ -329,8 +417,8 @@ export class Scheduler {
     const { id, environment } = d.claimed.webhook;
     const { attempted, recorded } = this.deps.dispatcher.deliver(d);
     void attempted.then(
-      (result) => this.#attemptEnded(id, environment, result),
-      () => this.#attemptEnded(id, environment, null),
+      (result) => this.#attemptEnded(d.claimed, result),
+      () => this.#attemptEnded(d.claimed, null),
     );
     const task = recorded
       .then(
@@ -343,8 +431,13 @@ export class Scheduler {
           else if (outcome.released) this.#madeDue(id, environment);
           // The record disabled the webhook and wrote a notice: a pass runs the outbox.
           if (outcome.noticeWritten) this.wake();
+          // (After the record, which wrote what the endpoint asked: a claim then paces them by it.)
+          this.#returnWithdrawn(id);
         },
-        () => this.#nextAttemptRecorded(),
+        () => {
+          this.#nextAttemptRecorded();
+          this.#returnWithdrawn(id);
+        },
       )
       .finally(() => {
         this.#inflight.delete(task);
@@ -354,13 +447,26 @@ export class Scheduler {
   }
 
   /** An attempt's HTTP exchange ended: its slot frees, and what is parked for it or its environment may start. */
-  #attemptEnded(webhookId: string, environment: string, result: { success: boolean; charged: boolean } | null): void {
+  #attemptEnded({ webhook }: ClaimedDelivery, result: AttemptResult | null): void {
+    const { id: webhookId, environment } = webhook;
     const slots = this.#slots;
+    // Its endpoint asked to slow down (a Retry-After, a 429, a 410): none of its timed deliveries
+    // starts at the time reserved before that.
+    if (result?.slowDown) {
+      const back = this.#timed.take(webhookId).map((c) => c.delivery.id);
+      if (back.length > 0) {
+        this.#withdrawn.set(webhookId, [...(this.#withdrawn.get(webhookId) ?? []), ...back]);
+        this.#armTimed();
+      }
+    }
     slots.end(webhookId, environment, result);
     this.#unpark(webhookId);
     // A slot of this environment freed: its other webhooks' parked deliveries may start now.
     if (this.#parked.hasEnvironment(environment)) this.#unparkIn(environment);
-    if (slots.reopened(webhookId, environment, this.#parked.has(webhookId))) this.#starved = false;
+    // (A rate-limited webhook reopens nothing unless a claim left it out meanwhile: its next
+    // deliveries come due at their second, not when a slot frees, and the claim then takes them.)
+    const leftOut = this.#leftOutSince.delete(webhookId);
+    if ((!webhook.rateLimit || leftOut) && slots.reopened(webhookId, environment, this.#parked.has(webhookId))) this.#starved = false;
     this.#notify?.();
   }
 
@@ -378,13 +484,7 @@ export class Scheduler {
   #act({ start, giveBack, shareBlocked }: Unparked): void {
     if (shareBlocked) this.#shareBlocked = true;
     for (const d of start) this.#launch(d);
-    if (giveBack.length === 0) return;
-    this.#void();
-    void this.#release(giveBack.map((d) => d.claimed.delivery.id))
-      .catch((error: unknown) => this.deps.onError('could not give back parked deliveries; their leases will expire', error))
-      // A claim that ran while the release was under way (another connection) may not have
-      // seen the rows come back: no proof from it stands.
-      .finally(() => this.#void());
+    if (giveBack.length > 0) this.#giveBack(giveBack.map((d) => d.claimed.delivery.id));
   }
 
   /** A failure's outcome is recorded: its next attempt may come due before any proof says. Claim once more. */

@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { sqliteStore } from '../../adapters/sqlite/index.js';
 import { HEADER_MASK } from '../../src/endpoint-options.js';
 import { type LogMeta, WebhooksError } from '../../src/index.js';
 import { useCleanups } from '../helpers/cleanup.js';
 import { makeEngine } from '../helpers/engine.js';
 import { userData } from '../helpers/fixtures.js';
-import { type Responder, startReceiver } from '../helpers/http.js';
+import { type Responder, startReceiver, tempDir } from '../helpers/http.js';
 import { testSdk, useContextManager } from '../telemetry/sdk.js';
 
 const cleanups = useCleanups();
@@ -304,6 +305,93 @@ describe('rate limit', () => {
     // In any one-second window of the clock, at most 5 (+1 at its edge).
     for (const t of starts) expect(starts.filter((s) => s >= t && s < t + 1000).length).toBeLessThanOrEqual(6);
     expect(starts.at(-1)!).toBeGreaterThanOrEqual(5000);
+  });
+
+  /** A SQLite store whose claims are counted. */
+  const countedStore = () => {
+    const dir = tempDir();
+    cleanups.push(() => dir.cleanup());
+    const store = sqliteStore({ filename: dir.file('paced.db') });
+    const counts = { claims: 0, found: 0 };
+    const claimDue = store.claimDue.bind(store);
+    store.claimDue = async (args) => {
+      counts.claims++;
+      const claimed = await claimDue(args);
+      if (claimed.length > 0) counts.found++;
+      return claimed;
+    };
+    return { store, counts };
+  };
+
+  test('a second of start times per claim: each starts at its own time on the clock, and only one claim a second finds any', async () => {
+    const { store, counts } = countedStore();
+    const starts: number[] = [];
+    let clockNow = () => 0;
+    const { hooks, receiver, clock } = await setup(() => (starts.push(clockNow()), 200), { store });
+    clockNow = () => clock.now();
+    await hooks.webhooks.create({ ...base(receiver.url), rateLimit: { perSecond: 10 } }); // a step of 100
+    for (let i = 0; i < 30; i++) await hooks.emit({ type: 'user.created', source: 'admin', data: userData() });
+    await hooks.drain();
+    const t0 = starts[0]!;
+    const before = { ...counts };
+    for (let t = 0; t < 400 && starts.length < 30; t++) {
+      await clock.advance(10);
+      await hooks.drain();
+    }
+    expect(starts).toEqual(Array.from({ length: 30 }, (_, i) => t0 + 100 * i));
+    // 29 steps over three seconds: the webhook's deliveries came in a claim per second (the
+    // seconds after the first's), not one per step.
+    expect(counts.found - before.found).toBe(2);
+  });
+
+  test('a Retry-After withdraws what waits for its start time: none of it goes before the deferral ends', async () => {
+    const starts: number[] = [];
+    let clockNow = () => 0;
+    const receiver = await startReceiver((_req, i) => {
+      starts.push(clockNow());
+      return i === 0 ? { status: 429, headers: { 'retry-after': '5' } } : 200;
+    });
+    const { hooks, clock, close } = await makeEngine({ backoff: { jitter: 0 } });
+    cleanups.push(
+      () => receiver.close(),
+      () => close(),
+    );
+    clockNow = () => clock.now();
+    const wh = await hooks.webhooks.create({ ...base(receiver.url), rateLimit: { perSecond: 10 } });
+    // All five due before the first claim: one starts, four wait in the process for their times.
+    for (let i = 0; i < 5; i++) await hooks.emit({ type: 'user.created', source: 'admin', data: userData() });
+    await hooks.start();
+    await hooks.drain();
+    const t0 = starts[0]!;
+    for (let t = 0; t < 700 && starts.length < 6; t++) {
+      await clock.advance(10);
+      await hooks.drain();
+    }
+    expect(starts).toHaveLength(6);
+    // The four that waited for t0 + 100..400 went back; every later start waits for the deferral.
+    for (const at of starts.slice(1)) expect(at).toBeGreaterThanOrEqual(t0 + 5000);
+    const statuses = (await hooks.deliveries.list({ webhookId: wh.id })).deliveries.map((d) => d.status);
+    expect(statuses).toEqual(Array(5).fill('delivered'));
+  });
+
+  test('closing gives back what waits for its start time: another engine on the file sends it', async () => {
+    const starts: number[] = [];
+    let clockNow = () => 0;
+    const env = await setup(() => (starts.push(clockNow()), 200));
+    clockNow = () => env.clock.now();
+    await env.hooks.webhooks.create({ ...base(env.receiver.url), rateLimit: { perSecond: 4 } });
+    for (let i = 0; i < 3; i++) await env.hooks.emit({ type: 'user.created', source: 'admin', data: userData() });
+    await env.hooks.drain();
+    expect(starts).toHaveLength(1);
+    const next = await env.restart();
+    await next.start();
+    for (let t = 0; t < 200 && starts.length < 3; t++) {
+      await env.clock.advance(10);
+      await next.drain();
+    }
+    expect(starts).toHaveLength(3);
+    // Given back due at once, paced again from the webhook's reserved times: still no faster than 4/s.
+    expect(starts[2]! - starts[1]!).toBeGreaterThanOrEqual(250);
   });
 
   test.each([0, 1001, 2.5, null])('refuses perSecond %j', async (perSecond) => {

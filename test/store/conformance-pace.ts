@@ -1,6 +1,7 @@
 import { beforeEach, describe, expect, test } from 'vitest';
+import type { ClaimedDelivery } from '../../src/model.js';
 import type { Store } from '../../src/store.js';
-import { event, id, LEASE, T0, webhook } from './conformance.js';
+import { attempt, event, id, LEASE, T0, webhook } from './conformance.js';
 
 /**
  * The pace of a rate-limited or deferred webhook (endpoint options, adapters/kysely/pace.ts), part
@@ -26,27 +27,57 @@ export function describePaceContract(ready: () => Promise<Store>, sibling: () =>
     };
     const claim = (store: Store, now: number, workerId: string, limit = 100) => store.claimDue({ now, limit, workerId, leaseMs: LEASE });
 
-    test('a rate-limited backlog: one start per step, whoever claims; the neighbour is not held back', async () => {
+    /** The start times a claim at `t` gave the hook's deliveries: now, or a `startAt` later in its second. */
+    const startsOf = (got: readonly ClaimedDelivery[], hookId: string, t: number) =>
+      got.filter((c) => c.webhook.id === hookId).map((c) => c.startAt ?? t);
+
+    test('a rate-limited backlog: one start per step, whoever claims, a second of them per claim; the neighbour is not held back', async () => {
       const { hook, other } = await backlog(10, 4); // a step of 250
-      const now = T0 + 1000;
+      const now = T0 + 1000; // the start of a second
       const first = await claim(s, now, 'w1');
-      // One of the backlog starts now, with the neighbour; the other nine wait for their times.
-      expect(first.filter((c) => c.webhook.id === hook.id)).toHaveLength(1);
+      // One of the backlog starts now, three more later in this second (kept by the claim, under
+      // a lease that covers the wait), with the neighbour; the other six wait for their seconds.
+      expect(startsOf(first, hook.id, now)).toEqual([now, now + 250, now + 500, now + 750]);
       expect(first.filter((c) => c.webhook.id === other.id)).toHaveLength(1);
-      const next = await s.nextDueAt();
-      expect(next).toBe(now + 250);
-      // Another process claiming meanwhile gets nothing of it before its time.
-      const s2 = await sibling();
-      expect(await claim(s2, now + 249, 'w2')).toEqual([]);
-      const starts: number[] = [now];
-      for (let t = now + 250; t <= now + 3000; t += 250) {
-        const got = await claim(t % 500 === 0 ? s2 : s, t, t % 500 === 0 ? 'w2' : 'w1');
-        for (const c of got) {
-          expect(c.webhook.id).toBe(hook.id);
-          starts.push(t);
-        }
+      for (const c of first.filter((c) => c.startAt !== undefined)) {
+        expect(c.dueAt).toBe(c.startAt);
+        expect(c.lease.until).toBe(c.startAt! + LEASE);
       }
+      expect(await s.nextDueAt()).toBe(now + 1000);
+      // Another process claiming meanwhile gets nothing of it before its second.
+      const s2 = await sibling();
+      expect(await claim(s2, now + 999, 'w2')).toEqual([]);
+      const starts = startsOf(first, hook.id, now);
+      expect(startsOf(await claim(s2, now + 1000, 'w2'), hook.id, now + 1000)).toEqual([now + 1000, now + 1250, now + 1500, now + 1750]);
+      for (let t = now + 1250; t < now + 2000; t += 250) expect(await claim(s, t, 'w1')).toEqual([]);
+      starts.push(now + 1000, now + 1250, now + 1500, now + 1750);
+      starts.push(...startsOf(await claim(s, now + 2000, 'w1'), hook.id, now + 2000));
       expect(starts).toEqual(Array.from({ length: 10 }, (_, i) => now + 250 * i));
+    });
+
+    test('a kept delivery is its claimer’s: its lease covers the wait, and a record fenced on it lands', async () => {
+      const { hook } = await backlog(2, 4);
+      const now = T0 + 1000;
+      const [, kept] = (await claim(s, now, 'w1')).filter((c) => c.webhook.id === hook.id);
+      expect(kept!.startAt).toBe(now + 250);
+      // Nobody else takes it, even after the claim's own lease would have run out (the others'
+      // did: they come back).
+      const s2 = await sibling();
+      const again = await claim(s2, now + LEASE + 100, 'w2');
+      expect(again.length).toBeGreaterThan(0);
+      expect(again.map((c) => c.delivery.id)).not.toContain(kept!.delivery.id);
+      const [result] = await s.recordAttempts([
+        {
+          attempt: attempt(kept!.delivery.id, hook.id, hook.environment, true, now + 250),
+          workerId: 'w1',
+          now: now + 300,
+          nextAttemptAt: null,
+          disableAfterMs: 72 * 3_600_000,
+          leaseUntil: kept!.lease.until,
+        },
+      ]);
+      expect(result).toBeDefined();
+      expect((await s.getDelivery(hook.environment, kept!.delivery.id))?.status).toBe('delivered');
     });
 
     test('the first claim that meets a rate-limited backlog gives all of it its times: the next claims read past none of it', async () => {
@@ -54,17 +85,17 @@ export function describePaceContract(ready: () => Promise<Store>, sibling: () =>
       const now = T0 + 1000;
       const first = await claim(s, now, 'w1', 1);
       expect(first.map((c) => c.webhook.id)).toEqual([hook.id]);
-      // The other nine already wait for their times: a claim of one at the same moment gets the
-      // neighbour, not one of them to give back.
+      // The other nine already have their times: a claim of one at the same moment gets the
+      // neighbour (older than this second's bucket), not one of them to give back.
       expect((await claim(s, now, 'w1', 1)).map((c) => c.webhook.id)).toEqual([other.id]);
-      expect(await s.nextDueAt()).toBe(now + 250);
-      // Each starts at its own step, whoever claims.
+      // Each starts at its own step, whoever claims, a second's worth per claim of one each.
       const s2 = await sibling();
       const starts: number[] = [now];
-      for (let t = now + 250; t <= now + 3000; t += 250)
-        for (const c of await claim(t % 500 === 0 ? s2 : s, t, t % 500 === 0 ? 'w2' : 'w1', 1)) {
-          expect(c.webhook.id).toBe(hook.id);
-          starts.push(t);
+      for (let t = now; t <= now + 3000; t += 1000)
+        for (let got = await claim(t % 2000 === 0 ? s2 : s, t, t % 2000 === 0 ? 'w2' : 'w1', 1); got.length > 0; ) {
+          expect(got.map((c) => c.webhook.id)).toEqual([hook.id]);
+          starts.push(...startsOf(got, hook.id, t));
+          got = await claim(t % 2000 === 0 ? s2 : s, t, t % 2000 === 0 ? 'w2' : 'w1', 1);
         }
       expect(starts).toEqual(Array.from({ length: 10 }, (_, i) => now + 250 * i));
     });
@@ -83,9 +114,7 @@ export function describePaceContract(ready: () => Promise<Store>, sibling: () =>
       const { hook } = await backlog(4, 10); // a step of 100, 200 while slow
       await s.paceWebhook!(hook.id, { slowUntil: T0 + 60_000 });
       const now = T0 + 1000;
-      expect((await claim(s, now, 'w1')).filter((c) => c.webhook.id === hook.id)).toHaveLength(1);
-      expect(await claim(s, now + 100, 'w1')).toEqual([]);
-      expect(await claim(s, now + 200, 'w1')).toHaveLength(1);
+      expect(startsOf(await claim(s, now, 'w1'), hook.id, now)).toEqual([now, now + 200, now + 400, now + 600]);
     });
   });
 }
