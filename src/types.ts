@@ -104,7 +104,9 @@
  *   timeout, its rate limit (docs/endpoint-options.md).
  * - **pace**: when a rate-limited or deferred webhook's next attempt may start, across every
  *   process: its row's `next_start_at`, from which a claim **reserves** start times one step
- *   apart; a **deferral** (a `Retry-After`) moves it later (`adapters/kysely/pace.ts`).
+ *   apart, handed out a second (a **bucket**) at a time; a delivery whose start time is later in
+ *   the claim's second is **timed**: kept, still leased, in the claiming process until then
+ *   (`scheduler/timed.ts`); a **deferral** (a `Retry-After`) moves the pace later (`adapters/kysely/pace.ts`).
  * - **subject**: what an event is about, found in its `data` by its catalog entry's JSON pointer
  *   (`/user/id` for `user.*`); a webhook's **ordering** `per-subject` keeps a **queue** per
  *   subject, whose **head** is the only delivery of it that is due (docs/ordering.md).
