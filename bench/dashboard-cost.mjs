@@ -5,7 +5,8 @@
 // (`hooks.webhooks.overview(id, { range: '30d' })`) and a filtered log page (status, event type,
 // the last 7 days, 20 rows). The rows are written directly in bulk (the database generates them;
 // the indexes of the deliveries are dropped first and made again after, which is faster than
-// keeping them while loading), not by emitting: this measures reading, not writing.
+// keeping them while loading), not by emitting: this measures reading, not writing. On a build
+// with the settled hours' packs (migration 24), the window's settled hours are packed first.
 // Run: npm run build && node bench/dashboard-cost.mjs [--deliveries=10000000] [--runs=200] [--only=sqlite|postgres]
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -66,6 +67,20 @@ async function measure(kind, store) {
   const logger = { warn: () => {}, error: (m) => console.error(m) };
   const hooks = createWebhooks({ store, keys: [await generateSigningKey()], issuer: 'https://auth.example.com', logger });
   const target = webhookId(42);
+  // The settled hours of the list's window packed as the packing chore would (src/hour-packs.ts,
+  // one statement per hour), on a build that has them; timed, it is the chore's cost.
+  if (store.packHours) {
+    const hourNow = now - (now % HOUR);
+    const packMs = [];
+    for (let h = hourNow - 23 * HOUR; h < hourNow - HOUR; h += HOUR) {
+      const t = performance.now();
+      await store.packHours({ since: h, until: h + HOUR });
+      packMs.push(performance.now() - t);
+    }
+    console.log(
+      `${kind}: ${packMs.length} hours packed, per hour p50 ${percentile(packMs, 50).toFixed(1)} ms, max ${Math.max(...packMs).toFixed(1)} ms; load ${load()}`,
+    );
+  }
   // The list's first call in a process reads the whole day (the settled hours are then kept,
   // src/activity.ts): measured apart, each on a new engine (not closed: that would close the store),
   // after a one-row log page, so an engine's first store call (its migration check) is not counted.

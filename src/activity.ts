@@ -10,7 +10,7 @@ import { HOUR_MS, type HourRecord, hourOf } from './stats.js';
  *
  * The first call of a process for an environment reads every settled hour of the window: the
  * counts go straight into their points as the rows come (decision 034), nothing sorted or kept
- * twice.
+ * twice; the store reads those hours from their packs, a row per hour (decision 035).
  *
  * Memory is bounded: at most {@link MAX_KEPT_POINTS} points are kept across environments, the
  * least recently read environment going first. What a late write (an attempt recorded over an
@@ -41,8 +41,17 @@ interface Entry {
   turn: Promise<void>;
 }
 
-/** Reads the counts (no durations) of every webhook of the environment in `[since, until)`. */
-export type ReadCounts = (since: number, until: number) => Promise<HourRecord[]>;
+/**
+ * Reads the counts (no durations) of every webhook of the environment in `[since, until)`; the
+ * hours before `settled` are settled (the store may read them from their packs, decision 035).
+ */
+export type ReadCounts = (since: number, until: number, settled: number) => Promise<HourRecord[]>;
+
+/**
+ * Where the settled hours end at `now`: every hour that starts before it ended over an hour ago.
+ * The one rule for the list's kept hours and for the packing chore (`hour-packs.ts`).
+ */
+export const settledBefore = (now: number) => hourOf(now) - HOUR_MS;
 
 /** A window of whole hours: `points` hours from `since` to `until`. */
 export interface HourWindow {
@@ -68,7 +77,7 @@ export class SettledHours {
    */
   async read(environment: string, window: HourWindow, now: number, read: ReadCounts): Promise<Map<string, Activity>> {
     const { since, until, points } = window;
-    const settled = Math.min(until, Math.max(since, hourOf(now) - HOUR_MS));
+    const settled = Math.min(until, Math.max(since, settledBefore(now)));
     const { kept, live } = await this.#settle(environment, { since, settled, points }, until, read);
     const out = new Map<string, Activity>();
     for (const [webhookId, counts] of kept.byWebhook) {
@@ -83,7 +92,7 @@ export class SettledHours {
       }
       out.set(webhookId, { points: series, succeeded, failed });
     }
-    for (const r of live ?? (await read(settled, until))) {
+    for (const r of live ?? (await read(settled, until, settled))) {
       let a = out.get(r.webhookId);
       if (!a) {
         const series = Array.from({ length: points }, (_, i) => ({ at: since + i * HOUR_MS, succeeded: 0, failed: 0 }));
@@ -119,7 +128,7 @@ export class SettledHours {
       }
       // Kept hours that are still in the window, when they reach as far as it starts.
       const from = kept && reaches(kept, want) ? kept : null;
-      const rows = await read(from ? from.settled : want.since, until);
+      const rows = await read(from ? from.settled : want.since, until, want.settled);
       made = { ...want, byWebhook: from ? shifted(from, want) : new Map() };
       live = addRows(made, rows);
       // A call behind the kept hours (its clock an hour earlier, overlapping one that moved on)

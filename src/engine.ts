@@ -3,6 +3,7 @@ import { DashboardLinks } from './dashboard-links.js';
 import { Dispatcher } from './delivery/dispatch.js';
 import { httpTransport } from './delivery/transport.js';
 import { createEmit } from './emit.js';
+import { HourPacking } from './hour-packs.js';
 import { createHandler } from './http/handler.js';
 import { createManagement } from './management.js';
 import { listNotices } from './notices/list.js';
@@ -54,7 +55,8 @@ export function createWebhooks<Tx = unknown>(options: WebhooksOptions<Tx>): Webh
     workerId: o.delivery.workerId,
     pollIntervalMs: o.delivery.pollIntervalMs,
   });
-  const chores: Chore[] = [outbox];
+  // The packs of settled hours, for the list's first call (src/hour-packs.ts, decision 035).
+  const chores: Chore[] = [outbox, new HourPacking({ store, clock })];
   if (o.retentionMs !== null) chores.push(new Retention({ store, clock, logger, periodMs: o.retentionMs }));
   const dispatcher = new Dispatcher({
     store,

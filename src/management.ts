@@ -220,7 +220,9 @@ export function createManagement(deps: ManagementDeps): Management {
       const [ids, byWebhook] = await access.run('reading webhook stats', (s) =>
         Promise.all([
           s.listWebhookIds(environment),
-          settledHours.read(environment, window, now, (since, until) => s.readHours(environment, { since, until, durations: false })),
+          settledHours.read(environment, window, now, (since, until, settled) =>
+            s.readHours(environment, { since, until, durations: false, settled }),
+          ),
         ]),
       );
       return ids.map((webhookId) => {

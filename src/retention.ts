@@ -19,7 +19,7 @@ export interface RetentionDeps {
 
 /**
  * Retention: deletes finished deliveries with their attempts, events with no delivery left, sent
- * notices and the dashboard's hourly counters once older than the period, and fails (as `expired`) what is held for a webhook
+ * notices and the dashboard's hourly counters (with their packs) once older than the period, and fails (as `expired`) what is held for a webhook
  * disabled that long. At most every PURGE_INTERVAL_MS, in rounds of bounded transactions
  * (`Store.purge`), yielding between rounds; on PostgreSQL one process purges at a time.
  * Pending deliveries are never deleted.
@@ -43,7 +43,7 @@ export class Retention {
     if (this.#lastRun === Number.NEGATIVE_INFINITY) this.#lastRun = now;
     if (now - this.#lastRun < PURGE_INTERVAL_MS) return false;
     this.#lastRun = now;
-    const totals: PurgeCounts = { expired: 0, deliveries: 0, events: 0, notices: 0, hours: 0 };
+    const totals: PurgeCounts = { expired: 0, deliveries: 0, events: 0, notices: 0, hours: 0, packs: 0 };
     // One cutoff for the whole run: the work is then finite (rows that age meanwhile wait for
     // the next run), so rounds can go on until one finds nothing, even when a step takes fewer
     // than PURGE_BATCH rows to stay within its bound (deliveries with many attempts).

@@ -89,12 +89,25 @@ export interface Store<Tx = unknown> {
    * attempt it wrote (src/stats.ts). A row per webhook and hour with attempts. With
    * `durations: false`, each record's `durations` may be empty (only the counts are read). With
    * `stepMs`, the counters are summed per webhook and period of `stepMs` from `since` (a chart's
-   * points), each record's `hour` being its period's start.
+   * points), each record's `hour` being its period's start. With `settled` (the list's read:
+   * `durations: false`, every webhook), the hours that start before it are settled and may be
+   * read from their packs (`packHours`), the others (and settled hours not packed yet) from the
+   * counters: the same records, unless a late write reached a counter after its hour was packed.
    */
   readHours(
     environment: string,
-    args: { webhookId?: string; since: number; until: number; durations?: boolean; stepMs?: number },
+    args: { webhookId?: string; since: number; until: number; durations?: boolean; stepMs?: number; settled?: number },
   ): Promise<HourRecord[]>;
+  /**
+   * Packs the hourly counters of the hours that start in `[since, until)`, which the caller says
+   * are settled (they no longer change), across every environment: one row per environment and
+   * hour holding every webhook's counts of it, which the list's read takes instead of the
+   * counters (`readHours` with `settled`). A pack already there is left as it is, so processes
+   * that pack the same hour at once leave one. Returns the packs written.
+   */
+  packHours(args: { since: number; until: number }): Promise<number>;
+  /** The start of the latest hour packed in any environment, or null when nothing is packed. */
+  lastPackedHour(): Promise<number | null>;
   /**
    * Makes a delivery in any state due `now` again, with its id (its `webhook-id`) unchanged. A
    * delivery in flight under a live lease is left alone (its attempt is the one asked for).
@@ -363,4 +376,6 @@ export interface PurgeCounts {
   notices: number;
   /** Hourly counters deleted (of hours that ended before the cutoff). */
   hours: number;
+  /** Packs of settled hours deleted (of hours that ended before the cutoff, like the counters). */
+  packs: number;
 }

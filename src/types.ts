@@ -48,6 +48,10 @@
  *   buckets), added to in the transaction that records the attempts (`stats.ts`); the
  *   dashboard's **stats** (a webhook's **activity** over the last 24 hours on the list, its
  *   **overview** over 24 hours, 7 or 30 days) read them, never the delivery log.
+ * - **settled hour**: an hour that ended over an hour ago: its counters no longer change
+ *   (`activity.ts`). A **pack** holds every webhook's counts of one environment's settled hour in
+ *   one row, written by the **packing** chore once the hour settles (`hour-packs.ts`) and read
+ *   by the list's first call instead of the hour's counters.
  * - **message**: a delivery as its receiver got it: the token's claims (the **payload**), the
  *   request headers we sent (credentials masked), and its attempts (`deliveries.message`).
  *
@@ -81,7 +85,8 @@
  * - **wake-up**: a hint that work may be due now (`wake()`, an emit, another process's NOTIFY);
  *   a hint only: lost, it costs a poll interval, never a delivery.
  * - **chore**: background work the scheduler runs on its passes besides deliveries: the notice
- *   outbox and retention (the **purge** of finished records); `scheduler/chores.ts`.
+ *   outbox, retention (the **purge** of finished records) and the packing of settled hours;
+ *   `scheduler/chores.ts`.
  * - **dispatch**: what happens to one claimed delivery: token, attempt, outcome, notice.
  * - **token**: the RS256 JWT an attempt posts as its body. One per event: the deliveries of an
  *   event claimed within a second of its signing **carry** the same one (`delivery/dispatch.ts`);

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import { DURATION_BUCKETS, HOUR_MS, type HourRecord, type HourTally } from '../../src/stats.js';
+import { hourFrom, readPacks } from './packs.js';
 import type { EngineTables } from './schema.js';
 import { list, precompiled, type Run, type Texts, text } from './texts.js';
 
@@ -56,11 +57,15 @@ export async function readHours(
     until,
     durations = true,
     stepMs,
-  }: { webhookId?: string; since: number; until: number; durations?: boolean; stepMs?: number },
+    settled,
+  }: { webhookId?: string; since: number; until: number; durations?: boolean; stepMs?: number; settled?: number },
 ): Promise<HourRecord[]> {
   const { run, texts } = precompiled(db);
   if (stepMs !== undefined) return readSteps(run, texts, environment, { webhookId, since, until, stepMs });
-  if (!durations && webhookId === undefined) return readSeries(run, texts, environment, since, until);
+  if (!durations && webhookId === undefined) {
+    if (settled !== undefined && settled > since) return readPacked(run, texts, environment, since, until, Math.min(settled, until));
+    return readSeries(run, texts, environment, since, until);
+  }
   const columns = durations ? READ_COLUMNS_ALL : READ_COLUMNS;
   const key = `read hours ${durations} ${webhookId !== undefined}`;
   const statement = text(
@@ -131,6 +136,31 @@ async function readSeries(run: Run, texts: Texts, environment: string, since: nu
       }
     }
   }
+  return records;
+}
+
+/**
+ * The list's read with settled hours (before `settled`) from their packs (`packs.ts`): the
+ * packs of the range's settled hours, then the counters from the first settled hour without a
+ * pack (not packed yet, or with no attempts) to `until`, the live hours with them, leaving out
+ * the rows of hours a pack gave.
+ */
+async function readPacked(
+  run: Run,
+  texts: Texts,
+  environment: string,
+  since: number,
+  until: number,
+  settled: number,
+): Promise<HourRecord[]> {
+  const records: HourRecord[] = [];
+  const packed = await readPacks(run, texts, environment, since, settled, records);
+  let from = hourFrom(since);
+  while (from < settled && packed.has(from)) from += HOUR_MS;
+  if (from >= until) return records;
+  const rest = await readSeries(run, texts, environment, from, until);
+  if (packed.size === 0) return rest;
+  for (const r of rest) if (!packed.has(r.hour)) records.push(r);
   return records;
 }
 

@@ -493,6 +493,25 @@ export const MIGRATIONS: readonly Migration[] = [
       await db.executeQuery(CompiledQuery.raw(TALLY_FUNCTION));
     },
   },
+  {
+    version: 24,
+    name: "the settled hours' packs (the list's first call)",
+    async up(db) {
+      // One row per environment and settled hour holding every webhook's counts of that hour as
+      // one text (`packs.ts`, docs/decisions/035-hour-packs.md): the list's first call reads 22
+      // of them instead of 22,000 counter rows. Written by a chore once the hour settles, never
+      // on the recording path; the key serves the list's range, the index on the hour the chore's
+      // "latest packed" and retention.
+      await db.schema
+        .createTable('iw_hour_packs')
+        .addColumn('environment', 'text', (c) => c.notNull())
+        .addColumn('hour', 'bigint', (c) => c.notNull())
+        .addColumn('counts', 'text', (c) => c.notNull())
+        .addPrimaryKeyConstraint('iw_hour_packs_pk', ['environment', 'hour'])
+        .execute();
+      await db.schema.createIndex('iw_hour_packs_hour').on('iw_hour_packs').column('hour').execute();
+    },
+  },
 ];
 
 /**

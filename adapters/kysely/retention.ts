@@ -17,9 +17,10 @@ type Trx = Transaction<EngineTables>;
  *    or (those that never had one) from a window of the oldest (a pending delivery keeps its event);
  * 4. sent notices older than the cutoff go;
  * 5. hourly counters (`iw_webhook_hours`) of hours that ended before the cutoff go, oldest first
- *    (read from the index on their hour, migration 22).
+ *    (read from the index on their hour, migration 22);
+ * 6. the packs of those hours (`iw_hour_packs`, by its index on the hour, migration 24) go with them.
  */
-export const PURGE_STEPS = ['expired', 'deliveries', 'events', 'notices', 'hours'] as const;
+export const PURGE_STEPS = ['expired', 'deliveries', 'events', 'notices', 'hours', 'packs'] as const;
 
 export async function purgeStep(trx: Trx, step: (typeof PURGE_STEPS)[number], { cutoff, now, limit }: PurgeArgs): Promise<number> {
   switch (step) {
@@ -138,9 +139,22 @@ export async function purgeStep(trx: Trx, step: (typeof PURGE_STEPS)[number], { 
         .executeTakeFirst();
       return Number(gone.numDeletedRows);
     }
+    case 'packs': {
+      const old = trx
+        .selectFrom('iw_hour_packs')
+        .select(['environment', 'hour'])
+        .where('hour', '<', hourOf(cutoff))
+        .orderBy('hour')
+        .limit(limit);
+      const gone = await trx
+        .deleteFrom('iw_hour_packs')
+        .where(({ eb, refTuple }) => eb(refTuple('environment', 'hour'), 'in', old.$asTuple('environment', 'hour')))
+        .executeTakeFirst();
+      return Number(gone.numDeletedRows);
+    }
   }
 }
 
 export function emptyCounts(): PurgeCounts {
-  return { expired: 0, deliveries: 0, events: 0, notices: 0, hours: 0 };
+  return { expired: 0, deliveries: 0, events: 0, notices: 0, hours: 0, packs: 0 };
 }

@@ -13,6 +13,8 @@ export interface EngineTables {
   iw_notices: NoticeRow;
   /** The dashboard's stats: attempts per webhook and hour (migration 19). */
   iw_webhook_hours: WebhookHourRow;
+  /** The settled hours' packs (migration 24, adapters/kysely/packs.ts): every webhook's counts of an environment's hour. */
+  iw_hour_packs: { environment: string; hour: Millis; counts: string };
   iw_migrations: { version: number; name: string; applied_at: number | string };
   /** Deliveries given back to a reserved start time (migration 17, adapters/kysely/pace.ts). */
   iw_paced: { delivery_id: string; webhook_id: string; slot: Millis };

@@ -26,6 +26,7 @@ import { claimNotices, finishNotice, listNotices } from './notices.js';
 import { endQueues, enqueue, isOrdered, leaveEnded, PER_SUBJECT, waitBehindHeads } from './ordering.js';
 import { holdPending, recordOutcomes } from './outcomes.js';
 import { disableGone, paceClaims, paceWebhook } from './pace.js';
+import { lastPackedHour, packHours } from './packs.js';
 import { emptyCounts, PURGE_STEPS, purgeStep } from './retention.js';
 import {
   endpointColumns,
@@ -434,6 +435,14 @@ export class KyselyStore implements Store<HostTransaction> {
   async readHours(environment: string, args: Parameters<Store['readHours']>[1]) {
     if (args.webhookId !== undefined && !known(environment, args.webhookId)) return [];
     return readHours(this.db, environment, args);
+  }
+
+  async packHours(args: { since: number; until: number }): Promise<number> {
+    return packHours(this.db, args);
+  }
+
+  async lastPackedHour(): Promise<number | null> {
+    return lastPackedHour(this.db);
   }
 
   async listAttempts(environment: string, deliveryId: string) {

@@ -106,3 +106,46 @@ test('the list reads settled hours once, and its counts stay those of the counte
     [0, null],
   ]);
 }, 30_000);
+
+test("the packing chore packs an hour once it settles; a first call reads the pack and gives the counters' counts", async () => {
+  const receiver = await startReceiver(() => 200);
+  cleanups.push(() => receiver.close());
+  const dir = tempDir('iw-list-packs-');
+  cleanups.push(() => dir.cleanup());
+  const store = sqliteStore({ filename: dir.file('webhooks.db') });
+  const settledArgs: Array<number | undefined> = [];
+  const readHours = store.readHours.bind(store);
+  store.readHours = (environment, args) => {
+    if (args.webhookId === undefined) settledArgs.push(args.settled);
+    return readHours(environment, args);
+  };
+  const engine = await makeEngine({ store });
+  cleanups.push(() => engine.close());
+  const { hooks, clock } = engine;
+  await hooks.start();
+  const environment = 'env-a';
+  const a = await hooks.webhooks.create({ name: 'a', endpoint: `${receiver.url}/a`, eventTypes: ['user.created'], environment });
+  for (let i = 0; i < 3; i++) await hooks.emit({ type: 'user.created', source: 'api', data: userData(), environment } as EmitInput);
+  await hooks.drain();
+  const hour = clock.now() - (clock.now() % HOUR);
+  const packs = async () =>
+    (await store.kysely.selectFrom('iw_hour_packs').selectAll().execute()).map((r) => [r.environment, Number(r.hour), r.counts]);
+
+  // Not settled yet: nothing packed. Two hours on (past the chore's first pause), packed.
+  await clock.advance(HOUR);
+  expect(await packs()).toEqual([]);
+  await clock.advance(HOUR);
+  hooks.wake();
+  await hooks.drain();
+  expect(await packs()).toEqual([[environment, hour, `${a.id}:3:0`]]);
+
+  // This engine's first list call: through the pack, the overview's counts (read from the counters).
+  const [line] = await hooks.webhooks.stats({ environment });
+  const overview = await hooks.webhooks.overview(a.id, { environment, range: '24h' });
+  expect(settledArgs).toEqual([clock.now() - (clock.now() % HOUR) - HOUR]);
+  expect({ succeeded: line!.succeeded, failed: line!.failed, points: line!.series }).toEqual({
+    succeeded: 3,
+    failed: 0,
+    points: overview.points,
+  });
+}, 30_000);

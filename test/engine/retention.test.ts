@@ -388,10 +388,10 @@ describe('retention on postgres: one process at a time', () => {
     expect(await b.purge(args)).toBeNull();
     await blocker.query('commit');
     // (The events went with their last delivery, in the deliveries step.)
-    expect(await first).toEqual({ expired: 0, deliveries: 10, events: 0, notices: 1, hours: 0 });
+    expect(await first).toEqual({ expired: 0, deliveries: 10, events: 0, notices: 1, hours: 0, packs: 0 });
     expect(await a.getEvent('default', 'event_seed00000000')).toBeNull();
     // Free again: the other store purges (nothing left).
-    expect(await b.purge(args)).toEqual({ expired: 0, deliveries: 0, events: 0, notices: 0, hours: 0 });
+    expect(await b.purge(args)).toEqual({ expired: 0, deliveries: 0, events: 0, notices: 0, hours: 0, packs: 0 });
   }, 30_000);
 });
 

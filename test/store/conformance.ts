@@ -9,6 +9,7 @@ import { describeLogContract } from './conformance-log.js';
 import { describeNoticeContract } from './conformance-notices.js';
 import { describeOrderingContract } from './conformance-ordering.js';
 import { describePaceContract } from './conformance-pace.js';
+import { describePacksContract } from './conformance-packs.js';
 import { describePoisonContract } from './conformance-poison.js';
 import { describeStatsContract } from './conformance-stats.js';
 import { describeTelemetryContract } from './conformance-telemetry.js';
@@ -330,6 +331,7 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
     describeTelemetryContract(ready);
     describeStatsContract(ready);
     describeActivityContract(ready);
+    describePacksContract(ready, () => t.sibling());
     describePoisonContract(ready);
     describeDashboardContract(ready, () => t.sibling());
 

@@ -1,0 +1,203 @@
+import { beforeEach, describe, expect, test } from 'vitest';
+import { type Activity, SettledHours, settledBefore } from '../../src/activity.js';
+import { ManualClock } from '../../src/clock.js';
+import { HourPacking, PACK_PAUSE_MS } from '../../src/hour-packs.js';
+import type { DeliveryRecord } from '../../src/model.js';
+import { HOUR_MS, type HourRecord, hourOf, windowOf } from '../../src/stats.js';
+import type { Store } from '../../src/store.js';
+import { attempt, event, id, LEASE, T0, webhook } from './conformance.js';
+
+/**
+ * The settled hours' packs on every adapter (migration 24, docs/decisions/035-hour-packs.md):
+ * the list's read through the packs gives exactly the counters' own records, an hour not packed
+ * yet is read from the counters, processes packing one hour leave one pack, and retention purges
+ * them with the counters.
+ */
+export function describePacksContract(ready: () => Promise<Store>, sibling: () => Promise<Store>): void {
+  describe("stats: the settled hours' packs", () => {
+    let s: Store;
+    beforeEach(async () => {
+      s = await ready();
+    });
+
+    const ENV = 'env_a';
+    const now = T0 + 20 * 60_000;
+    const hour = hourOf(now);
+    const settled = settledBefore(now);
+    const w = windowOf('24h', now);
+    const counts = (rows: HourRecord[]) =>
+      rows
+        .map((r) => ({ webhookId: r.webhookId, hour: r.hour, succeeded: r.succeeded, failed: r.failed }))
+        .sort((x, y) => (x.webhookId === y.webhookId ? x.hour - y.hour : x.webhookId < y.webhookId ? -1 : 1));
+    /** The list's read, through the packs, and the counters' own rows (the unpacked read). */
+    const packedRead = (store: Store, environment = ENV) =>
+      store.readHours(environment, { since: w.since, until: w.until, durations: false, settled });
+    const plainRead = (store: Store, environment = ENV) => store.readHours(environment, { since: w.since, until: w.until });
+
+    /** Records one attempt per entry, each on a delivery of its own, started `hoursAgo` before this hour. */
+    const record = async (entries: Array<{ webhookId: string; hoursAgo: number; success: boolean; environment?: string }>) => {
+      const made: DeliveryRecord[] = [];
+      for (const e of entries) {
+        const [d] = await s.insertEvent(event(e.environment ?? ENV, { createdAt: T0 }), {
+          newDeliveryId: () => id('msg'),
+          webhookIds: [e.webhookId],
+        });
+        made.push(d!);
+      }
+      await s.claimDue({ now: T0 + 10 * HOUR_MS, limit: 1000, workerId: 'w1', leaseMs: LEASE });
+      await s.recordAttempts(
+        entries.map((e, i) => ({
+          attempt: {
+            ...attempt(made[i]!.id, e.webhookId, e.environment ?? ENV, e.success, hour - e.hoursAgo * HOUR_MS + 60_000),
+            durationMs: 40,
+          },
+          workerId: 'w1',
+          now: T0 + 5,
+          nextAttemptAt: e.success ? null : T0 + 30 * HOUR_MS,
+          disableAfterMs: HOUR_MS * 1000,
+        })),
+      );
+    };
+    const many = (webhookId: string, hoursAgo: number, n: number, success = true, environment = ENV) =>
+      Array.from({ length: n }, () => ({ webhookId, hoursAgo, success, environment }));
+
+    /** Three webhooks of ENV and one of another environment, with attempts across the window, settled and live. */
+    const activity = async () => {
+      const [a, b, c, other] = [webhook(ENV), webhook(ENV), webhook(ENV), webhook('env_b')];
+      for (const x of [a, b, c, other]) await s.createWebhook(x, { maxWebhooks: null });
+      await record([
+        ...many(a.id, 30, 1), // before the window
+        ...many(a.id, 23, 2), // its first point
+        ...many(a.id, 12, 12),
+        ...many(a.id, 12, 3, false),
+        ...many(a.id, 5, 3, false),
+        ...many(a.id, 1, 1), // live: the hour before this one
+        ...many(a.id, 0, 2),
+        ...many(b.id, 22, 1, false),
+        ...many(b.id, 12, 4),
+        ...many(b.id, 2, 1), // the last settled hour
+        ...many(c.id, 0, 1), // live only
+        ...many(other.id, 12, 2, true, 'env_b'),
+      ]);
+      return { a, b, c, other };
+    };
+    const packWindow = (store: Store) => store.packHours({ since: w.since, until: settled });
+
+    test("the list's read through the packs gives exactly the counters' records; a pack is read, not the counters", async () => {
+      const { a } = await activity();
+      expect(await s.lastPackedHour()).toBeNull();
+      // Packs of 5 hours with attempts in ENV (23, 22, 12, 5, 2 hours ago) and one in env_b.
+      expect(await packWindow(s)).toBe(6);
+      expect(await s.lastPackedHour()).toBe(hour - 2 * HOUR_MS);
+      const plain = counts(await plainRead(s));
+      expect(plain.length).toBeGreaterThan(5);
+      expect(counts(await packedRead(s))).toEqual(plain);
+      expect(counts(await packedRead(s, 'env_b'))).toEqual(counts(await plainRead(s, 'env_b')));
+      // A range that does not start on the hour, and one whose settled hours end before it does.
+      const half = { since: w.since + 1_800_000, until: w.until };
+      expect(counts(await s.readHours(ENV, { ...half, durations: false, settled }))).toEqual(counts(await s.readHours(ENV, half)));
+      const early = { since: w.since, until: w.since + 3 * HOUR_MS };
+      expect(counts(await s.readHours(ENV, { ...early, durations: false, settled }))).toEqual(counts(await s.readHours(ENV, early)));
+      // The kept hours of a process's first call equal the counters' points.
+      const kept = await new SettledHours().read(ENV, w, now, (since, until, upTo) =>
+        s.readHours(ENV, { since, until, durations: false, settled: upTo }),
+      );
+      expect(Object.fromEntries(kept)).toEqual(pointsOf(await plainRead(s)));
+
+      // A late write to a packed hour reaches the counters, not the pack: the read took the pack.
+      await record(many(a.id, 12, 1));
+      const after = counts(await plainRead(s)).find((r) => r.webhookId === a.id && r.hour === hour - 12 * HOUR_MS)!;
+      const read = counts(await packedRead(s)).find((r) => r.webhookId === a.id && r.hour === hour - 12 * HOUR_MS)!;
+      expect(after.succeeded).toBe(13);
+      expect(read.succeeded).toBe(12);
+      // Packing again writes nothing: the pack stays as it was.
+      expect(await packWindow(s)).toBe(0);
+    });
+
+    test('a settled hour not packed yet is read from the counters, the packed ones from their packs', async () => {
+      const { b } = await activity();
+      // Only the hours up to 12 hours ago are packed; 5 and 2 hours ago are not (yet).
+      expect(await s.packHours({ since: w.since, until: hour - 11 * HOUR_MS })).toBe(4);
+      expect(counts(await packedRead(s))).toEqual(counts(await plainRead(s)));
+      // An hour without a pack between packed ones (no attempts when its neighbours were packed, a late one since).
+      await record(many(b.id, 18, 1, false));
+      const read = counts(await packedRead(s));
+      expect(read).toEqual(counts(await plainRead(s)));
+      expect(read.filter((r) => r.hour === hour - 18 * HOUR_MS)).toEqual([
+        { webhookId: b.id, hour: hour - 18 * HOUR_MS, succeeded: 0, failed: 1 },
+      ]);
+      // The rest, packed later.
+      expect(await s.packHours({ since: hour - 11 * HOUR_MS, until: settled })).toBe(2);
+      expect(await s.lastPackedHour()).toBe(hour - 2 * HOUR_MS);
+      expect(counts(await packedRead(s))).toEqual(counts(await plainRead(s)));
+    });
+
+    test('two processes packing the same hours at once leave one pack each; the chore packs what settled since', async () => {
+      await activity();
+      const other = await sibling();
+      const written = await Promise.all([packWindow(s), packWindow(other), packWindow(s)]);
+      expect(written.reduce((x, y) => x + y, 0)).toBe(6);
+      expect(counts(await packedRead(other))).toEqual(counts(await plainRead(s)));
+
+      // The chore of two engines on the same database, an hour later: the hour before this one has
+      // settled since; each packs it (once between them) and stops there.
+      const clock = new ManualClock(now + HOUR_MS);
+      const chores = [new HourPacking({ store: s, clock }), new HourPacking({ store: other, clock })];
+      // The first run comes a pause after the first call (the engine's start).
+      expect(await Promise.all(chores.map((c) => c.runIfDue()))).toEqual([false, false]);
+      expect(await s.lastPackedHour()).toBe(hour - 2 * HOUR_MS);
+      await clock.advance(PACK_PAUSE_MS);
+      expect(await Promise.all(chores.map((c) => c.runIfDue()))).toEqual([false, false]);
+      expect(await s.lastPackedHour()).toBe(hour - HOUR_MS);
+      const later = windowOf('24h', clock.now());
+      const at = { since: later.since, until: later.until, durations: false, settled: settledBefore(clock.now()) };
+      expect(counts(await other.readHours(ENV, at))).toEqual(counts(await s.readHours(ENV, { since: later.since, until: later.until })));
+      // Nothing settled since: no store call.
+      const calls: string[] = [];
+      const spy = new Proxy(s, {
+        get: (t, k) => (typeof k === 'string' && k.includes('ack') ? (calls.push(k), Reflect.get(t, k).bind(t)) : Reflect.get(t, k)),
+      });
+      const fresh = new HourPacking({ store: spy, clock });
+      await fresh.runIfDue();
+      expect(calls).toEqual([]);
+      await clock.advance(PACK_PAUSE_MS);
+      await fresh.runIfDue();
+      await fresh.runIfDue();
+      expect(calls).toEqual(['lastPackedHour']);
+    });
+
+    test('retention purges the packs of the hours it purges the counters of', async () => {
+      await activity();
+      expect(await packWindow(s)).toBe(6);
+      // The cutoff is 10 hours ago: packs of 23, 22, 12 hours ago go (two of them at 12 hours: ENV and env_b).
+      const cutoff = hour - 10 * HOUR_MS;
+      const round = await s.purge({ cutoff, now, limit: 1000 });
+      expect(round).toMatchObject({ packs: 4 });
+      expect(round!.hours).toBeGreaterThan(0);
+      expect(await s.purge({ cutoff, now, limit: 1000 })).toMatchObject({ packs: 0, hours: 0 });
+      expect(await s.lastPackedHour()).toBe(hour - 2 * HOUR_MS);
+      expect(counts(await packedRead(s))).toEqual(counts(await plainRead(s)));
+      expect(await s.purge({ cutoff: hour + HOUR_MS, now, limit: 1 })).toMatchObject({ packs: 1 });
+      expect(await s.purge({ cutoff: hour + HOUR_MS, now, limit: 1000 })).toMatchObject({ packs: 1 });
+      expect(await s.lastPackedHour()).toBeNull();
+    });
+
+    /** The counters' rows into the list's points, per webhook (the slow path). */
+    function pointsOf(rows: HourRecord[]): Record<string, Activity> {
+      const out: Record<string, Activity> = {};
+      for (const r of rows) {
+        out[r.webhookId] ??= {
+          points: Array.from({ length: w.points }, (_, i) => ({ at: w.since + i * HOUR_MS, succeeded: 0, failed: 0 })),
+          succeeded: 0,
+          failed: 0,
+        };
+        const x = out[r.webhookId]!;
+        x.points[(r.hour - w.since) / HOUR_MS]!.succeeded += r.succeeded;
+        x.points[(r.hour - w.since) / HOUR_MS]!.failed += r.failed;
+        x.succeeded += r.succeeded;
+        x.failed += r.failed;
+      }
+      return out;
+    }
+  });
+}
