@@ -236,7 +236,9 @@ export class Dispatcher {
         logFields(error, { webhookId: claimed.webhook.id, deliveryId: claimed.delivery.id }),
       );
     }
-    return { ...result, noticeWritten, released };
+    const outcome: Outcome = { success: result.success, charged: result.charged, noticeWritten, released };
+    if (result.slowDown) outcome.slowDown = true;
+    return outcome;
   }
 
   /**
