@@ -27,30 +27,7 @@ export function describeActivityContract(ready: () => Promise<Store>): void {
       x.webhookId === y.webhookId ? x.hour - y.hour : x.webhookId < y.webhookId ? -1 : 1;
 
     /** Records one attempt per entry, each on a delivery of its own, started `hoursAgo` before this hour. */
-    const record = async (entries: Array<{ webhookId: string; hoursAgo: number; success: boolean; environment?: string }>) => {
-      const made: DeliveryRecord[] = [];
-      for (const e of entries) {
-        const environment = e.environment ?? ENV;
-        const [d] = await s.insertEvent(event(environment, { createdAt: T0 }), {
-          newDeliveryId: () => id('msg'),
-          webhookIds: [e.webhookId],
-        });
-        made.push(d!);
-      }
-      await s.claimDue({ now: T0 + 10 * HOUR_MS, limit: 1000, workerId: 'w1', leaseMs: LEASE });
-      await s.recordAttempts(
-        entries.map((e, i) => ({
-          attempt: {
-            ...attempt(made[i]!.id, e.webhookId, e.environment ?? ENV, e.success, hour - e.hoursAgo * HOUR_MS + 60_000),
-            durationMs: 40,
-          },
-          workerId: 'w1',
-          now: T0 + 5,
-          nextAttemptAt: e.success ? null : T0 + 30 * HOUR_MS,
-          disableAfterMs: HOUR_MS * 1000,
-        })),
-      );
-    };
+    const record = (entries: HourEntry[]) => recordInHours(s, hour, entries);
     const many = (webhookId: string, hoursAgo: number, n: number, success = true) =>
       Array.from({ length: n }, () => ({ webhookId, hoursAgo, success }));
 
@@ -134,4 +111,40 @@ export function describeActivityContract(ready: () => Promise<Store>): void {
       expect(seen[a.id]!.succeeded).toBe((await counted(later))[a.id]!.succeeded - 1);
     });
   });
+}
+
+/** One attempt of a test's counters: on `webhookId`, started `hoursAgo` hours before `hour`. */
+export interface HourEntry {
+  webhookId: string;
+  hoursAgo: number;
+  success: boolean;
+  environment?: string;
+}
+
+/** Records one attempt per entry, each on a delivery of its own, in the hour `hoursAgo` before `hour`. */
+/** The environment the counters' tests record in, unless an entry names another. */
+const ENV = 'env_a';
+
+export async function recordInHours(s: Store, hour: number, entries: readonly HourEntry[]): Promise<void> {
+  const made: DeliveryRecord[] = [];
+  for (const e of entries) {
+    const [d] = await s.insertEvent(event(e.environment ?? ENV, { createdAt: T0 }), {
+      newDeliveryId: () => id('msg'),
+      webhookIds: [e.webhookId],
+    });
+    made.push(d!);
+  }
+  await s.claimDue({ now: T0 + 10 * HOUR_MS, limit: 1000, workerId: 'w1', leaseMs: LEASE });
+  await s.recordAttempts(
+    entries.map((e, i) => ({
+      attempt: {
+        ...attempt(made[i]!.id, e.webhookId, e.environment ?? ENV, e.success, hour - e.hoursAgo * HOUR_MS + 60_000),
+        durationMs: 40,
+      },
+      workerId: 'w1',
+      now: T0 + 5,
+      nextAttemptAt: e.success ? null : T0 + 30 * HOUR_MS,
+      disableAfterMs: HOUR_MS * 1000,
+    })),
+  );
 }

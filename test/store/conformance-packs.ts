@@ -2,10 +2,10 @@ import { beforeEach, describe, expect, test } from 'vitest';
 import { type Activity, SettledHours, settledBefore } from '../../src/activity.js';
 import { ManualClock } from '../../src/clock.js';
 import { HourPacking, PACK_PAUSE_MS } from '../../src/hour-packs.js';
-import type { DeliveryRecord } from '../../src/model.js';
 import { HOUR_MS, type HourRecord, hourOf, windowOf } from '../../src/stats.js';
 import type { Store } from '../../src/store.js';
-import { attempt, event, id, LEASE, T0, webhook } from './conformance.js';
+import { T0, webhook } from './conformance.js';
+import { type HourEntry, recordInHours } from './conformance-activity.js';
 
 /**
  * The settled hours' packs on every adapter (migration 24, docs/decisions/035-hour-packs.md):
@@ -34,30 +34,7 @@ export function describePacksContract(ready: () => Promise<Store>, sibling: () =
       store.readHours(environment, { since: w.since, until: w.until, durations: false, settled });
     const plainRead = (store: Store, environment = ENV) => store.readHours(environment, { since: w.since, until: w.until });
 
-    /** Records one attempt per entry, each on a delivery of its own, started `hoursAgo` before this hour. */
-    const record = async (entries: Array<{ webhookId: string; hoursAgo: number; success: boolean; environment?: string }>) => {
-      const made: DeliveryRecord[] = [];
-      for (const e of entries) {
-        const [d] = await s.insertEvent(event(e.environment ?? ENV, { createdAt: T0 }), {
-          newDeliveryId: () => id('msg'),
-          webhookIds: [e.webhookId],
-        });
-        made.push(d!);
-      }
-      await s.claimDue({ now: T0 + 10 * HOUR_MS, limit: 1000, workerId: 'w1', leaseMs: LEASE });
-      await s.recordAttempts(
-        entries.map((e, i) => ({
-          attempt: {
-            ...attempt(made[i]!.id, e.webhookId, e.environment ?? ENV, e.success, hour - e.hoursAgo * HOUR_MS + 60_000),
-            durationMs: 40,
-          },
-          workerId: 'w1',
-          now: T0 + 5,
-          nextAttemptAt: e.success ? null : T0 + 30 * HOUR_MS,
-          disableAfterMs: HOUR_MS * 1000,
-        })),
-      );
-    };
+    const record = (entries: HourEntry[]) => recordInHours(s, hour, entries);
     const many = (webhookId: string, hoursAgo: number, n: number, success = true, environment = ENV) =>
       Array.from({ length: n }, () => ({ webhookId, hoursAgo, success, environment }));
 
