@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, test } from 'vitest';
 import { type Activity, SettledHours } from '../../src/activity.js';
 import type { DeliveryRecord } from '../../src/model.js';
-import { HOUR_MS, hourOf, windowOf } from '../../src/stats.js';
+import { HOUR_MS, type HourRecord, hourOf, windowOf } from '../../src/stats.js';
 import type { Store } from '../../src/store.js';
 import { attempt, event, id, LEASE, T0, webhook } from './conformance.js';
 
@@ -34,20 +34,7 @@ export function describeActivityContract(ready: () => Promise<Store>): void {
     /** The slow path: the window's plain rows summed into their points, per webhook. */
     const counted = async (at: number) => {
       const w = windowOf('24h', at);
-      const out: Record<string, Activity> = {};
-      for (const r of await s.readHours(ENV, { since: w.since, until: w.until })) {
-        out[r.webhookId] ??= {
-          points: Array.from({ length: w.points }, (_, i) => ({ at: w.since + i * HOUR_MS, succeeded: 0, failed: 0 })),
-          succeeded: 0,
-          failed: 0,
-        };
-        const a = out[r.webhookId]!;
-        a.points[(r.hour - w.since) / HOUR_MS]!.succeeded += r.succeeded;
-        a.points[(r.hour - w.since) / HOUR_MS]!.failed += r.failed;
-        a.succeeded += r.succeeded;
-        a.failed += r.failed;
-      }
-      return out;
+      return pointsOf(await s.readHours(ENV, { since: w.since, until: w.until }), w);
     };
     const listed = async (kept: SettledHours, at: number) =>
       Object.fromEntries(
@@ -147,4 +134,22 @@ export async function recordInHours(s: Store, hour: number, entries: readonly Ho
       disableAfterMs: HOUR_MS * 1000,
     })),
   );
+}
+
+/** Counter rows summed into the list's points of window `w`, per webhook (the slow path the list's reads are checked against). */
+export function pointsOf(rows: readonly HourRecord[], w: { since: number; points: number }): Record<string, Activity> {
+  const out: Record<string, Activity> = {};
+  for (const r of rows) {
+    out[r.webhookId] ??= {
+      points: Array.from({ length: w.points }, (_, i) => ({ at: w.since + i * HOUR_MS, succeeded: 0, failed: 0 })),
+      succeeded: 0,
+      failed: 0,
+    };
+    const a = out[r.webhookId]!;
+    a.points[(r.hour - w.since) / HOUR_MS]!.succeeded += r.succeeded;
+    a.points[(r.hour - w.since) / HOUR_MS]!.failed += r.failed;
+    a.succeeded += r.succeeded;
+    a.failed += r.failed;
+  }
+  return out;
 }

@@ -1,11 +1,11 @@
 import { beforeEach, describe, expect, test } from 'vitest';
-import { type Activity, SettledHours, settledBefore } from '../../src/activity.js';
+import { SettledHours, settledBefore } from '../../src/activity.js';
 import { ManualClock } from '../../src/clock.js';
 import { HourPacking, PACK_PAUSE_MS } from '../../src/hour-packs.js';
 import { HOUR_MS, type HourRecord, hourOf, windowOf } from '../../src/stats.js';
 import type { Store } from '../../src/store.js';
 import { T0, webhook } from './conformance.js';
-import { type HourEntry, recordInHours } from './conformance-activity.js';
+import { type HourEntry, pointsOf, recordInHours } from './conformance-activity.js';
 
 /**
  * The settled hours' packs on every adapter (migration 24, docs/decisions/035-hour-packs.md):
@@ -79,7 +79,7 @@ export function describePacksContract(ready: () => Promise<Store>, sibling: () =
       const kept = await new SettledHours().read(ENV, w, now, (since, until, upTo) =>
         s.readHours(ENV, { since, until, durations: false, settled: upTo }),
       );
-      expect(Object.fromEntries(kept)).toEqual(pointsOf(await plainRead(s)));
+      expect(Object.fromEntries(kept)).toEqual(pointsOf(await plainRead(s), w));
 
       // A late write to a packed hour reaches the counters, not the pack: the read took the pack.
       await record(many(a.id, 12, 1));
@@ -158,23 +158,5 @@ export function describePacksContract(ready: () => Promise<Store>, sibling: () =
       expect(await s.purge({ cutoff: hour + HOUR_MS, now, limit: 1000 })).toMatchObject({ packs: 1 });
       expect(await s.lastPackedHour()).toBeNull();
     });
-
-    /** The counters' rows into the list's points, per webhook (the slow path). */
-    function pointsOf(rows: HourRecord[]): Record<string, Activity> {
-      const out: Record<string, Activity> = {};
-      for (const r of rows) {
-        out[r.webhookId] ??= {
-          points: Array.from({ length: w.points }, (_, i) => ({ at: w.since + i * HOUR_MS, succeeded: 0, failed: 0 })),
-          succeeded: 0,
-          failed: 0,
-        };
-        const x = out[r.webhookId]!;
-        x.points[(r.hour - w.since) / HOUR_MS]!.succeeded += r.succeeded;
-        x.points[(r.hour - w.since) / HOUR_MS]!.failed += r.failed;
-        x.succeeded += r.succeeded;
-        x.failed += r.failed;
-      }
-      return out;
-    }
   });
 }
