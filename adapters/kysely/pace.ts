@@ -185,10 +185,7 @@ async function keepLeases(db: Db, kept: ReadonlyMap<string, number>, { workerId,
   const rows = await db
     .updateTable('iw_deliveries')
     .set({
-      locked_until: sql<number>`case id ${sql.join(
-        [...until].map(([id, at]) => sql`when ${id} then cast(${at} as bigint)`),
-        sql` `,
-      )} end`,
+      locked_until: byId(until),
     })
     .where('id', 'in', [...until.keys()])
     .where('locked_by', '=', workerId)
@@ -199,12 +196,15 @@ async function keepLeases(db: Db, kept: ReadonlyMap<string, number>, { workerId,
   return new Map([...until].filter(([id]) => ours.has(id)));
 }
 
-/** `next_attempt_at` of each delivery by id: the bucket of its start time. */
-const bucketsOf = (times: Iterable<readonly [string, number]>) =>
+/** A time column's value for each delivery by id (`case id when … end`). */
+const byId = (times: Iterable<readonly [string, number]>) =>
   sql<number>`case id ${sql.join(
-    [...times].map(([id, at]) => sql`when ${id} then cast(${bucketOf(at)} as bigint)`),
+    [...times].map(([id, at]) => sql`when ${id} then cast(${at} as bigint)`),
     sql` `,
   )} end`;
+
+/** `next_attempt_at` of each delivery by id: the bucket of its start time. */
+const bucketsOf = (times: Iterable<readonly [string, number]>) => byId([...times].map(([id, at]) => [id, bucketOf(at)] as const));
 
 /** At most this many of a backlog get their start times in one claim; the next claim that meets the webhook takes more. */
 const SWEEP_MAX = 1000;
