@@ -20,8 +20,9 @@ import { precompiled, type Run, type Texts, text } from './texts.js';
 export async function packHours(db: Kysely<EngineTables>, { since, until }: { since: number; until: number }): Promise<number> {
   const { texts } = precompiled(db);
   const statement = text(texts, 'pack hours', (p) => {
+    // In webhook order: the packs of one environment then list their webhooks alike (`unpack`).
     const item = `"webhook_id" || ':' || "succeeded" || ':' || "failed"`;
-    const joined = texts.dialect === 'postgres' ? `string_agg(${item}, ',')` : `group_concat(${item}, ',')`;
+    const joined = `${texts.dialect === 'postgres' ? 'string_agg' : 'group_concat'}(${item}, ',' order by "webhook_id")`;
     return (
       `insert into "iw_hour_packs" ("environment", "hour", "counts") ` +
       `select "environment", "hour", ${joined} from "iw_webhook_hours" where "hour" >= ${p()} and "hour" < ${p()} ` +
@@ -56,34 +57,52 @@ export async function readPacks(
     (p) => `select "hour", "counts" from "iw_hour_packs" where "environment" = ${p()} and "hour" >= ${p()} and "hour" < ${p()}`,
   );
   const rows = await run<{ hour: number | string; counts: string }>(statement, [environment, since, settled]);
-  const packed = new Set<number>();
-  for (const r of rows) {
-    const hour = Number(r.hour);
-    packed.add(hour);
-    unpack(r.counts, hour, records);
-  }
-  return packed;
+  const hours = rows.map((r) => Number(r.hour));
+  unpack(
+    rows.map((r) => r.counts),
+    hours,
+    records,
+  );
+  return new Set(hours);
 }
 
-/** One pack's text into records, read digit by digit (splitting makes strings that cost more than the read). */
-function unpack(counts: string, hour: number, records: HourRecord[]): void {
+/**
+ * The packs' texts into records, one webhook at a time: a webhook's entry is looked for at the
+ * current place of every pack (the packs list their webhooks in the same order, `packHours`), so
+ * its records come together and share one id string, which is what the list's fill costs least
+ * with (`addRows` in src/activity.ts: one look-up per webhook, not per record). Packs that list
+ * webhooks otherwise still give every record once, only not together.
+ */
+function unpack(texts: string[], hours: number[], records: HourRecord[]): void {
   const none: number[] = [];
-  const n = counts.length;
-  let i = 0;
-  while (i < n) {
-    const colon = counts.indexOf(':', i);
-    const webhookId = counts.slice(i, colon);
-    let j = colon + 1;
-    let succeeded = 0;
-    for (let c = counts.charCodeAt(j); c !== COLON; c = counts.charCodeAt(++j)) succeeded = succeeded * 10 + (c - ZERO);
-    let failed = 0;
-    for (j++; j < n; j++) {
-      const c = counts.charCodeAt(j);
-      if (c === COMMA) break;
-      failed = failed * 10 + (c - ZERO);
+  const at = texts.map(() => 0);
+  let first = 0;
+  while (first < texts.length) {
+    const t = texts[first]!;
+    const start = at[first]!;
+    if (start >= t.length) {
+      first++;
+      continue;
     }
-    records.push({ webhookId, hour, succeeded, failed, durations: none });
-    i = j + 1;
+    const webhookId = t.slice(start, t.indexOf(':', start));
+    const length = webhookId.length;
+    for (let k = first; k < texts.length; k++) {
+      const s = texts[k]!;
+      let j = at[k]!;
+      if (k !== first && !(s.charCodeAt(j + length) === COLON && s.startsWith(webhookId, j))) continue;
+      // Digit by digit: splitting makes strings that cost more than the read.
+      j += length + 1;
+      let succeeded = 0;
+      for (let c = s.charCodeAt(j); c !== COLON; c = s.charCodeAt(++j)) succeeded = succeeded * 10 + (c - ZERO);
+      let failed = 0;
+      for (j++; j < s.length; j++) {
+        const c = s.charCodeAt(j);
+        if (c === COMMA) break;
+        failed = failed * 10 + (c - ZERO);
+      }
+      records.push({ webhookId, hour: hours[k]!, succeeded, failed, durations: none });
+      at[k] = j + 1;
+    }
   }
 }
 

@@ -69,6 +69,11 @@ export function describePacksContract(ready: () => Promise<Store>, sibling: () =
       const plain = counts(await plainRead(s));
       expect(plain.length).toBeGreaterThan(5);
       expect(counts(await packedRead(s))).toEqual(plain);
+      // The packs' records come a webhook at a time (the list's fill then looks each webhook up
+      // once): every pack lists its webhooks in the same order.
+      const fromPacks = (await packedRead(s)).filter((r) => r.hour < settled).map((r) => r.webhookId);
+      expect(new Set(fromPacks).size).toBe(2);
+      expect(fromPacks.filter((id, i) => id !== fromPacks[i - 1])).toEqual([...new Set(fromPacks)]);
       expect(counts(await packedRead(s, 'env_b'))).toEqual(counts(await plainRead(s, 'env_b')));
       // A range that does not start on the hour, and one whose settled hours end before it does.
       const half = { since: w.since + 1_800_000, until: w.until };
