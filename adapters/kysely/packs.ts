@@ -6,10 +6,13 @@ import { precompiled, type Run, type Texts, text } from './texts.js';
 /**
  * The settled hours' packs (`iw_hour_packs`, migration 24; docs/decisions/035-hour-packs.md): one
  * row per environment and settled hour holding every webhook's counts of that hour as one text,
- * `webhook_id:succeeded:failed,…` (webhook ids are the engine's, `webhook_` and hex digits: no
- * `:` or `,`). Written by the packing chore (`src/hour-packs.ts`) from the counters in one
- * statement per hour, never on the recording path; read by the list's first call instead of the
- * hour's counter rows (`readHours` in `hours.ts`, with `settled`).
+ * `webhook_id,webhook_id,…;succeeded:failed,succeeded:failed,…`: the webhooks in id order, then
+ * their counts in the same order (webhook ids are the engine's, `webhook_` and hex digits: no
+ * `,`, `:` or `;`). An environment's packs mostly list the same webhooks, so the reader compares
+ * a pack's list with the previous one's as one text and splits it only when it differs. Written
+ * by the packing chore (`src/hour-packs.ts`) from the counters in one statement per hour, never
+ * on the recording path; read by the list's first call instead of the hour's counter rows
+ * (`readHours` in `hours.ts`, with `settled`).
  */
 
 /**
@@ -20,9 +23,9 @@ import { precompiled, type Run, type Texts, text } from './texts.js';
 export async function packHours(db: Kysely<EngineTables>, { since, until }: { since: number; until: number }): Promise<number> {
   const { texts } = precompiled(db);
   const statement = text(texts, 'pack hours', (p) => {
-    // In webhook order: the packs of one environment then list their webhooks alike (`unpack`).
-    const item = `"webhook_id" || ':' || "succeeded" || ':' || "failed"`;
-    const joined = `${texts.dialect === 'postgres' ? 'string_agg' : 'group_concat'}(${item}, ',' order by "webhook_id")`;
+    // Both lists in webhook order, so they line up and an environment's packs list webhooks alike.
+    const agg = (item: string) => `${texts.dialect === 'postgres' ? 'string_agg' : 'group_concat'}(${item}, ',' order by "webhook_id")`;
+    const joined = `${agg('"webhook_id"')} || ';' || ${agg(`"succeeded" || ':' || "failed"`)}`;
     return (
       `insert into "iw_hour_packs" ("environment", "hour", "counts") ` +
       `select "environment", "hour", ${joined} from "iw_webhook_hours" where "hour" >= ${p()} and "hour" < ${p()} ` +
@@ -67,41 +70,57 @@ export async function readPacks(
 }
 
 /**
- * The packs' texts into records, one webhook at a time: a webhook's entry is looked for at the
- * current place of every pack (the packs list their webhooks in the same order, `packHours`), so
- * its records come together and share one id string, which is what the list's fill costs least
- * with (`addRows` in src/activity.ts: one look-up per webhook, not per record). Packs that list
- * webhooks otherwise still give every record once, only not together.
+ * The packs' texts into records, a webhook at a time: packs that list the same webhooks (the
+ * same list text) share one split of it, and a webhook's records come together and share one
+ * id string, which is what the list's fill costs least with (`addRows` in src/activity.ts: one
+ * look-up per webhook, not per record).
  */
 function unpack(texts: string[], hours: number[], records: HourRecord[]): void {
   const none: number[] = [];
-  const at = texts.map(() => 0);
-  let first = 0;
-  while (first < texts.length) {
-    const t = texts[first]!;
-    const start = at[first]!;
-    if (start >= t.length) {
-      first++;
-      continue;
+  // Packs by their webhook list: the list split once, each pack's counts parsed.
+  const byList = new Map<string, { ids: string[]; hours: number[]; counts: number[][] }>();
+  for (let k = 0; k < texts.length; k++) {
+    const t = texts[k]!;
+    const semi = t.indexOf(';');
+    const list = t.slice(0, semi);
+    let group = byList.get(list);
+    if (!group) {
+      group = { ids: list.split(','), hours: [], counts: [] };
+      byList.set(list, group);
     }
-    const webhookId = t.slice(start, t.indexOf(':', start));
-    const length = webhookId.length;
-    for (let k = first; k < texts.length; k++) {
-      const s = texts[k]!;
-      let j = at[k]!;
-      if (k !== first && !(s.charCodeAt(j + length) === COLON && s.startsWith(webhookId, j))) continue;
-      // Digit by digit: splitting makes strings that cost more than the read.
-      j += length + 1;
-      let succeeded = 0;
-      for (let c = s.charCodeAt(j); c !== COLON; c = s.charCodeAt(++j)) succeeded = succeeded * 10 + (c - ZERO);
-      let failed = 0;
-      for (j++; j < s.length; j++) {
-        const c = s.charCodeAt(j);
-        if (c === COMMA) break;
-        failed = failed * 10 + (c - ZERO);
-      }
-      records.push({ webhookId, hour: hours[k]!, succeeded, failed, durations: none });
-      at[k] = j + 1;
+    // Digit by digit: splitting makes strings that cost more than the read.
+    const counts = new Array<number>(2 * group.ids.length);
+    let n = 0;
+    let value = 0;
+    for (let j = semi + 1; j <= t.length; j++) {
+      const c = j < t.length ? t.charCodeAt(j) : COMMA;
+      if (c === COLON || c === COMMA) {
+        counts[n++] = value;
+        value = 0;
+      } else value = value * 10 + (c - ZERO);
+    }
+    group.hours.push(hours[k]!);
+    group.counts.push(counts);
+  }
+  // A webhook at a time across the lists (each in id order): the smallest id at the lists'
+  // heads, then its records from every list that has it there. Lists in another order would
+  // still give every record once, only not together.
+  const groups = [...byList.values()];
+  const heads = groups.map(() => 0);
+  for (;;) {
+    let webhookId: string | undefined;
+    for (let g = 0; g < groups.length; g++) {
+      const id = groups[g]!.ids[heads[g]!];
+      if (id !== undefined && (webhookId === undefined || id < webhookId)) webhookId = id;
+    }
+    if (webhookId === undefined) return;
+    for (let g = 0; g < groups.length; g++) {
+      const { ids, hours: at, counts } = groups[g]!;
+      const i = heads[g]!;
+      if (ids[i] !== webhookId) continue;
+      for (let k = 0; k < at.length; k++)
+        records.push({ webhookId, hour: at[k]!, succeeded: counts[k]![2 * i]!, failed: counts[k]![2 * i + 1]!, durations: none });
+      heads[g] = i + 1;
     }
   }
 }

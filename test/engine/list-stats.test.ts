@@ -137,7 +137,7 @@ test("the packing chore packs an hour once it settles; a first call reads the pa
   await clock.advance(HOUR);
   hooks.wake();
   await hooks.drain();
-  expect(await packs()).toEqual([[environment, hour, `${a.id}:3:0`]]);
+  expect(await packs()).toEqual([[environment, hour, `${a.id};3:0`]]);
 
   // This engine's first list call: through the pack, the overview's counts (read from the counters).
   const [line] = await hooks.webhooks.stats({ environment });
