@@ -8,8 +8,8 @@ import { precompiled, type Run, type Texts, text } from './texts.js';
  * row per environment and settled hour holding every webhook's counts of that hour as one text,
  * `webhook_id,webhook_id,…;succeeded:failed,succeeded:failed,…`: the webhooks in id order, then
  * their counts in the same order (webhook ids are the engine's, `webhook_` and hex digits: no
- * `,`, `:` or `;`). An environment's packs mostly list the same webhooks, so the reader compares
- * a pack's list with the previous one's as one text and splits it only when it differs. Written
+ * `,`, `:` or `;`). An environment's packs mostly list the same webhooks, so the reader keys
+ * the packs by their list, compared as one text, and splits each different list once. Written
  * by the packing chore (`src/hour-packs.ts`) from the counters in one statement per hour, never
  * on the recording path; read by the list's first call instead of the hour's counter rows
  * (`readHours` in `hours.ts`, with `settled`).
