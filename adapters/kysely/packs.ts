@@ -88,17 +88,7 @@ function unpack(texts: string[], hours: number[], records: HourRecord[]): void {
       group = { ids: list.split(','), hours: [], counts: [] };
       byList.set(list, group);
     }
-    // Digit by digit: splitting makes strings that cost more than the read.
-    const counts = new Array<number>(2 * group.ids.length);
-    let n = 0;
-    let value = 0;
-    for (let j = semi + 1; j <= t.length; j++) {
-      const c = j < t.length ? t.charCodeAt(j) : COMMA;
-      if (c === COLON || c === COMMA) {
-        counts[n++] = value;
-        value = 0;
-      } else value = value * 10 + (c - ZERO);
-    }
+    const counts = numbersOf(t, semi + 1);
     group.hours.push(hours[k]!);
     group.counts.push(counts);
   }
@@ -123,6 +113,24 @@ function unpack(texts: string[], hours: number[], records: HourRecord[]): void {
       heads[g] = i + 1;
     }
   }
+}
+
+/**
+ * The whole numbers of `text` from `from` on, in order, each ended by a `:` or `,` (or the
+ * text's end), read digit by digit: splitting makes strings that cost more than the read. The
+ * aggregated texts of the list's reads (`readSeries` in hours.ts, and the packs).
+ */
+export function numbersOf(text: string, from: number): number[] {
+  const numbers: number[] = [];
+  let value = 0;
+  for (let j = from; j <= text.length; j++) {
+    const c = j < text.length ? text.charCodeAt(j) : COMMA;
+    if (c === COLON || c === COMMA) {
+      numbers.push(value);
+      value = 0;
+    } else value = value * 10 + (c - ZERO);
+  }
+  return numbers;
 }
 
 /** The first hour that starts at or after `at`. */
