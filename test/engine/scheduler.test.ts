@@ -415,11 +415,16 @@ describe('scheduler', () => {
 
   test('around a busy webhook, a claim that left it out and found nothing is not asked again until something could have come due, and a retry coming due is still claimed on time', async () => {
     const store = tempStore('proof.db');
+    // Claims that left a webhook out and came back short: what the proof saves. A refill that
+    // happens to leave out the retry's webhook (its attempt still in flight) and fills up with
+    // busy deliveries is an ordinary claim, whether it comes depends on timing: not counted.
     let claimsLeavingOut = 0;
     const claimDue = store.claimDue.bind(store);
     store.claimDue = async (args) => {
-      if ((args.excludeWebhookIds?.length ?? 0) + (args.excludeEnvironments?.length ?? 0) > 0) claimsLeavingOut++;
-      return claimDue(args);
+      const claimed = await claimDue(args);
+      if ((args.excludeWebhookIds?.length ?? 0) + (args.excludeEnvironments?.length ?? 0) > 0 && claimed.length < args.limit)
+        claimsLeavingOut++;
+      return claimed;
     };
     const order: string[] = [];
     let busyRequests = 0;
