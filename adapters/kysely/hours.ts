@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import { DURATION_BUCKETS, HOUR_MS, type HourRecord, type HourTally } from '../../src/stats.js';
-import { hourFrom, numbersOf, readPacks } from './packs.js';
+import { countedPacks, hourFrom, numbersOf, type Packs, readPacks, unpack } from './packs.js';
 import type { EngineTables } from './schema.js';
 import { list, precompiled, type Run, type Texts, text } from './texts.js';
 
@@ -64,6 +64,11 @@ export async function readHours(
   if (stepMs !== undefined) return readSteps(run, texts, environment, { webhookId, since, until, stepMs });
   if (!durations && webhookId === undefined) {
     if (settled !== undefined && settled > since) return readPacked(run, texts, environment, since, until, Math.min(settled, until));
+    if (until - since <= SHORT_RANGE_MS) {
+      const records: HourRecord[] = [];
+      unpack(await countedPacks(run, texts, environment, since, until), records);
+      return records;
+    }
     return readSeries(run, texts, environment, since, until);
   }
   const columns = durations ? READ_COLUMNS_ALL : READ_COLUMNS;
@@ -93,25 +98,21 @@ const READ_COLUMNS = '"webhook_id", "hour", "succeeded", "failed"';
 const READ_COLUMNS_ALL = `${READ_COLUMNS}, ${BUCKETS.map((b) => `"${b}"`).join(', ')}`;
 
 /**
- * The list's read: every webhook's counts in one row per webhook, its hours as text
+ * The list's read over more than a few hours, without packs (a settled hour not packed yet, or
+ * a store without packing): every webhook's counts in one row per webhook, its hours as text
  * (`hour:succeeded:failed,…`, each hour counted in hours from the range's first), so the database
  * hands over a row per webhook instead of one per webhook and hour (the drivers' cost is per row)
  * and a short text; expanded here to the records `readHours` returns. The integer cast keeps
  * SQLite's division whole.
  */
 async function readSeries(run: Run, texts: Texts, environment: string, since: number, until: number): Promise<HourRecord[]> {
-  const short = until - since <= SHORT_RANGE_MS;
-  const statement = text(texts, `read series ${short}`, (p) => {
+  const statement = text(texts, 'read series', (p) => {
     const base = texts.dialect === 'postgres' ? `${p()}::bigint` : `cast(${p()} as integer)`;
     const item = `(("hour" - ${base}) / ${HOUR_MS}) || ':' || "succeeded" || ':' || "failed"`;
     const joined = texts.dialect === 'postgres' ? `string_agg(${item}, ',')` : `group_concat(${item}, ',')`;
-    // SQLite groups along the primary key, one seek per webhook. For a few hours (the live
-    // ones) reading the range along the environment's index and grouping what it found costs
-    // less; `+` keeps the primary key out of the plan.
-    const group = short && texts.dialect === 'sqlite' ? '+"webhook_id"' : '"webhook_id"';
     return (
       `select "webhook_id", ${joined} as "hours" from "iw_webhook_hours" ` +
-      `where "environment" = ${p()} and "hour" >= ${p()} and "hour" < ${p()} group by ${group}`
+      `where "environment" = ${p()} and "hour" >= ${p()} and "hour" < ${p()} group by "webhook_id"`
     );
   });
   const base = since - (since % HOUR_MS);
@@ -130,9 +131,10 @@ async function readSeries(run: Run, texts: Texts, environment: string, since: nu
 /**
  * The list's read with settled hours (before `settled`) from their packs (`packs.ts`): the
  * packs of the range's settled hours and, at once (one round trip on PostgreSQL, two
- * connections), the counters from `settled` to `until`; then, only when a settled hour had no
- * pack (not packed yet, or no attempts), the counters from the first such hour to `settled`,
- * leaving out the rows of hours a pack gave.
+ * connections), the counters from `settled` to `until` made into packs as they are read; all
+ * of them unpacked together, so a webhook's records come together. Then, only when a settled
+ * hour had no pack (not packed yet, or no attempts), the counters from the first such hour to
+ * `settled`, leaving out the rows of hours a pack gave.
  */
 async function readPacked(
   run: Run,
@@ -142,19 +144,21 @@ async function readPacked(
   until: number,
   settled: number,
 ): Promise<HourRecord[]> {
-  const records: HourRecord[] = [];
+  const none: Packs = { hours: [], texts: [] };
   const [packed, live] = await Promise.all([
-    readPacks(run, texts, environment, since, settled, records),
-    settled < until ? readSeries(run, texts, environment, settled, until) : [],
+    readPacks(run, texts, environment, since, settled),
+    settled < until ? countedPacks(run, texts, environment, settled, until) : none,
   ]);
+  const records: HourRecord[] = [];
+  unpack({ hours: [...packed.hours, ...live.hours], texts: [...packed.texts, ...live.texts] }, records);
+  const got = new Set(packed.hours);
   let from = hourFrom(since);
-  while (from < settled && packed.has(from)) from += HOUR_MS;
-  if (from < settled) for (const r of await readSeries(run, texts, environment, from, settled)) if (!packed.has(r.hour)) records.push(r);
-  for (const r of live) records.push(r);
+  while (from < settled && got.has(from)) from += HOUR_MS;
+  if (from < settled) for (const r of await readSeries(run, texts, environment, from, settled)) if (!got.has(r.hour)) records.push(r);
   return records;
 }
 
-/** Up to this range, SQLite's list read goes along the environment's index (`readSeries`). */
+/** Up to this range, the list's read makes packs of the counters as it reads them (`countedPacks`). */
 const SHORT_RANGE_MS = 4 * HOUR_MS;
 
 /**

@@ -12,7 +12,8 @@ import { precompiled, type Run, type Texts, text } from './texts.js';
  * the packs by their list, compared as one text, and splits each different list once. Written
  * by the packing chore (`src/hour-packs.ts`) from the counters in one statement per hour, never
  * on the recording path; read by the list's first call instead of the hour's counter rows
- * (`readHours` in `hours.ts`, with `settled`).
+ * (`readHours` in `hours.ts`, with `settled`). The list's live hours are read in the same form,
+ * made from their counters as they are read (`countedPacks`).
  */
 
 /**
@@ -22,16 +23,14 @@ import { precompiled, type Run, type Texts, text } from './texts.js';
  */
 export async function packHours(db: Kysely<EngineTables>, { since, until }: { since: number; until: number }): Promise<number> {
   const { texts } = precompiled(db);
-  const statement = text(texts, 'pack hours', (p) => {
-    // Both lists in webhook order, so they line up and an environment's packs list webhooks alike.
-    const agg = (item: string) => `${texts.dialect === 'postgres' ? 'string_agg' : 'group_concat'}(${item}, ',' order by "webhook_id")`;
-    const joined = `${agg('"webhook_id"')} || ';' || ${agg(`"succeeded" || ':' || "failed"`)}`;
-    return (
+  const statement = text(
+    texts,
+    'pack hours',
+    (p) =>
       `insert into "iw_hour_packs" ("environment", "hour", "counts") ` +
-      `select "environment", "hour", ${joined} from "iw_webhook_hours" where "hour" >= ${p()} and "hour" < ${p()} ` +
-      `group by "environment", "hour" on conflict ("environment", "hour") do nothing`
-    );
-  });
+      `select "environment", "hour", ${packText(texts)} from "iw_webhook_hours" where "hour" >= ${p()} and "hour" < ${p()} ` +
+      `group by "environment", "hour" on conflict ("environment", "hour") do nothing`,
+  );
   const result = await db.executeQuery(CompiledQuery.raw(statement, [since, until]));
   return Number(result.numAffectedRows ?? 0);
 }
@@ -43,31 +42,50 @@ export async function lastPackedHour(db: Kysely<EngineTables>): Promise<number |
 }
 
 /**
- * The environment's packs of hours in `[since, settled)`, unpacked into `records` (the counts
- * only, as the list's read gives them). Returns the hours that had a pack.
+ * A pack's text, made from the counter rows of one group (an hour): both lists in webhook
+ * order, so they line up and an environment's packs list webhooks alike.
  */
-export async function readPacks(
-  run: Run,
-  texts: Texts,
-  environment: string,
-  since: number,
-  settled: number,
-  records: HourRecord[],
-): Promise<Set<number>> {
+function packText(texts: Texts): string {
+  const agg = (item: string) => `${texts.dialect === 'postgres' ? 'string_agg' : 'group_concat'}(${item}, ',' order by "webhook_id")`;
+  return `${agg('"webhook_id"')} || ';' || ${agg(`"succeeded" || ':' || "failed"`)}`;
+}
+
+/** Packs as read: each hour's start and its text. */
+export interface Packs {
+  hours: number[];
+  texts: string[];
+}
+
+/** The environment's packs of hours in `[since, settled)`, as stored. */
+export async function readPacks(run: Run, texts: Texts, environment: string, since: number, settled: number): Promise<Packs> {
   const statement = text(
     texts,
     'read packs',
     (p) => `select "hour", "counts" from "iw_hour_packs" where "environment" = ${p()} and "hour" >= ${p()} and "hour" < ${p()}`,
   );
-  const rows = await run<{ hour: number | string; counts: string }>(statement, [environment, since, settled]);
-  const hours = rows.map((r) => Number(r.hour));
-  unpack(
-    rows.map((r) => r.counts),
-    hours,
-    records,
-  );
-  return new Set(hours);
+  return packsOf(await run<{ hour: number | string; counts: string }>(statement, [environment, since, settled]));
 }
+
+/**
+ * The environment's counters of the hours in `[since, until)` made into packs as they are read
+ * (the live hours, not packed yet): a row per hour instead of one per webhook, which is what
+ * the drivers' cost is counted in, and read along the environment's index.
+ */
+export async function countedPacks(run: Run, texts: Texts, environment: string, since: number, until: number): Promise<Packs> {
+  const statement = text(
+    texts,
+    'counted packs',
+    (p) =>
+      `select "hour", ${packText(texts)} as "counts" from "iw_webhook_hours" ` +
+      `where "environment" = ${p()} and "hour" >= ${p()} and "hour" < ${p()} group by "hour"`,
+  );
+  return packsOf(await run<{ hour: number | string; counts: string }>(statement, [environment, since, until]));
+}
+
+const packsOf = (rows: Array<{ hour: number | string; counts: string }>): Packs => ({
+  hours: rows.map((r) => Number(r.hour)),
+  texts: rows.map((r) => r.counts),
+});
 
 /**
  * The packs' texts into records, a webhook at a time: packs that list the same webhooks (the
@@ -75,7 +93,7 @@ export async function readPacks(
  * id string, which is what the list's fill costs least with (`addRows` in src/activity.ts: one
  * look-up per webhook, not per record).
  */
-function unpack(texts: string[], hours: number[], records: HourRecord[]): void {
+export function unpack({ texts, hours }: Packs, records: HourRecord[]): void {
   const none: number[] = [];
   // Packs by their webhook list: the list split once, each pack's counts parsed.
   const byList = new Map<string, { ids: string[]; hours: number[]; counts: number[][] }>();

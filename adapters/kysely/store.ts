@@ -202,12 +202,14 @@ export class KyselyStore implements Store<HostTransaction> {
   async listWebhookIds(environment: string): Promise<string[]> {
     if (!known(environment)) return [];
     const { run, texts } = precompiled(this.db);
-    const statement = text(
-      texts,
-      'webhook ids',
-      (p) => `select "id" from "iw_webhooks" where "environment" = ${p()} order by "created_at", "id"`,
-    );
-    return (await run<{ id: string }>(statement, [environment])).map((r) => r.id);
+    // One row, the ids as one text (the engine's ids hold no `,`): the list's stats ask for
+    // every webhook of the environment, and the drivers' cost is per row.
+    const statement = text(texts, 'webhook ids', (p) => {
+      const agg = texts.dialect === 'postgres' ? 'string_agg' : 'group_concat';
+      return `select ${agg}("id", ',' order by "created_at", "id") as "ids" from "iw_webhooks" where "environment" = ${p()}`;
+    });
+    const [row] = await run<{ ids: string | null }>(statement, [environment]);
+    return row?.ids ? row.ids.split(',') : [];
   }
 
   async updateWebhook(environment: string, id: string, patch: WebhookPatch, now: number): Promise<WebhookRecord | null> {
