@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
@@ -6,6 +7,10 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // Two test files at a time at least. Vitest's default (a core less than the machine has) is
+    // one on a two-core machine, and most of this suite's time is spent waiting (child processes,
+    // PostgreSQL, Chromium, real sockets), not computing: one at a time left a core idle.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     // Reported on every run, never enforced: a threshold would fail a run for a figure that moves
     // with which tests ran, not with what broke.
     coverage: {
