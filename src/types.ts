@@ -51,7 +51,8 @@
  * - **settled hour**: an hour that ended over an hour ago: its counters no longer change
  *   (`activity.ts`). A **pack** holds every webhook's counts of one environment's settled hour in
  *   one row, written by the **packing** chore once the hour settles (`hour-packs.ts`) and read
- *   by the list's first call instead of the hour's counters.
+ *   by the list's first call instead of the hour's counters; the list reads its live hours in
+ *   the same form, made from their counters as it reads them and not stored.
  * - **message**: a delivery as its receiver got it: the token's claims (the **payload**), the
  *   request headers we sent (credentials masked), and its attempts (`deliveries.message`).
  *

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { DURATION_BUCKETS, HOUR_MS, type HourRecord, type HourTally } from '../../src/stats.js';
 import { countedPacks, hourFrom, numbersOf, type Packs, readPacks, unpack } from './packs.js';
 import type { EngineTables } from './schema.js';
-import { list, precompiled, type Run, type Texts, text } from './texts.js';
+import { commaJoined, list, precompiled, type Run, type Texts, text } from './texts.js';
 
 /**
  * The hourly counters (`iw_webhook_hours`, migration 19): added to in the transaction that records
@@ -109,9 +109,8 @@ async function readSeries(run: Run, texts: Texts, environment: string, since: nu
   const statement = text(texts, 'read series', (p) => {
     const base = texts.dialect === 'postgres' ? `${p()}::bigint` : `cast(${p()} as integer)`;
     const item = `(("hour" - ${base}) / ${HOUR_MS}) || ':' || "succeeded" || ':' || "failed"`;
-    const joined = texts.dialect === 'postgres' ? `string_agg(${item}, ',')` : `group_concat(${item}, ',')`;
     return (
-      `select "webhook_id", ${joined} as "hours" from "iw_webhook_hours" ` +
+      `select "webhook_id", ${commaJoined(texts, item)} as "hours" from "iw_webhook_hours" ` +
       `where "environment" = ${p()} and "hour" >= ${p()} and "hour" < ${p()} group by "webhook_id"`
     );
   });

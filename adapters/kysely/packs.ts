@@ -1,7 +1,7 @@
 import { CompiledQuery, type Kysely } from 'kysely';
 import { HOUR_MS, type HourRecord } from '../../src/stats.js';
 import type { EngineTables } from './schema.js';
-import { precompiled, type Run, type Texts, text } from './texts.js';
+import { commaJoined, precompiled, type Run, type Texts, text } from './texts.js';
 
 /**
  * The settled hours' packs (`iw_hour_packs`, migration 24; docs/decisions/035-hour-packs.md): one
@@ -46,8 +46,8 @@ export async function lastPackedHour(db: Kysely<EngineTables>): Promise<number |
  * order, so they line up and an environment's packs list webhooks alike.
  */
 function packText(texts: Texts): string {
-  const agg = (item: string) => `${texts.dialect === 'postgres' ? 'string_agg' : 'group_concat'}(${item}, ',' order by "webhook_id")`;
-  return `${agg('"webhook_id"')} || ';' || ${agg(`"succeeded" || ':' || "failed"`)}`;
+  const inOrder = (item: string) => commaJoined(texts, item, '"webhook_id"');
+  return `${inOrder('"webhook_id"')} || ';' || ${inOrder(`"succeeded" || ':' || "failed"`)}`;
 }
 
 /** Packs as read: each hour's start and its text. */

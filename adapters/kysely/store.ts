@@ -42,7 +42,7 @@ import {
 } from './rows.js';
 import type { ClaimRow, DeliveryRow, EngineTables, EventRow, WebhookRow } from './schema.js';
 import { countDueQuery } from './telemetry.js';
-import { list, type Mark, precompiled, text } from './texts.js';
+import { commaJoined, list, type Mark, precompiled, text } from './texts.js';
 
 type Db = Kysely<EngineTables>;
 
@@ -204,10 +204,11 @@ export class KyselyStore implements Store<HostTransaction> {
     const { run, texts } = precompiled(this.db);
     // One row, the ids as one text (the engine's ids hold no `,`): the list's stats ask for
     // every webhook of the environment, and the drivers' cost is per row.
-    const statement = text(texts, 'webhook ids', (p) => {
-      const agg = texts.dialect === 'postgres' ? 'string_agg' : 'group_concat';
-      return `select ${agg}("id", ',' order by "created_at", "id") as "ids" from "iw_webhooks" where "environment" = ${p()}`;
-    });
+    const statement = text(
+      texts,
+      'webhook ids',
+      (p) => `select ${commaJoined(texts, '"id"', '"created_at", "id"')} as "ids" from "iw_webhooks" where "environment" = ${p()}`,
+    );
     const [row] = await run<{ ids: string | null }>(statement, [environment]);
     return row?.ids ? row.ids.split(',') : [];
   }

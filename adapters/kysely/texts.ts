@@ -58,3 +58,11 @@ export function text(texts: Texts, key: string, build: (p: Mark) => string): str
 
 /** `n` placeholders, comma-separated. */
 export const list = (n: number, p: Mark) => Array.from({ length: n }, p).join(', ');
+
+/**
+ * A group's values of `item` joined by `,` into one text, in `orderBy`'s order when given:
+ * `string_agg` on PostgreSQL, `group_concat` on SQLite (its `order by` needs SQLite 3.44, which
+ * better-sqlite3 12 bundles). The drivers' cost is per row: what the list reads comes so.
+ */
+export const commaJoined = (texts: Texts, item: string, orderBy?: string) =>
+  `${texts.dialect === 'postgres' ? 'string_agg' : 'group_concat'}(${item}, ','${orderBy === undefined ? '' : ` order by ${orderBy}`})`;
