@@ -1,4 +1,4 @@
-import { HOUR_MS, type HourRecord, hourOf } from './stats.js';
+import { HOUR_MS, type HourCounts, hourOf } from './stats.js';
 
 /**
  * The list's stats (every webhook of an environment over the last 24 hours) without reading a
@@ -9,8 +9,9 @@ import { HOUR_MS, type HourRecord, hourOf } from './stats.js';
  * is new since (the hours settled meanwhile, once) and the two live hours.
  *
  * The first call of a process for an environment reads every settled hour of the window: the
- * counts go straight into their points as the rows come (decision 034), nothing sorted or kept
- * twice; the store reads those hours from their packs, a row per hour (decision 035).
+ * counts go straight into their points (decision 034), nothing sorted or kept twice; the store
+ * reads those hours from their packs, a row per hour, and hands them over as tables, with no
+ * object per webhook and hour (decision 035).
  *
  * Memory is bounded: at most {@link MAX_KEPT_POINTS} points are kept across environments, the
  * least recently read environment going first. What a late write (an attempt recorded over an
@@ -45,7 +46,7 @@ interface Entry {
  * Reads the counts (no durations) of every webhook of the environment in `[since, until)`; the
  * hours before `settled` are settled (the store may read them from their packs, decision 035).
  */
-export type ReadCounts = (since: number, until: number, settled: number) => Promise<HourRecord[]>;
+export type ReadCounts = (since: number, until: number, settled: number) => Promise<HourCounts[]>;
 
 /**
  * Where the settled hours end at `now`: every hour that starts before it ended over an hour ago.
@@ -92,18 +93,26 @@ export class SettledHours {
       }
       out.set(webhookId, { points: series, succeeded, failed });
     }
-    for (const r of live ?? (await read(settled, until, settled))) {
-      let a = out.get(r.webhookId);
-      if (!a) {
-        const series = Array.from({ length: points }, (_, i) => ({ at: since + i * HOUR_MS, succeeded: 0, failed: 0 }));
-        a = { points: series, succeeded: 0, failed: 0 };
-        out.set(r.webhookId, a);
+    for (const t of live ?? (await read(settled, until, settled))) {
+      const { webhookIds, hours, counts } = t;
+      for (let i = 0; i < webhookIds.length; i++) {
+        const webhookId = webhookIds[i]!;
+        let a = out.get(webhookId);
+        if (!a) {
+          const series = Array.from({ length: points }, (_, j) => ({ at: since + j * HOUR_MS, succeeded: 0, failed: 0 }));
+          a = { points: series, succeeded: 0, failed: 0 };
+          out.set(webhookId, a);
+        }
+        for (let k = 0; k < hours.length; k++) {
+          const p = a.points[(hours[k]! - since) / HOUR_MS]!;
+          const succeeded = counts[k]![2 * i]!;
+          const failed = counts[k]![2 * i + 1]!;
+          p.succeeded += succeeded;
+          p.failed += failed;
+          a.succeeded += succeeded;
+          a.failed += failed;
+        }
       }
-      const p = a.points[(r.hour - since) / HOUR_MS]!;
-      p.succeeded += r.succeeded;
-      p.failed += r.failed;
-      a.succeeded += r.succeeded;
-      a.failed += r.failed;
     }
     return out;
   }
@@ -112,14 +121,14 @@ export class SettledHours {
    * The settled hours of `want`, from the environment's kept ones and what settled since. When
    * it reads, it reads on to `until` in the same statement and gives back the live rows too.
    */
-  async #settle(environment: string, want: Span, until: number, read: ReadCounts): Promise<{ kept: Settled; live: HourRecord[] | null }> {
+  async #settle(environment: string, want: Span, until: number, read: ReadCounts): Promise<{ kept: Settled; live: HourCounts[] | null }> {
     let entry = this.#entries.get(environment);
     if (entry) this.#entries.delete(environment); // read again: last to go
     entry ??= { settled: null, turn: Promise.resolve() };
     this.#entries.set(environment, entry);
     const e = entry;
     let made: Settled | null = null;
-    let live: HourRecord[] | null = null;
+    let live: HourCounts[] | null = null;
     const turn = e.turn.then(async () => {
       const kept = e.settled;
       if (kept && same(kept, want)) {
@@ -128,9 +137,9 @@ export class SettledHours {
       }
       // Kept hours that are still in the window, when they reach as far as it starts.
       const from = kept && reaches(kept, want) ? kept : null;
-      const rows = await read(from ? from.settled : want.since, until, want.settled);
+      const tables = await read(from ? from.settled : want.since, until, want.settled);
       made = { ...want, byWebhook: from ? shifted(from, want) : new Map() };
-      live = addRows(made, rows);
+      live = addTables(made, tables);
       // A call behind the kept hours (its clock an hour earlier, overlapping one that moved on)
       // reads its own, and keeps nothing.
       if (kept && kept.settled > want.settled) return;
@@ -180,29 +189,39 @@ function shifted(kept: Settled, want: Span): Map<string, number[]> {
   return byWebhook;
 }
 
-/** Adds the counter rows of hours in `[s.since, s.settled)` into their points; gives back the others (the live hours'). */
-function addRows(s: Settled, rows: readonly HourRecord[]): HourRecord[] {
+/**
+ * Adds the counts of hours in `[s.since, s.settled)` into their points, a webhook looked up once
+ * per table; gives back the others (the live hours') as tables.
+ */
+function addTables(s: Settled, tables: readonly HourCounts[]): HourCounts[] {
   const { since, settled, points, byWebhook } = s;
-  const live: HourRecord[] = [];
-  let lastId: string | undefined;
-  let counts: number[] | undefined;
-  for (const r of rows) {
-    if (r.hour >= settled) {
-      live.push(r);
-      continue;
-    }
-    // A webhook's rows mostly come together: one look-up for each run of them.
-    if (r.webhookId !== lastId) {
-      lastId = r.webhookId;
-      counts = byWebhook.get(lastId);
-      if (!counts) {
-        counts = new Array<number>(2 * points).fill(0);
-        byWebhook.set(lastId, counts);
+  const live: HourCounts[] = [];
+  for (const { webhookIds, hours, counts } of tables) {
+    const at: number[] = [];
+    const kept: number[][] = [];
+    const later: HourCounts = { webhookIds, hours: [], counts: [] };
+    for (let k = 0; k < hours.length; k++) {
+      if (hours[k]! >= settled) {
+        later.hours.push(hours[k]!);
+        later.counts.push(counts[k]!);
+      } else {
+        at.push((hours[k]! - since) / HOUR_MS);
+        kept.push(counts[k]!);
       }
     }
-    const at = (r.hour - since) / HOUR_MS;
-    counts![at]! += r.succeeded;
-    counts![points + at]! += r.failed;
+    if (later.hours.length > 0) live.push(later);
+    if (at.length === 0) continue;
+    for (let i = 0; i < webhookIds.length; i++) {
+      let into = byWebhook.get(webhookIds[i]!);
+      if (!into) {
+        into = new Array<number>(2 * points).fill(0);
+        byWebhook.set(webhookIds[i]!, into);
+      }
+      for (let k = 0; k < at.length; k++) {
+        into[at[k]!]! += kept[k]![2 * i]!;
+        into[points + at[k]!]! += kept[k]![2 * i + 1]!;
+      }
+    }
   }
   return live;
 }

@@ -25,7 +25,7 @@ export type { PublicJwk, SigningKey } from './signing/keys.js';
 export { generateSigningKey } from './signing/keys.js';
 export type { KeyInfo, RotateOptions } from './signing/keyset.js';
 export type { WebhookClaims } from './signing/token.js';
-export type { HourRecord } from './stats.js';
+export type { HourCounts, HourRecord } from './stats.js';
 export type { ClaimArgs, DeliveryFilter, RecordAttemptArgs, RecordResult, Store, WebhookPatch } from './store.js';
 export type {
   ActivityPoint,

@@ -220,9 +220,7 @@ export function createManagement(deps: ManagementDeps): Management {
       const [ids, byWebhook] = await access.run('reading webhook stats', (s) =>
         Promise.all([
           s.listWebhookIds(environment),
-          settledHours.read(environment, window, now, (since, until, settled) =>
-            s.readHours(environment, { since, until, durations: false, settled }),
-          ),
+          settledHours.read(environment, window, now, (since, until, settled) => s.readCounts(environment, { since, until, settled })),
         ]),
       );
       return ids.map((webhookId) => {

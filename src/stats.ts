@@ -41,6 +41,21 @@ export interface HourRecord {
   durations: number[];
 }
 
+/**
+ * Many webhooks' counts over some hours, as one table (the list's read, `Store.readCounts`): in
+ * the hour that starts at `hours[k]`, webhook `webhookIds[i]` had `counts[k][2 * i]` attempts
+ * that succeeded and `counts[k][2 * i + 1]` that failed. A pack (decision 035) is the table of
+ * one hour; the packs that list the same webhooks make one table. The list fills its points from
+ * these with no object per webhook and hour (docs/decisions/035-hour-packs.md).
+ */
+export interface HourCounts {
+  webhookIds: string[];
+  /** Each hour's start (epoch ms, a whole UTC hour). */
+  hours: number[];
+  /** Per hour, succeeded then failed for each webhook, in `webhookIds`' order. */
+  counts: number[][];
+}
+
 /** What one attempt adds to its webhook's hour. */
 export interface HourTally {
   environment: string;

@@ -13,7 +13,7 @@ import type {
   WebhookRecord,
   WebhookSigning,
 } from './model.js';
-import type { HourRecord } from './stats.js';
+import type { HourCounts, HourRecord } from './stats.js';
 
 /**
  * The contract every storage adapter implements (SQLite, PostgreSQL). `Tx` is the type of a host
@@ -89,20 +89,26 @@ export interface Store<Tx = unknown> {
    * attempt it wrote (src/stats.ts). A row per webhook and hour with attempts. With
    * `durations: false`, each record's `durations` may be empty (only the counts are read). With
    * `stepMs`, the counters are summed per webhook and period of `stepMs` from `since` (a chart's
-   * points), each record's `hour` being its period's start. With `settled` (the list's read:
-   * `durations: false`, every webhook), the hours that start before it are settled and may be
-   * read from their packs (`packHours`), the others (and settled hours not packed yet) from the
-   * counters: the same records, unless a late write reached a counter after its hour was packed.
+   * points), each record's `hour` being its period's start.
    */
   readHours(
     environment: string,
-    args: { webhookId?: string; since: number; until: number; durations?: boolean; stepMs?: number; settled?: number },
+    args: { webhookId?: string; since: number; until: number; durations?: boolean; stepMs?: number },
   ): Promise<HourRecord[]>;
+  /**
+   * The list's read: the counts (no durations) of every webhook of the environment in the hours
+   * that start in `[since, until)`, as tables (`HourCounts`, src/stats.ts), in no particular
+   * order; a webhook and hour without attempts may be left out or counted as zeros. The hours
+   * that start before `settled` are settled and may be read from their packs (`packHours`), the
+   * others (and settled hours not packed yet) from the counters: the counts `readHours` gives,
+   * unless a late write reached a counter after its hour was packed.
+   */
+  readCounts(environment: string, args: { since: number; until: number; settled: number }): Promise<HourCounts[]>;
   /**
    * Packs the hourly counters of the hours that start in `[since, until)`, which the caller says
    * are settled (they no longer change), across every environment: one row per environment and
    * hour holding every webhook's counts of it, which the list's read takes instead of the
-   * counters (`readHours` with `settled`). A pack already there is left as it is, so processes
+   * counters (`readCounts`). A pack already there is left as it is, so processes
    * that pack the same hour at once leave one. Returns the packs written.
    */
   packHours(args: { since: number; until: number }): Promise<number>;

@@ -52,7 +52,8 @@
  *   (`activity.ts`). A **pack** holds every webhook's counts of one environment's settled hour in
  *   one row, written by the **packing** chore once the hour settles (`hour-packs.ts`) and read
  *   by the list's first call instead of the hour's counters; the list reads its live hours in
- *   the same form, made from their counters as it reads them and not stored.
+ *   the same form, made from their counters as it reads them and not stored. The list's read
+ *   gives them as **tables** (`HourCounts`): the packs that list the same webhooks, as one.
  * - **message**: a delivery as its receiver got it: the token's claims (the **payload**), the
  *   request headers we sent (credentials masked), and its attempts (`deliveries.message`).
  *

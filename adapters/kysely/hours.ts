@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { DURATION_BUCKETS, HOUR_MS, type HourRecord, type HourTally } from '../../src/stats.js';
+import { DURATION_BUCKETS, HOUR_MS, type HourCounts, type HourRecord, type HourTally } from '../../src/stats.js';
 import { countedPacks, hourFrom, numbersOf, type Packs, readPacks, unpack } from './packs.js';
 import type { EngineTables } from './schema.js';
 import { commaJoined, list, precompiled, type Run, type Texts, text } from './texts.js';
@@ -44,9 +44,9 @@ export const ADD_HOUR_SQLITE = `insert into "iw_webhook_hours" (${COLUMNS.map((c
 )}) ${ADD}`;
 
 /**
- * One environment's counters in `[since, until)`, of one webhook or of all. Without `durations`
- * (the list's stats) only the counts are read: the list reads a row per webhook and hour, and each
- * column read costs on every one of them. With `stepMs` (a chart), summed per point.
+ * One environment's counters in `[since, until)`, of one webhook or of all, a row per webhook and
+ * hour; without `durations`, only the counts are read (each column read costs on every row).
+ * With `stepMs` (a chart), summed per point. The list reads with `readCounts` instead.
  */
 export async function readHours(
   db: Kysely<EngineTables>,
@@ -57,20 +57,10 @@ export async function readHours(
     until,
     durations = true,
     stepMs,
-    settled,
-  }: { webhookId?: string; since: number; until: number; durations?: boolean; stepMs?: number; settled?: number },
+  }: { webhookId?: string; since: number; until: number; durations?: boolean; stepMs?: number },
 ): Promise<HourRecord[]> {
   const { run, texts } = precompiled(db);
   if (stepMs !== undefined) return readSteps(run, texts, environment, { webhookId, since, until, stepMs });
-  if (!durations && webhookId === undefined) {
-    if (settled !== undefined && settled > since) return readPacked(run, texts, environment, since, until, Math.min(settled, until));
-    if (until - since <= SHORT_RANGE_MS) {
-      const records: HourRecord[] = [];
-      unpack(await countedPacks(run, texts, environment, since, until), records);
-      return records;
-    }
-    return readSeries(run, texts, environment, since, until);
-  }
   const columns = durations ? READ_COLUMNS_ALL : READ_COLUMNS;
   const key = `read hours ${durations} ${webhookId !== undefined}`;
   const statement = text(
@@ -98,14 +88,29 @@ const READ_COLUMNS = '"webhook_id", "hour", "succeeded", "failed"';
 const READ_COLUMNS_ALL = `${READ_COLUMNS}, ${BUCKETS.map((b) => `"${b}"`).join(', ')}`;
 
 /**
- * The list's read over more than a few hours, without packs (a settled hour not packed yet, or
- * a store without packing): every webhook's counts in one row per webhook, its hours as text
- * (`hour:succeeded:failed,…`, each hour counted in hours from the range's first), so the database
- * hands over a row per webhook instead of one per webhook and hour (the drivers' cost is per row)
- * and a short text; expanded here to the records `readHours` returns. The integer cast keeps
- * SQLite's division whole.
+ * The list's read (`Store.readCounts`): the settled hours (before `settled`) from their packs,
+ * the others from the counters, made into packs as they are read over a short range
+ * (`countedPacks`) and read a row per webhook over a longer one (`readSeries`).
  */
-async function readSeries(run: Run, texts: Texts, environment: string, since: number, until: number): Promise<HourRecord[]> {
+export async function readCounts(
+  db: Kysely<EngineTables>,
+  environment: string,
+  { since, until, settled }: { since: number; until: number; settled: number },
+): Promise<HourCounts[]> {
+  const { run, texts } = precompiled(db);
+  if (settled > since) return readPacked(run, texts, environment, since, until, Math.min(settled, until));
+  if (until - since <= SHORT_RANGE_MS) return unpack(await countedPacks(run, texts, environment, since, until));
+  return readSeries(run, texts, environment, since, until);
+}
+
+/**
+ * The list's read over more than a few hours, without packs (a settled hour not packed yet):
+ * every webhook's counts in one row per webhook, its hours as text (`hour:succeeded:failed,…`,
+ * each hour counted in hours from the range's first), so the database hands over a row per
+ * webhook instead of one per webhook and hour (the drivers' cost is per row) and a short text;
+ * each row a table of one webhook. The integer cast keeps SQLite's division whole.
+ */
+async function readSeries(run: Run, texts: Texts, environment: string, since: number, until: number): Promise<HourCounts[]> {
   const statement = text(texts, 'read series', (p) => {
     const base = texts.dialect === 'postgres' ? `${p()}::bigint` : `cast(${p()} as integer)`;
     const item = `(("hour" - ${base}) / ${HOUR_MS}) || ':' || "succeeded" || ':' || "failed"`;
@@ -116,24 +121,24 @@ async function readSeries(run: Run, texts: Texts, environment: string, since: nu
   });
   const base = since - (since % HOUR_MS);
   const rows = await run<{ webhook_id: string; hours: string }>(statement, [base, environment, since, until]);
-  const records: HourRecord[] = [];
-  const none: number[] = [];
-  for (const r of rows) {
-    const webhookId = r.webhook_id;
-    const n = numbersOf(r.hours, 0); // hour:succeeded:failed, …
-    for (let i = 0; i + 2 < n.length; i += 3)
-      records.push({ webhookId, hour: base + n[i]! * HOUR_MS, succeeded: n[i + 1]!, failed: n[i + 2]!, durations: none });
-  }
-  return records;
+  return rows.map((r) => {
+    const n = numbersOf(r.hours); // hour:succeeded:failed, …
+    const table: HourCounts = { webhookIds: [r.webhook_id], hours: [], counts: [] };
+    for (let i = 0; i + 2 < n.length; i += 3) {
+      table.hours.push(base + n[i]! * HOUR_MS);
+      table.counts.push([n[i + 1]!, n[i + 2]!]);
+    }
+    return table;
+  });
 }
 
 /**
  * The list's read with settled hours (before `settled`) from their packs (`packs.ts`): the
  * packs of the range's settled hours and, at once (one round trip on PostgreSQL, two
  * connections), the counters from `settled` to `until` made into packs as they are read; all
- * of them unpacked together, so a webhook's records come together. Then, only when a settled
- * hour had no pack (not packed yet, or no attempts), the counters from the first such hour to
- * `settled`, leaving out the rows of hours a pack gave.
+ * of them unpacked together, so packs listing the same webhooks make one table. Then, only when
+ * a settled hour had no pack (not packed yet, or no attempts), the counters from the first such
+ * hour to `settled`, leaving out the hours a pack gave.
  */
 async function readPacked(
   run: Run,
@@ -142,19 +147,23 @@ async function readPacked(
   since: number,
   until: number,
   settled: number,
-): Promise<HourRecord[]> {
+): Promise<HourCounts[]> {
   const none: Packs = { hours: [], texts: [] };
   const [packed, live] = await Promise.all([
     readPacks(run, texts, environment, since, settled),
     settled < until ? countedPacks(run, texts, environment, settled, until) : none,
   ]);
-  const records: HourRecord[] = [];
-  unpack({ hours: [...packed.hours, ...live.hours], texts: [...packed.texts, ...live.texts] }, records);
+  const tables = unpack({ hours: [...packed.hours, ...live.hours], texts: [...packed.texts, ...live.texts] });
   const got = new Set(packed.hours);
   let from = hourFrom(since);
   while (from < settled && got.has(from)) from += HOUR_MS;
-  if (from < settled) for (const r of await readSeries(run, texts, environment, from, settled)) if (!got.has(r.hour)) records.push(r);
-  return records;
+  if (from < settled)
+    for (const t of await readSeries(run, texts, environment, from, settled)) {
+      const keep = t.hours.map((h) => !got.has(h));
+      const hours = t.hours.filter((_, k) => keep[k]);
+      if (hours.length > 0) tables.push({ webhookIds: t.webhookIds, hours, counts: t.counts.filter((_, k) => keep[k]) });
+    }
+  return tables;
 }
 
 /** Up to this range, the list's read makes packs of the counters as it reads them (`countedPacks`). */

@@ -1,5 +1,5 @@
 import { CompiledQuery, type Kysely } from 'kysely';
-import { HOUR_MS, type HourRecord } from '../../src/stats.js';
+import { HOUR_MS, type HourCounts } from '../../src/stats.js';
 import type { EngineTables } from './schema.js';
 import { commaJoined, precompiled, type Run, type Texts, text } from './texts.js';
 
@@ -12,7 +12,7 @@ import { commaJoined, precompiled, type Run, type Texts, text } from './texts.js
  * the packs by their list, compared as one text, and splits each different list once. Written
  * by the packing chore (`src/hour-packs.ts`) from the counters in one statement per hour, never
  * on the recording path; read by the list's first call instead of the hour's counter rows
- * (`readHours` in `hours.ts`, with `settled`). The list's live hours are read in the same form,
+ * (`readCounts` in `hours.ts`). The list's live hours are read in the same form,
  * made from their counters as they are read (`countedPacks`).
  */
 
@@ -88,72 +88,34 @@ const packsOf = (rows: Array<{ hour: number | string; counts: string }>): Packs 
 });
 
 /**
- * The packs' texts into records, a webhook at a time: packs that list the same webhooks (the
- * same list text) share one split of it, and a webhook's records come together and share one
- * id string, which is what the list's fill costs least with (`addRows` in src/activity.ts: one
- * look-up per webhook, not per record).
+ * The packs' texts as tables (`HourCounts`): the packs that list the same webhooks (the same list
+ * text) make one table and share one split of the list, so the list's fill looks each webhook
+ * up once per table, not once per hour (`addTables` in src/activity.ts).
  */
-export function unpack({ texts, hours }: Packs, records: HourRecord[]): void {
-  const none: number[] = [];
-  // Packs by their webhook list: the list split once, each pack's counts parsed.
-  const byList = new Map<string, { ids: string[]; hours: number[]; counts: number[][] }>();
+export function unpack({ texts, hours }: Packs): HourCounts[] {
+  const byList = new Map<string, HourCounts>();
   for (let k = 0; k < texts.length; k++) {
     const t = texts[k]!;
     const semi = t.indexOf(';');
     const list = t.slice(0, semi);
-    let group = byList.get(list);
-    if (!group) {
-      group = { ids: list.split(','), hours: [], counts: [] };
-      byList.set(list, group);
+    let table = byList.get(list);
+    if (!table) {
+      table = { webhookIds: list.split(','), hours: [], counts: [] };
+      byList.set(list, table);
     }
-    const counts = numbersOf(t, semi + 1);
-    group.hours.push(hours[k]!);
-    group.counts.push(counts);
+    table.hours.push(hours[k]!);
+    table.counts.push(numbersOf(t.slice(semi + 1)));
   }
-  // A webhook at a time across the lists (each in id order): the smallest id at the lists'
-  // heads, then its records from every list that has it there. Lists in another order would
-  // still give every record once, only not together.
-  const groups = [...byList.values()];
-  const heads = groups.map(() => 0);
-  for (;;) {
-    let webhookId: string | undefined;
-    for (let g = 0; g < groups.length; g++) {
-      const id = groups[g]!.ids[heads[g]!];
-      if (id !== undefined && (webhookId === undefined || id < webhookId)) webhookId = id;
-    }
-    if (webhookId === undefined) return;
-    for (let g = 0; g < groups.length; g++) {
-      const { ids, hours: at, counts } = groups[g]!;
-      const i = heads[g]!;
-      if (ids[i] !== webhookId) continue;
-      for (let k = 0; k < at.length; k++)
-        records.push({ webhookId, hour: at[k]!, succeeded: counts[k]![2 * i]!, failed: counts[k]![2 * i + 1]!, durations: none });
-      heads[g] = i + 1;
-    }
-  }
+  return [...byList.values()];
 }
 
 /**
- * The whole numbers of `text` from `from` on, in order, each ended by a `:` or `,` (or the
- * text's end), read digit by digit: splitting makes strings that cost more than the read. The
- * aggregated texts of the list's reads (`readSeries` in hours.ts, and the packs).
+ * The whole numbers of an aggregated text (`1:2,3:4`: each ended by a `:` or `,`), in order: the
+ * packs' counts and `readSeries`' hours (hours.ts). Read by the engine's JSON parser, which is
+ * compiled already when a process's first list call comes, where a loop of ours would still be
+ * interpreted (docs/decisions/035-hour-packs.md).
  */
-export function numbersOf(text: string, from: number): number[] {
-  const numbers: number[] = [];
-  let value = 0;
-  for (let j = from; j <= text.length; j++) {
-    const c = j < text.length ? text.charCodeAt(j) : COMMA;
-    if (c === COLON || c === COMMA) {
-      numbers.push(value);
-      value = 0;
-    } else value = value * 10 + (c - ZERO);
-  }
-  return numbers;
-}
+export const numbersOf = (text: string): number[] => JSON.parse(`[${text.replaceAll(':', ',')}]`) as number[];
 
 /** The first hour that starts at or after `at`. */
 export const hourFrom = (at: number) => Math.ceil(at / HOUR_MS) * HOUR_MS;
-
-const ZERO = 48;
-const COLON = 58;
-const COMMA = 44;

@@ -19,7 +19,7 @@ import type {
 import { storable } from '../../src/validate.js';
 import { getSession, insertGrant, redeemLink } from './dashboard-grants.js';
 import { NEXT_DELIVERY, NEXT_NOTICE } from './due.js';
-import { readHours } from './hours.js';
+import { readCounts, readHours } from './hours.js';
 import { listPage, recoverBatch, resend } from './log.js';
 import { runMigrations } from './migrations.js';
 import { claimNotices, finishNotice, listNotices } from './notices.js';
@@ -438,6 +438,10 @@ export class KyselyStore implements Store<HostTransaction> {
   async readHours(environment: string, args: Parameters<Store['readHours']>[1]) {
     if (args.webhookId !== undefined && !known(environment, args.webhookId)) return [];
     return readHours(this.db, environment, args);
+  }
+
+  async readCounts(environment: string, args: Parameters<Store['readCounts']>[1]) {
+    return readCounts(this.db, environment, args);
   }
 
   async packHours(args: { since: number; until: number }): Promise<number> {

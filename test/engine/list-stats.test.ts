@@ -23,10 +23,10 @@ test('the list reads settled hours once, and its counts stay those of the counte
   cleanups.push(() => dir.cleanup());
   const store = sqliteStore({ filename: dir.file('webhooks.db') });
   const reads: Array<{ since: number; until: number }> = [];
-  const readHours = store.readHours.bind(store);
-  store.readHours = (environment, args) => {
-    if (args.webhookId === undefined) reads.push({ since: args.since, until: args.until });
-    return readHours(environment, args);
+  const readCounts = store.readCounts.bind(store);
+  store.readCounts = (environment, args) => {
+    reads.push({ since: args.since, until: args.until });
+    return readCounts(environment, args);
   };
   const engine = await makeEngine({ store, backoff: { schedule: [48 * HOUR], jitter: 0 } });
   cleanups.push(() => engine.close());
@@ -113,11 +113,11 @@ test("the packing chore packs an hour once it settles; a first call reads the pa
   const dir = tempDir('iw-list-packs-');
   cleanups.push(() => dir.cleanup());
   const store = sqliteStore({ filename: dir.file('webhooks.db') });
-  const settledArgs: Array<number | undefined> = [];
-  const readHours = store.readHours.bind(store);
-  store.readHours = (environment, args) => {
-    if (args.webhookId === undefined) settledArgs.push(args.settled);
-    return readHours(environment, args);
+  const settledArgs: number[] = [];
+  const readCounts = store.readCounts.bind(store);
+  store.readCounts = (environment, args) => {
+    settledArgs.push(args.settled);
+    return readCounts(environment, args);
   };
   const engine = await makeEngine({ store });
   cleanups.push(() => engine.close());

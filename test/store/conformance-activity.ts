@@ -1,13 +1,13 @@
 import { beforeEach, describe, expect, test } from 'vitest';
 import { type Activity, SettledHours } from '../../src/activity.js';
 import type { DeliveryRecord } from '../../src/model.js';
-import { HOUR_MS, type HourRecord, hourOf, windowOf } from '../../src/stats.js';
+import { HOUR_MS, type HourCounts, type HourRecord, hourOf, windowOf } from '../../src/stats.js';
 import type { Store } from '../../src/store.js';
 import { attempt, event, id, LEASE, T0, webhook } from './conformance.js';
 
 /**
- * The list's stats on every adapter: the store's list read (`readHours` with `durations: false`,
- * its own statement and parsing) gives the plain read's counts, and the settled hours the list
+ * The list's stats on every adapter: the store's list read (`readCounts`, its own statements and
+ * parsing; here without settled hours, so without packs) gives the plain read's counts, and the settled hours the list
  * keeps from it (src/activity.ts) give, on the first call and on every call after, the points
  * the counters themselves give, hour by hour.
  */
@@ -38,7 +38,7 @@ export function describeActivityContract(ready: () => Promise<Store>): void {
     };
     const listed = async (kept: SettledHours, at: number) =>
       Object.fromEntries(
-        await kept.read(ENV, windowOf('24h', at), at, (since, until) => s.readHours(ENV, { since, until, durations: false })),
+        await kept.read(ENV, windowOf('24h', at), at, (since, until) => s.readCounts(ENV, { since, until, settled: since })),
       );
 
     test("the list's read gives the plain read's counts, and its settled hours the counters' points, first call and after", async () => {
@@ -62,10 +62,11 @@ export function describeActivityContract(ready: () => Promise<Store>): void {
         [hour - 23 * HOUR_MS, hour + HOUR_MS],
         [hour - 23 * HOUR_MS + 1_800_000, hour + HOUR_MS],
         [hour - 40 * HOUR_MS, hour - HOUR_MS],
+        [hour - 2 * HOUR_MS, hour + HOUR_MS], // a short range: read as packs made from the counters
       ] as const) {
         const plain = await s.readHours(ENV, { since, until });
         expect(plain.length).toBeGreaterThan(0);
-        expect(withoutDurations(await s.readHours(ENV, { since, until, durations: false }))).toEqual(withoutDurations(plain));
+        expect(recordsOf(await s.readCounts(ENV, { since, until, settled: since }))).toEqual(withoutDurations(plain));
       }
 
       // First call, then one with new attempts in the live hours.
@@ -108,10 +109,10 @@ export interface HourEntry {
   environment?: string;
 }
 
-/** Records one attempt per entry, each on a delivery of its own, in the hour `hoursAgo` before `hour`. */
 /** The environment the counters' tests record in, unless an entry names another. */
 const ENV = 'env_a';
 
+/** Records one attempt per entry, each on a delivery of its own, in the hour `hoursAgo` before `hour`. */
 export async function recordInHours(s: Store, hour: number, entries: readonly HourEntry[]): Promise<void> {
   const made: DeliveryRecord[] = [];
   for (const e of entries) {
@@ -134,6 +135,19 @@ export async function recordInHours(s: Store, hour: number, entries: readonly Ho
       disableAfterMs: HOUR_MS * 1000,
     })),
   );
+}
+
+/** The list's tables as records (`webhookId`, `hour`, counts), webhook and hour in order, none with no attempts. */
+export function recordsOf(tables: readonly HourCounts[]): Array<{ webhookId: string; hour: number; succeeded: number; failed: number }> {
+  const records: Array<{ webhookId: string; hour: number; succeeded: number; failed: number }> = [];
+  for (const { webhookIds, hours, counts } of tables)
+    webhookIds.forEach((webhookId, i) =>
+      hours.forEach((hour, k) => {
+        const [succeeded, failed] = [counts[k]![2 * i]!, counts[k]![2 * i + 1]!];
+        if (succeeded + failed > 0) records.push({ webhookId, hour, succeeded, failed });
+      }),
+    );
+  return records.sort((x, y) => (x.webhookId === y.webhookId ? x.hour - y.hour : x.webhookId < y.webhookId ? -1 : 1));
 }
 
 /** Counter rows summed into the list's points of window `w`, per webhook (the slow path the list's reads are checked against). */
