@@ -148,12 +148,16 @@ async function readPacked(
   until: number,
   settled: number,
 ): Promise<HourCounts[]> {
-  const none: Packs = { hours: [], texts: [] };
+  const none: Packs = { hours: [], lists: [], counts: [] };
   const [packed, live] = await Promise.all([
     readPacks(run, texts, environment, since, settled),
     settled < until ? countedPacks(run, texts, environment, settled, until) : none,
   ]);
-  const tables = unpack({ hours: [...packed.hours, ...live.hours], texts: [...packed.texts, ...live.texts] });
+  const tables = unpack({
+    hours: [...packed.hours, ...live.hours],
+    lists: [...packed.lists, ...live.lists],
+    counts: [...packed.counts, ...live.counts],
+  });
   const got = new Set(packed.hours);
   let from = hourFrom(since);
   while (from < settled && got.has(from)) from += HOUR_MS;

@@ -103,6 +103,29 @@ export function describePacksContract(ready: () => Promise<Store>, sibling: () =
       expect(await packWindow(s)).toBe(0);
     });
 
+    test('packs of consecutive hours that list the same webhooks: one table, each hour its own counts', async () => {
+      const [a, b] = [webhook(ENV), webhook(ENV)];
+      for (const x of [a, b]) await s.createWebhook(x, { maxWebhooks: null });
+      await record([
+        ...many(a.id, 20, 1),
+        ...many(b.id, 20, 2, false),
+        ...many(a.id, 19, 3),
+        ...many(b.id, 19, 1),
+        ...many(a.id, 18, 1, false),
+        ...many(b.id, 18, 4),
+        ...many(b.id, 17, 5), // b alone between them
+        ...many(a.id, 16, 6),
+        ...many(b.id, 16, 1, false),
+      ]);
+      expect(await packWindow(s)).toBe(5);
+      const tables = await tablesRead(s);
+      expect(tables.map((t) => [t.webhookIds.length, t.hours.map((h) => (hour - h) / HOUR_MS)])).toEqual([
+        [2, [20, 19, 18, 16]],
+        [1, [17]],
+      ]);
+      expect(recordsOf(tables)).toEqual(counts(await plainRead(s)));
+    });
+
     test('a settled hour not packed yet is read from the counters, the packed ones from their packs', async () => {
       const { b } = await activity();
       // Only the hours up to 12 hours ago are packed; 5 and 2 hours ago are not (yet).
