@@ -71,8 +71,8 @@ export interface Packs {
  */
 export async function readPacks(run: Run, texts: Texts, environment: string, since: number, settled: number): Promise<Packs> {
   const statement = text(texts, 'read packs', (p) => {
-    // PostgreSQL's substr and strpos count characters, each call from the text's start: 7 times
-    // split_part's time on a pack of 1,000 webhooks.
+    // PostgreSQL's substr and strpos count characters, each call from the text's start, which
+    // on a pack's long text costs far more than split_part (bench/journal/2026-12-02-dashboard.md).
     const [list, counts] =
       texts.dialect === 'postgres'
         ? [`split_part("counts", ';', 1)`, `split_part("counts", ';', 2)`]
