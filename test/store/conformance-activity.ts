@@ -21,10 +21,6 @@ export function describeActivityContract(ready: () => Promise<Store>): void {
     const ENV = 'env_a';
     const now = T0 + 20 * 60_000;
     const hour = hourOf(now);
-    const withoutDurations = (rows: Array<{ webhookId: string; hour: number; succeeded: number; failed: number }>) =>
-      rows.map((r) => ({ webhookId: r.webhookId, hour: r.hour, succeeded: r.succeeded, failed: r.failed })).sort(byKey);
-    const byKey = (x: { webhookId: string; hour: number }, y: { webhookId: string; hour: number }) =>
-      x.webhookId === y.webhookId ? x.hour - y.hour : x.webhookId < y.webhookId ? -1 : 1;
 
     /** Records one attempt per entry, each on a delivery of its own, started `hoursAgo` before this hour. */
     const record = (entries: HourEntry[]) => recordInHours(s, hour, entries);
@@ -66,7 +62,7 @@ export function describeActivityContract(ready: () => Promise<Store>): void {
       ] as const) {
         const plain = await s.readHours(ENV, { since, until });
         expect(plain.length).toBeGreaterThan(0);
-        expect(recordsOf(await s.readCounts(ENV, { since, until, settled: since }))).toEqual(withoutDurations(plain));
+        expect(recordsOf(await s.readCounts(ENV, { since, until, settled: since }))).toEqual(countsOf(plain));
       }
 
       // First call, then one with new attempts in the live hours.
@@ -137,9 +133,19 @@ export async function recordInHours(s: Store, hour: number, entries: readonly Ho
   );
 }
 
+/** A webhook's counts of one hour, as the tests compare them (no durations). */
+type HourCount = { webhookId: string; hour: number; succeeded: number; failed: number };
+
+/** Webhook, then hour. */
+const byKey = (x: HourCount, y: HourCount) => (x.webhookId === y.webhookId ? x.hour - y.hour : x.webhookId < y.webhookId ? -1 : 1);
+
+/** Counter rows without their durations, webhook and hour in order. */
+export const countsOf = (rows: readonly HourCount[]): HourCount[] =>
+  rows.map((r) => ({ webhookId: r.webhookId, hour: r.hour, succeeded: r.succeeded, failed: r.failed })).sort(byKey);
+
 /** The list's tables as records (`webhookId`, `hour`, counts), webhook and hour in order, none with no attempts. */
-export function recordsOf(tables: readonly HourCounts[]): Array<{ webhookId: string; hour: number; succeeded: number; failed: number }> {
-  const records: Array<{ webhookId: string; hour: number; succeeded: number; failed: number }> = [];
+export function recordsOf(tables: readonly HourCounts[]): HourCount[] {
+  const records: HourCount[] = [];
   for (const { webhookIds, hours, counts } of tables)
     webhookIds.forEach((webhookId, i) =>
       hours.forEach((hour, k) => {
@@ -147,7 +153,7 @@ export function recordsOf(tables: readonly HourCounts[]): Array<{ webhookId: str
         if (succeeded + failed > 0) records.push({ webhookId, hour, succeeded, failed });
       }),
     );
-  return records.sort((x, y) => (x.webhookId === y.webhookId ? x.hour - y.hour : x.webhookId < y.webhookId ? -1 : 1));
+  return records.sort(byKey);
 }
 
 /** Counter rows summed into the list's points of window `w`, per webhook (the slow path the list's reads are checked against). */

@@ -2,10 +2,10 @@ import { beforeEach, describe, expect, test } from 'vitest';
 import { SettledHours, settledBefore } from '../../src/activity.js';
 import { ManualClock } from '../../src/clock.js';
 import { HourPacking, PACK_PAUSE_MS } from '../../src/hour-packs.js';
-import { HOUR_MS, type HourRecord, hourOf, windowOf } from '../../src/stats.js';
+import { HOUR_MS, hourOf, windowOf } from '../../src/stats.js';
 import type { Store } from '../../src/store.js';
 import { T0, webhook } from './conformance.js';
-import { type HourEntry, pointsOf, recordInHours, recordsOf } from './conformance-activity.js';
+import { countsOf, type HourEntry, pointsOf, recordInHours, recordsOf } from './conformance-activity.js';
 
 /**
  * The settled hours' packs on every adapter (migration 24, docs/decisions/035-hour-packs.md):
@@ -25,10 +25,6 @@ export function describePacksContract(ready: () => Promise<Store>, sibling: () =
     const hour = hourOf(now);
     const settled = settledBefore(now);
     const w = windowOf('24h', now);
-    const counts = (rows: HourRecord[]) =>
-      rows
-        .map((r) => ({ webhookId: r.webhookId, hour: r.hour, succeeded: r.succeeded, failed: r.failed }))
-        .sort((x, y) => (x.webhookId === y.webhookId ? x.hour - y.hour : x.webhookId < y.webhookId ? -1 : 1));
     /** The list's read, through the packs, as records; and the counters' own rows (the unpacked read). */
     const tablesRead = (store: Store, environment = ENV) => store.readCounts(environment, { since: w.since, until: w.until, settled });
     const packedRead = async (store: Store, environment = ENV) => recordsOf(await tablesRead(store, environment));
@@ -66,7 +62,7 @@ export function describePacksContract(ready: () => Promise<Store>, sibling: () =
       // Packs of 5 hours with attempts in ENV (23, 22, 12, 5, 2 hours ago) and one in env_b.
       expect(await packWindow(s)).toBe(6);
       expect(await s.lastPackedHour()).toBe(hour - 2 * HOUR_MS);
-      const plain = counts(await plainRead(s));
+      const plain = countsOf(await plainRead(s));
       expect(plain.length).toBeGreaterThan(5);
       expect(await packedRead(s)).toEqual(plain);
       // Hours whose packs (or live counters) list the same webhooks come as one table, so the
@@ -82,20 +78,20 @@ export function describePacksContract(ready: () => Promise<Store>, sibling: () =
         [2, [0]],
         [2, [12]],
       ]);
-      expect(await packedRead(s, 'env_b')).toEqual(counts(await plainRead(s, 'env_b')));
+      expect(await packedRead(s, 'env_b')).toEqual(countsOf(await plainRead(s, 'env_b')));
       // A range that does not start on the hour, and one whose settled hours end before it does.
       for (const range of [
         { since: w.since + 1_800_000, until: w.until },
         { since: w.since, until: w.since + 3 * HOUR_MS },
       ])
-        expect(recordsOf(await s.readCounts(ENV, { ...range, settled }))).toEqual(counts(await s.readHours(ENV, range)));
+        expect(recordsOf(await s.readCounts(ENV, { ...range, settled }))).toEqual(countsOf(await s.readHours(ENV, range)));
       // The kept hours of a process's first call equal the counters' points.
       const kept = await new SettledHours().read(ENV, w, now, (since, until, upTo) => s.readCounts(ENV, { since, until, settled: upTo }));
       expect(Object.fromEntries(kept)).toEqual(pointsOf(await plainRead(s), w));
 
       // A late write to a packed hour reaches the counters, not the pack: the read took the pack.
       await record(many(a.id, 12, 1));
-      const after = counts(await plainRead(s)).find((r) => r.webhookId === a.id && r.hour === hour - 12 * HOUR_MS)!;
+      const after = countsOf(await plainRead(s)).find((r) => r.webhookId === a.id && r.hour === hour - 12 * HOUR_MS)!;
       const read = (await packedRead(s)).find((r) => r.webhookId === a.id && r.hour === hour - 12 * HOUR_MS)!;
       expect(after.succeeded).toBe(13);
       expect(read.succeeded).toBe(12);
@@ -123,25 +119,25 @@ export function describePacksContract(ready: () => Promise<Store>, sibling: () =
         [2, [20, 19, 18, 16]],
         [1, [17]],
       ]);
-      expect(recordsOf(tables)).toEqual(counts(await plainRead(s)));
+      expect(recordsOf(tables)).toEqual(countsOf(await plainRead(s)));
     });
 
     test('a settled hour not packed yet is read from the counters, the packed ones from their packs', async () => {
       const { b } = await activity();
       // Only the hours up to 12 hours ago are packed; 5 and 2 hours ago are not (yet).
       expect(await s.packHours({ since: w.since, until: hour - 11 * HOUR_MS })).toBe(4);
-      expect(await packedRead(s)).toEqual(counts(await plainRead(s)));
+      expect(await packedRead(s)).toEqual(countsOf(await plainRead(s)));
       // An hour without a pack between packed ones (no attempts when its neighbours were packed, a late one since).
       await record(many(b.id, 18, 1, false));
       const read = await packedRead(s);
-      expect(read).toEqual(counts(await plainRead(s)));
+      expect(read).toEqual(countsOf(await plainRead(s)));
       expect(read.filter((r) => r.hour === hour - 18 * HOUR_MS)).toEqual([
         { webhookId: b.id, hour: hour - 18 * HOUR_MS, succeeded: 0, failed: 1 },
       ]);
       // The rest, packed later.
       expect(await s.packHours({ since: hour - 11 * HOUR_MS, until: settled })).toBe(2);
       expect(await s.lastPackedHour()).toBe(hour - 2 * HOUR_MS);
-      expect(await packedRead(s)).toEqual(counts(await plainRead(s)));
+      expect(await packedRead(s)).toEqual(countsOf(await plainRead(s)));
     });
 
     test('two processes packing the same hours at once leave one pack each; the chore packs what settled since', async () => {
@@ -149,7 +145,7 @@ export function describePacksContract(ready: () => Promise<Store>, sibling: () =
       const other = await sibling();
       const written = await Promise.all([packWindow(s), packWindow(other), packWindow(s)]);
       expect(written.reduce((x, y) => x + y, 0)).toBe(6);
-      expect(await packedRead(other)).toEqual(counts(await plainRead(s)));
+      expect(await packedRead(other)).toEqual(countsOf(await plainRead(s)));
 
       // The chore of two engines on the same database, an hour later: the hour before this one has
       // settled since; each packs it (once between them) and stops there.
@@ -164,7 +160,7 @@ export function describePacksContract(ready: () => Promise<Store>, sibling: () =
       const later = windowOf('24h', clock.now());
       const at = { since: later.since, until: later.until, settled: settledBefore(clock.now()) };
       expect(recordsOf(await other.readCounts(ENV, at))).toEqual(
-        counts(await s.readHours(ENV, { since: later.since, until: later.until })),
+        countsOf(await s.readHours(ENV, { since: later.since, until: later.until })),
       );
       // Nothing settled since: no store call.
       const calls: string[] = [];
@@ -190,7 +186,7 @@ export function describePacksContract(ready: () => Promise<Store>, sibling: () =
       expect(round!.hours).toBeGreaterThan(0);
       expect(await s.purge({ cutoff, now, limit: 1000 })).toMatchObject({ packs: 0, hours: 0 });
       expect(await s.lastPackedHour()).toBe(hour - 2 * HOUR_MS);
-      expect(await packedRead(s)).toEqual(counts(await plainRead(s)));
+      expect(await packedRead(s)).toEqual(countsOf(await plainRead(s)));
       expect(await s.purge({ cutoff: hour + HOUR_MS, now, limit: 1 })).toMatchObject({ packs: 1 });
       expect(await s.purge({ cutoff: hour + HOUR_MS, now, limit: 1000 })).toMatchObject({ packs: 1 });
       expect(await s.lastPackedHour()).toBeNull();
