@@ -71,6 +71,11 @@ export class Proofs {
     return until;
   }
 
+  /** When the proof in force ends (null: none). */
+  get until(): number | null {
+    return this.#proof?.until ?? null;
+  }
+
   /** A claim began: what an earlier one said of the next due time is stale. */
   claimBegins(): void {
     this.#nextDue = null;

@@ -86,6 +86,13 @@ export class Scheduler {
   #shareBlocked = false;
   /** Wake-ups so far: a claim during which one came proves nothing about the new work. */
   #wakes = 0;
+  /**
+   * The last claim that left something out and came back short (or was skipped by a proof): its
+   * time and the proofs' epoch then. Work due by then that the store still shows is what that
+   * claim left out (a webhook at its bound, a claim's worth timed, an environment at its share):
+   * only an event frees it (a slot, a start time, a wake-up, a give-back), never asking again at once.
+   */
+  #shortLook: { at: number; epoch: number } | null = null;
   #unsubscribe: Promise<(() => Promise<void>) | null> | null = null;
 
   constructor(private readonly deps: SchedulerDeps) {
@@ -281,8 +288,11 @@ export class Scheduler {
     const now = clock.now();
     const leavesOut = saturated.length > 0 || excludeEnvironments.length > 0;
     proofs.claimBegins();
-    if (leavesOut && proofs.proven(saturated, excludeEnvironments, now)) return { claimed: 0, started: 0 };
     const epoch = proofs.epoch;
+    if (leavesOut && proofs.proven(saturated, excludeEnvironments, now)) {
+      this.#shortLook = { at: now, epoch };
+      return { claimed: 0, started: 0 };
+    }
     const quiet = this.#inflight.size === 0;
     const choreWrites = this.#chores.writes;
     const leftOut = leavesOut ? leftOutKeys(saturated, excludeEnvironments) : undefined;
@@ -312,7 +322,10 @@ export class Scheduler {
       this.#void();
       await this.#release(giveBack);
     }
-    if (leavesOut && claimed.length < limit) await this.#prove(saturated, excludeEnvironments, now, epoch);
+    if (leavesOut && claimed.length < limit) {
+      this.#shortLook = { at: now, epoch };
+      await this.#prove(saturated, excludeEnvironments, now, epoch);
+    }
     return { claimed: claimed.length, started };
   }
 
@@ -533,8 +546,16 @@ export class Scheduler {
     const known = this.#proofs.takeNextDue(this.#chores.writes);
     try {
       const due = known ? known.at : await transient(this.#isTransient, () => store.nextDueAt());
-      if (due !== null) delay = Math.min(delay, Math.max(0, due - clock.now()));
-      if (due !== null && due <= clock.now()) this.#dirty = true; // became due while we finished: go again
+      const now = clock.now();
+      if (due !== null && due > now) delay = Math.min(delay, due - now);
+      // Became due while we finished: go again. Unless our last look could have seen it and left
+      // it out (it waits for an event, not for time): going again would find the same nothing,
+      // at once and forever (on SQLite a loop of settled promises that no timer can interrupt).
+      const look = this.#shortLook;
+      const leftOut = look !== null && look.epoch === this.#proofs.epoch && due !== null && due <= look.at;
+      if (due !== null && due <= now && !leftOut) this.#dirty = true;
+      const until = leftOut ? this.#proofs.until : null;
+      if (until !== null && until > now) delay = Math.min(delay, until - now);
     } catch (error) {
       this.deps.onError('could not read the next due time', error);
     }
