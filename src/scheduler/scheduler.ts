@@ -13,6 +13,18 @@ import { OneTimer } from './timer.js';
 
 export type { Chore } from './chores.js';
 
+/** An attempt whose HTTP exchange is under way. */
+interface Running {
+  webhookId: string;
+  environment: string;
+  /** When it started, on the clock. */
+  at: number;
+  /** When it becomes overdue (`Slots.overdueAfter`); infinite once looked at. */
+  overdueAt: number;
+  /** Moved out of the slots as overdue. */
+  overdue: boolean;
+}
+
 export interface SchedulerOptions extends SlotOptions, ParkedOptions {
   workerId: string;
   /** How long a claim is ours; must exceed the HTTP timeout. */
@@ -76,6 +88,11 @@ export class Scheduler {
   readonly #proofTimer: OneTimer;
   /** Armed for the earliest timed delivery's start time. */
   readonly #timedTimer: OneTimer;
+  /** Armed for the earliest time an attempt under way becomes overdue (`Slots.overdue`). */
+  readonly #overdueTimer: OneTimer;
+  #overdueArmedAt = Number.POSITIVE_INFINITY;
+  /** Attempts whose HTTP exchange is under way: when each started and when it becomes overdue. */
+  readonly #running = new Set<Running>();
   /** Deliveries started and not yet recorded (what drain and close wait for). */
   readonly #inflight = new Set<Promise<void>>();
   /** Resolves the pass's wait for a slot to free or a wake-up. */
@@ -104,6 +121,7 @@ export class Scheduler {
     this.#timer = new OneTimer(deps.clock);
     this.#proofTimer = new OneTimer(deps.clock);
     this.#timedTimer = new OneTimer(deps.clock);
+    this.#overdueTimer = new OneTimer(deps.clock);
   }
 
   start(): void {
@@ -141,6 +159,7 @@ export class Scheduler {
     this.#timer.clear();
     this.#proofTimer.clear();
     this.#timedTimer.clear();
+    this.#overdueTimer.clear();
     this.#notify?.();
     const unsubscribe = await this.#unsubscribe;
     this.#unsubscribe = null;
@@ -428,10 +447,14 @@ export class Scheduler {
   /** Starts one delivery whose slot is taken: the slot frees when the HTTP exchange ends, the task lasts until the outcome is recorded. */
   #launch(d: Dispatch): void {
     const { id, environment } = d.claimed.webhook;
+    const at = this.deps.clock.now();
+    const running: Running = { webhookId: id, environment, at, overdueAt: at + this.#slots.overdueAfter(id), overdue: false };
+    this.#running.add(running);
+    if (running.overdueAt < this.#overdueArmedAt) this.#armOverdue(running.overdueAt);
     const { attempted, recorded } = this.deps.dispatcher.deliver(d);
     void attempted.then(
-      (result) => this.#attemptEnded(d.claimed, result),
-      () => this.#attemptEnded(d.claimed, null),
+      (result) => this.#attemptEnded(d.claimed, result, running),
+      () => this.#attemptEnded(d.claimed, null, running),
     );
     const task = recorded
       .then(
@@ -460,9 +483,11 @@ export class Scheduler {
   }
 
   /** An attempt's HTTP exchange ended: its slot frees, and what is parked for it or its environment may start. */
-  #attemptEnded({ webhook }: ClaimedDelivery, result: AttemptResult | null): void {
+  #attemptEnded({ webhook }: ClaimedDelivery, result: AttemptResult | null, running: Running): void {
     const { id: webhookId, environment } = webhook;
     const slots = this.#slots;
+    this.#running.delete(running);
+    if (this.#running.size === 0) this.#armOverdue(Number.POSITIVE_INFINITY);
     // Its endpoint asked to slow down (a Retry-After, a 429, a 410): none of its timed deliveries
     // starts at the time reserved before that.
     if (result?.slowDown) {
@@ -472,7 +497,7 @@ export class Scheduler {
         this.#armTimed();
       }
     }
-    slots.end(webhookId, environment, result);
+    slots.end(webhookId, environment, result, { overdue: running.overdue, ms: this.deps.clock.now() - running.at });
     this.#unpark(webhookId);
     // A slot of this environment freed: its other webhooks' parked deliveries may start now.
     if (this.#parked.hasEnvironment(environment)) this.#unparkIn(environment);
@@ -480,6 +505,36 @@ export class Scheduler {
     // deliveries come due at their second, not when a slot frees, and the claim then takes them.)
     const leftOut = this.#leftOutSince.delete(webhookId);
     if ((!webhook.rateLimit || leftOut) && slots.reopened(webhookId, environment, this.#parked.has(webhookId))) this.#starved = false;
+    this.#notify?.();
+  }
+
+  /** Arms the overdue timer for `at`, the earliest time an attempt under way becomes overdue. */
+  #armOverdue(at: number): void {
+    this.#overdueArmedAt = at;
+    if (this.#closed || at === Number.POSITIVE_INFINITY) this.#overdueTimer.clear();
+    else this.#overdueTimer.arm(Math.max(0, at - this.deps.clock.now()), () => this.#overdueNow());
+  }
+
+  /**
+   * Attempts under way past their time are overdue (`Slots.overdue`): what they leave of their
+   * environment's slots may start now, and the next claim may take more of it.
+   */
+  #overdueNow(): void {
+    const now = this.deps.clock.now();
+    let next = Number.POSITIVE_INFINITY;
+    for (const running of this.#running) {
+      if (running.overdue || running.overdueAt === Number.POSITIVE_INFINITY) continue;
+      if (running.overdueAt > now) {
+        next = Math.min(next, running.overdueAt);
+        continue;
+      }
+      running.overdue = this.#slots.overdue(running.webhookId, running.environment);
+      running.overdueAt = Number.POSITIVE_INFINITY; // looked at once: the pool was full, or it moved
+      if (!running.overdue) continue;
+      if (this.#parked.hasEnvironment(running.environment)) this.#unparkIn(running.environment);
+      this.#starved = false;
+    }
+    this.#armOverdue(next);
     this.#notify?.();
   }
 

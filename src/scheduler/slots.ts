@@ -36,9 +36,19 @@ export type Admission = 'start' | 'park' | 'give-back';
  * - The **reserve** is the last `perWebhookConcurrency` slots: while some environment is over its
  *   share they go only to environments with nothing in flight here, so however many of an
  *   environment's endpoints hang, the next environment's delivery still starts at once.
+ * - An attempt in flight far longer than its webhook's answers here took is **overdue**
+ *   ({@link overdueAfter}): its webhook is failing from then on (no new attempt of it while that
+ *   one hangs), and the attempt leaves its slot and its environment's count for the **overdue
+ *   pool** (at most `concurrency` attempts), so endpoints that answered and then began to hang
+ *   hold their environment's slots for a moment, not until their timeouts. It still counts
+ *   against its webhook's bound until it ends.
  */
 export class Slots {
   #attempting = 0;
+  /** Overdue attempts moved out of the slots (see the class comment). */
+  #overdue = 0;
+  /** Per webhook proven here: how long its successful attempts take (a moving average, ms). */
+  readonly #latency = new Map<string, number>();
   readonly #perWebhook = new Map<string, number>();
   readonly #perEnvironment = new Map<string, number>();
   /**
@@ -76,7 +86,8 @@ export class Slots {
    */
   free(unrecorded: number): number {
     const { concurrency } = this.options;
-    return Math.min(concurrency - this.#attempting, 2 * concurrency - unrecorded);
+    // (Overdue attempts are outside both: the overdue pool has its own bound.)
+    return Math.min(concurrency - this.#attempting, 2 * concurrency - (unrecorded - this.#overdue));
   }
 
   /** How many attempts `webhookId` may have in flight here (see the class comment). */
@@ -208,6 +219,36 @@ export class Slots {
     return webhookOpen || this.inEnvironment(environment) === this.options.perEnvironmentConcurrency - 1;
   }
 
+  /**
+   * How long after its start an attempt of this webhook is overdue: {@link OVERDUE_FACTOR} times
+   * its usual answer time, at least {@link OVERDUE_MIN_MS}. Never, for a webhook that has not
+   * answered here yet (nothing is usual for it: it holds one slot until it answers anyway).
+   */
+  overdueAfter(webhookId: string): number {
+    const usual = this.#latency.get(webhookId);
+    return usual === undefined ? Number.POSITIVE_INFINITY : Math.max(OVERDUE_MIN_MS, OVERDUE_FACTOR * usual);
+  }
+
+  /**
+   * An attempt in flight is overdue: its webhook is failing from now on, and the attempt leaves
+   * its slot and its environment's count for the overdue pool while that has room. True when it
+   * moved (then {@link end} must be told so).
+   */
+  overdue(webhookId: string, environment: string): boolean {
+    this.#proven.delete(webhookId);
+    this.#failing.add(webhookId);
+    if (this.#overdue >= this.options.concurrency) return false;
+    this.#overdue++;
+    this.#attempting--;
+    bump(this.#perEnvironment, environment, -1);
+    return true;
+  }
+
+  /** Overdue attempts moved out of the slots, still in flight. */
+  get overdueCount(): number {
+    return this.#overdue;
+  }
+
   /** An attempt starts: it holds a slot of its webhook and environment until {@link end}. */
   take(webhookId: string, environment: string): void {
     this.#environmentOf.set(webhookId, environment);
@@ -227,10 +268,13 @@ export class Slots {
    * (Which of a webhook's attempts in flight counted as probes does not matter: one ending
    * gives back a probe of its webhook while it has any.)
    */
-  end(webhookId: string, environment: string, result: AttemptResult | null): void {
-    this.#attempting--;
+  end(webhookId: string, environment: string, result: AttemptResult | null, ended: { overdue?: boolean; ms?: number } = {}): void {
+    if (ended.overdue) this.#overdue--;
+    else {
+      this.#attempting--;
+      bump(this.#perEnvironment, environment, -1);
+    }
     bump(this.#perWebhook, webhookId, -1);
-    bump(this.#perEnvironment, environment, -1);
     if ((this.#probes.get(webhookId) ?? 0) > 0) {
       bump(this.#probes, webhookId, -1);
       bump(this.#probesIn, environment, -1);
@@ -242,6 +286,12 @@ export class Slots {
       this.#proven.delete(webhookId); // to the end of the order: the most recently proven
       this.#proven.set(webhookId, earned);
       this.#failing.delete(webhookId);
+      if (ended.ms !== undefined) {
+        const before = this.#latency.get(webhookId);
+        this.#latency.delete(webhookId);
+        this.#latency.set(webhookId, before === undefined ? ended.ms : before + (ended.ms - before) / 8);
+        if (this.#latency.size > KNOWN_MAX) this.#latency.delete(this.#latency.keys().next().value!);
+      }
       if (this.#proven.size > KNOWN_MAX) this.#proven.delete(this.#proven.keys().next().value!);
     } else {
       this.#proven.delete(webhookId);
@@ -256,6 +306,11 @@ export class Slots {
  * starts again from one slot, which costs it a round trip or two of its endpoint.
  */
 const KNOWN_MAX = 10_000;
+
+/** The least time an attempt runs before it may be overdue. */
+export const OVERDUE_MIN_MS = 400;
+/** How many times its webhook's usual answer time an attempt runs before it is overdue. */
+const OVERDUE_FACTOR = 8;
 
 function bump(counts: Map<string, number>, key: string, by: number): void {
   const n = (counts.get(key) ?? 0) + by;

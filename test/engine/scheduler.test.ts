@@ -458,8 +458,9 @@ describe('scheduler', () => {
     expect(busyBeforeRetry).toBeLessThan(330);
     // ~10 refills, each of which used to be followed by a claim leaving the busy webhook out
     // (reading its whole due backlog to find nothing); now one per proof: at the start, after
-    // the failure voided it, and once the retry came due.
-    expect(claimsLeavingOut).toBeLessThanOrEqual(4);
+    // the failure voided it, and once the retry came due; and once more when the clock's 10 s
+    // jump made the busy attempts then in flight overdue (their slots freed: Slots.overdue).
+    expect(claimsLeavingOut).toBeLessThanOrEqual(5);
   });
 
   test('a claim leaving webhooks out reads along the due index after one came back full that left out as much; every delivery still goes out once', async () => {

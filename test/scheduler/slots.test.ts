@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { Slots } from '../../src/scheduler/slots.js';
+import { OVERDUE_MIN_MS, Slots } from '../../src/scheduler/slots.js';
 import { prove } from './fixtures.js';
 
 // 8 slots, 2 per webhook (the reserve is 2), a fair share of 4: an environment may hold 6 (its hard bound).
@@ -200,5 +200,40 @@ describe('fairness within an environment (decision 026)', () => {
       for (let r = 0; r < 10; r++) round('failing');
       expect([n, hanging()]).toEqual([n, Math.min(n, Slots.probeBudget(hard))]);
     }
+  });
+
+  test('an overdue attempt leaves its slot and environment for the overdue pool, and keeps its webhook at its bound until it ends', () => {
+    const slots = new Slots(options);
+    expect(slots.overdueAfter('w1')).toBe(Number.POSITIVE_INFINITY); // never answered here: nothing is usual
+    prove(slots, ['w1', 'w2']);
+    slots.take('w1', 'a');
+    slots.take('w1', 'a');
+    expect(slots.webhookMayStart({ id: 'w1', environment: 'a' }, 6)).toBe(false);
+    expect(slots.overdue('w1', 'a')).toBe(true);
+    // Its slot and its environment's count are free; the webhook is failing, its attempts still count.
+    expect([slots.attempting, slots.inEnvironment('a'), slots.inFlight('w1'), slots.overdueCount]).toEqual([1, 1, 2, 1]);
+    expect(slots.failing('w1')).toBe(true);
+    expect(slots.webhookMayStart({ id: 'w1', environment: 'a' }, 6)).toBe(false);
+    expect(slots.free(2)).toBe(7);
+    slots.end('w1', 'a', { success: false, charged: true }, { overdue: true });
+    expect([slots.attempting, slots.inEnvironment('a'), slots.inFlight('w1'), slots.overdueCount]).toEqual([1, 1, 1, 0]);
+    // The pool holds at most `concurrency`: past it, an overdue attempt keeps its slot.
+    for (let i = 0; i < options.concurrency; i++) {
+      slots.take(`h${i}`, 'b');
+      expect(slots.overdue(`h${i}`, 'b')).toBe(true);
+    }
+    slots.take('w2', 'b');
+    expect(slots.overdue('w2', 'b')).toBe(false);
+    expect(slots.inEnvironment('b')).toBe(1);
+  });
+
+  test('overdue after a multiple of the webhook’s usual answer time, never less than the floor', () => {
+    const slots = new Slots(options);
+    slots.take('w1', 'a');
+    slots.end('w1', 'a', { success: true, charged: true }, { ms: 1000 });
+    expect(slots.overdueAfter('w1')).toBe(8000);
+    slots.take('w2', 'a');
+    slots.end('w2', 'a', { success: true, charged: true }, { ms: 5 });
+    expect(slots.overdueAfter('w2')).toBe(OVERDUE_MIN_MS);
   });
 });
