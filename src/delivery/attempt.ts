@@ -61,6 +61,11 @@ export async function runAttempt(
     responseExcerpt,
     success: errorKind === null,
   });
+  // One deadline for the whole attempt (signature, OAuth2 token, request, a 401's second round),
+  // inside its lease: past the lease another worker may take the delivery, and it would be in
+  // flight twice.
+  const deadline = claimed.lease.until - LEASE_MARGIN_MS;
+  const left = () => deadline - deps.clock.now();
   try {
     const body = await token;
     const headers: Record<string, string> = {
@@ -72,14 +77,16 @@ export async function runAttempt(
     const custom = claimed.webhook.headers;
     const secrets = custom === undefined ? NONE : addCustomHeaders(headers, custom, claimed.webhook.id, deps.sealer ?? null);
     // Signing formats and endpoint auth (issue 37): the signature, the bearer token, the client certificate.
-    if (access !== undefined) Object.assign(headers, await access.headers(claimed.delivery.id, body, false));
-    const request: TransportRequest = { url: claimed.webhook.endpoint, headers, body, timeoutMs: timeoutOf(claimed, deps) };
+    if (access !== undefined) Object.assign(headers, await inTime(access.headers(claimed.delivery.id, body, false), left()));
+    const own = timeoutOf(claimed, deps);
+    const request: TransportRequest = { url: claimed.webhook.endpoint, headers, body, timeoutMs: within(own, left()) };
     if (deps.guard) request.guard = deps.guard;
     if (access?.clientCertificate !== undefined) request.clientCertificate = access.clientCertificate;
     let res = await deps.transport.send(request);
     if (res.status === 401 && access?.refreshes) {
-      // Refused with the token we had: once more with a new one.
-      Object.assign(headers, await access.headers(claimed.delivery.id, body, true));
+      // Refused with the token we had: once more with a new one, in what is left of the lease.
+      Object.assign(headers, await inTime(access.headers(claimed.delivery.id, body, true), left()));
+      request.timeoutMs = within(own, left());
       res = await deps.transport.send(request);
     }
     // An endpoint that echoes what it got must not put a credential value (a custom credential
@@ -105,6 +112,34 @@ export async function runAttempt(
 function unexpectedStatus(status: number, excerpt: string, note = ''): string {
   const start = excerpt.replace(/\s+/g, ' ').trim().slice(0, 200);
   return `expected HTTP 200, got ${status}${note}${start ? `: ${start}` : ''}`;
+}
+
+/** What an attempt leaves of its lease: it ends this long before the lease does, at the latest. */
+export const LEASE_MARGIN_MS = 1000;
+
+/** A request's timeout in what is left of the attempt's time; none left: the attempt is a timeout now. */
+function within(timeoutMs: number, leftMs: number): number {
+  if (leftMs <= 0) throw new TransportError('timeout', 'the attempt ran out of its lease before the request was sent');
+  return Math.max(1, Math.min(timeoutMs, Math.floor(leftMs)));
+}
+
+/** Waits for `value` (the OAuth2 token, shared with other attempts) at most `leftMs`: then the attempt is a timeout. */
+async function inTime<T>(value: T | Promise<T>, leftMs: number): Promise<T> {
+  if (!(value instanceof Promise)) return value;
+  if (leftMs <= 0) throw new TransportError('timeout', 'the attempt ran out of its lease waiting for the OAuth2 token');
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(new TransportError('timeout', `the attempt ran out of its lease waiting for the OAuth2 token (${Math.round(leftMs)} ms)`)),
+      leftMs,
+    );
+  });
+  try {
+    return await Promise.race([value, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** The webhook's own deadline (endpoint options), else the engine's; never past its lease less a second. */
