@@ -84,6 +84,8 @@ export interface AttemptResult {
   charged: boolean;
   /** The answer asked the webhook to slow down (a 429, a 503 with Retry-After, a 410: `slow-down.ts`). */
   slowDown?: boolean;
+  /** A Retry-After: no attempt of the webhook may start before this time (clock ms). */
+  deferUntil?: number;
 }
 
 /** The attempt's result once its outcome is recorded (or given up). */
@@ -297,6 +299,8 @@ function bodyKey(c: ClaimedDelivery): string {
 
 function resultOf(attempt: AttemptRecord): AttemptResult {
   const result: AttemptResult = { success: attempt.success, charged: attempt.errorKind !== 'internal' };
-  if (slowDowns.has(attempt)) result.slowDown = true;
+  const slowDown = slowDowns.get(attempt);
+  if (slowDown) result.slowDown = true;
+  if (slowDown?.deferUntil !== undefined) result.deferUntil = slowDown.deferUntil;
   return result;
 }

@@ -84,6 +84,18 @@ export class Parked {
     return [...this.#byEnvironment.keys()];
   }
 
+  /** Takes every parked delivery of `webhookId` (its endpoint asked to wait: they go back). */
+  take(webhookId: string): Dispatch[] {
+    const queue = this.#queues.get(webhookId);
+    if (!queue) return [];
+    this.#queues.delete(webhookId);
+    const environment = queue[0]!.claimed.webhook.environment;
+    const ids = this.#byEnvironment.get(environment);
+    ids?.delete(webhookId);
+    if (ids?.size === 0) this.#byEnvironment.delete(environment);
+    return queue;
+  }
+
   /** Empties every queue (closing): what was parked goes back. */
   takeAll(): Dispatch[] {
     const all = [...this.#queues.values()].flat();

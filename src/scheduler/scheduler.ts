@@ -13,6 +13,9 @@ import { OneTimer } from './timer.js';
 
 export type { Chore } from './chores.js';
 
+/** Most webhooks remembered as deferred by a Retry-After here; past it the oldest is forgotten (its stored pace still holds it). */
+const DEFERRED_MAX = 10_000;
+
 /** An attempt whose HTTP exchange is under way. */
 interface Running {
   webhookId: string;
@@ -70,6 +73,11 @@ export class Scheduler {
   /** Timed deliveries of a webhook whose endpoint asked to slow down: given back once that attempt's outcome is recorded. */
   readonly #withdrawn = new Map<string, string[]>();
   readonly #proofs = new Proofs();
+  /**
+   * Webhooks whose endpoint answered with a Retry-After, until when: left out of every claim here
+   * until then (the pace the record writes holds them everywhere, once written).
+   */
+  readonly #deferred = new Map<string, number>();
   /** Webhooks a claim left out since their last attempt here ended. */
   readonly #leftOutSince = new Set<string>();
   readonly #chores: Chores;
@@ -303,8 +311,11 @@ export class Scheduler {
     const proofs = this.#proofs;
     const saturated = slots.saturatedWebhooks((id) => parked.has(id));
     for (const id of this.#timed.fullWebhooks()) if (!saturated.includes(id)) saturated.push(id);
-    for (const id of saturated) this.#leftOutSince.add(id);
     const now = clock.now();
+    for (const [id, until] of this.#deferred)
+      if (until <= now) this.#deferred.delete(id);
+      else if (!saturated.includes(id)) saturated.push(id);
+    for (const id of saturated) this.#leftOutSince.add(id);
     const leavesOut = saturated.length > 0 || excludeEnvironments.length > 0;
     proofs.claimBegins();
     const epoch = proofs.epoch;
@@ -380,6 +391,11 @@ export class Scheduler {
     let started = 0;
     for (const d of this.deps.dispatcher.prepare(claimed, now)) {
       const { webhook } = d.claimed;
+      // (Claimed while its endpoint's Retry-After was on its way here.)
+      if ((this.#deferred.get(webhook.id) ?? 0) > now) {
+        giveBack.push(d.claimed.delivery.id);
+        continue;
+      }
       slots.observe(webhook);
       const admission = slots.admit(webhook, environmentBound, ahead);
       if (admission === 'start') {
@@ -490,8 +506,14 @@ export class Scheduler {
     if (this.#running.size === 0) this.#armOverdue(Number.POSITIVE_INFINITY);
     // Its endpoint asked to slow down (a Retry-After, a 429, a 410): none of its timed deliveries
     // starts at the time reserved before that.
+    if (result?.deferUntil !== undefined) {
+      this.#deferred.set(webhookId, Math.max(result.deferUntil, this.#deferred.get(webhookId) ?? 0));
+      if (this.#deferred.size > DEFERRED_MAX) this.#deferred.delete(this.#deferred.keys().next().value!);
+    }
     if (result?.slowDown) {
-      const back = this.#timed.take(webhookId).map((c) => c.delivery.id);
+      // (A Retry-After: what is parked for it waits too, rather than take the slot this attempt frees.)
+      const parked = result.deferUntil === undefined ? [] : this.#parked.take(webhookId).map((d) => d.claimed.delivery.id);
+      const back = [...this.#timed.take(webhookId).map((c) => c.delivery.id), ...parked];
       if (back.length > 0) {
         this.#withdrawn.set(webhookId, [...(this.#withdrawn.get(webhookId) ?? []), ...back]);
         this.#armTimed();
