@@ -74,8 +74,10 @@ export function transactionTracker<K extends object>(kysely: K): { kysely: K; cu
     get(target, property) {
       const value = Reflect.get(target, property, target);
       if (property === 'transaction' && typeof value === 'function') return () => wrapBuilder(value.call(target));
-      // Kysely keeps its state in #private fields, which a proxy as `this` cannot reach.
-      return typeof value === 'function' ? value.bind(target) : value;
+      // Kysely keeps its state in #private fields, which a proxy as `this` cannot reach: its
+      // methods are bound. Not a getter's value: `fn` is a function carrying `count`, `sum`,
+      // `coalesce`…, which a bound copy would not have (better-auth's count() calls `db.fn.count`).
+      return typeof value === 'function' && !isAccessor(target, property) ? value.bind(target) : value;
     },
   });
   return {
@@ -85,4 +87,13 @@ export function transactionTracker<K extends object>(kysely: K): { kysely: K; cu
       return scope?.open ? scope.trx : undefined;
     },
   };
+}
+
+/** Whether `property` of `object` (or of one of its prototypes) is a getter rather than a method. */
+function isAccessor(object: object, property: PropertyKey): boolean {
+  for (let o: object | null = object; o; o = Object.getPrototypeOf(o)) {
+    const descriptor = Object.getOwnPropertyDescriptor(o, property);
+    if (descriptor) return descriptor.get !== undefined;
+  }
+  return false;
 }

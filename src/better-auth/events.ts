@@ -3,7 +3,7 @@ import { WebhooksError } from '../errors.js';
 import type { EventSource } from '../model.js';
 import type { EmitInput, Logger, Webhooks } from '../types.js';
 import { VERSION } from '../version.js';
-import type { Write } from './adapter.js';
+import type { Write, WriteKind } from './adapter.js';
 import {
   type AuthMember,
   type AuthOrganization,
@@ -67,6 +67,11 @@ export interface EmitterDeps {
   /** The Kysely transaction the current code runs in (see database.ts). */
   currentTransaction(): unknown;
   cause(): Cause;
+}
+
+/** The writes that become events: users and organizations, and a session's creation (a sign-in). */
+export function watched(model: string, kind: WriteKind): boolean {
+  return model === 'user' || model === 'organization' || (model === 'session' && kind === 'create');
 }
 
 /**

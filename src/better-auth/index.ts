@@ -23,7 +23,7 @@ import { getAdapter } from 'better-auth/db/adapter';
 import { createWebhooks, type Logger, type Webhooks, type WebhooksOptions } from '../index.js';
 import { type WatchedAdapter, watchAdapter } from './adapter.js';
 import { sharedStore, transactionTracker } from './database.js';
-import { type Cause, createEmitter, type EnvironmentOf, type EventOverrides } from './events.js';
+import { type Cause, createEmitter, type EnvironmentOf, type EventOverrides, watched } from './events.js';
 import type { AuthUser } from './mapping.js';
 import { createServing, type Manage, type ServedContext } from './serve.js';
 
@@ -119,7 +119,7 @@ export function webhooks(options: BetterAuthWebhooksOptions) {
       });
       emitter = emitting;
       watchAdapter(adapter, {
-        watches: (model, kind) => model === 'user' || model === 'organization' || (model === 'session' && kind === 'create'),
+        watches: watched,
         onWrite: (write) => emitting.onWrite(write),
       });
       const hooks = engine;
