@@ -53,3 +53,4 @@ export type {
   Webhooks,
   WebhooksOptions,
 } from './types.js';
+export { UnknownOptionError } from './unknown-options.js';

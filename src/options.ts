@@ -7,6 +7,7 @@ import { createGuard } from './delivery/guard/guard.js';
 import { createSealer } from './secrets/seal.js';
 import { KeySet } from './signing/keyset.js';
 import type { WebhooksOptions } from './types.js';
+import { refuseUnknown } from './unknown-options.js';
 
 /**
  * Checks every option of createWebhooks() at once and freezes what the engine keeps, so misuse is
@@ -14,6 +15,7 @@ import type { WebhooksOptions } from './types.js';
  */
 export function snapshotOptions(options: WebhooksOptions) {
   if (typeof options !== 'object' || options === null) throw new TypeError('createWebhooks: options are required');
+  refuseOptionsUnknown(options);
   const { store } = options;
   if (!store || typeof store.claimDue !== 'function' || typeof store.migrate !== 'function') {
     throw new TypeError('createWebhooks: store must be a Store (e.g. sqliteStore({ filename }))');
@@ -119,4 +121,53 @@ function retentionOf(retention: WebhooksOptions['retention']): number | null {
     throw new TypeError('createWebhooks: retention must be { days: n } with n > 0, or false to keep everything');
   }
   return Math.round(days * 24 * 3600_000);
+}
+
+/** The options of createWebhooks, each level (see unknown-options.ts). */
+export const WEBHOOKS_OPTIONS = [
+  'store',
+  'keys',
+  'issuer',
+  'transport',
+  'clock',
+  'limits',
+  'notifier',
+  'allowPrivateNetworks',
+  'allowHosts',
+  'secretsKey',
+  'resolver',
+  'eventTypes',
+  'backoff',
+  'disableAfterMs',
+  'disableOnGone',
+  'retention',
+  'delivery',
+  'logger',
+  'telemetry',
+  'authorize',
+  'workerId',
+  'dashboard',
+] as const;
+// Every option of the type is in the list: a compile error otherwise.
+const everyOption: [Exclude<keyof WebhooksOptions, (typeof WEBHOOKS_OPTIONS)[number]>] extends [never] ? true : never = true;
+void everyOption;
+
+const NESTED: Record<string, readonly string[]> = {
+  delivery: ['timeoutMs', 'concurrency', 'perWebhookConcurrency', 'perEnvironmentConcurrency', 'batchSize', 'leaseMs', 'pollIntervalMs'],
+  limits: ['maxWebhooks', 'maxPayloadBytes'],
+  backoff: ['schedule', 'jitter'],
+  retention: ['days'],
+  telemetry: ['meterProvider', 'tracerProvider', 'propagateTraceContext'],
+  dashboard: ['allowedOrigins', 'url', 'sessionTtlMs', 'theme', 'locale'],
+};
+
+/** Refuses an option createWebhooks does not know, at any level; `known`: the top level's (a plugin adds its own). */
+export function refuseOptionsUnknown(options: object, where = 'createWebhooks', known: readonly string[] = WEBHOOKS_OPTIONS): void {
+  refuseUnknown(where, options, known);
+  for (const [name, keys] of Object.entries(NESTED)) {
+    const value = (options as Record<string, unknown>)[name];
+    if (value !== null && typeof value === 'object' && !Array.isArray(value)) refuseUnknown(where, value, keys, `${name}.`);
+  }
+  const theme = (options as { dashboard?: { theme?: unknown } }).dashboard?.theme;
+  if (theme !== null && typeof theme === 'object') refuseUnknown(where, theme, ['name', 'logo', 'accent', 'mode'], 'dashboard.theme.');
 }

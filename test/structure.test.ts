@@ -180,6 +180,8 @@ function keptRetry(line: string, at: number, previous: string): boolean {
 const RETIRED_ALLOWED: Array<{ file: string; text: RegExp; reason: string }> = [
   // p-retry's own option names, in the one file that calls it.
   { file: 'src/transient.ts', text: /\b(?:retries|maxRetryTime|shouldRetry)\b/, reason: "p-retry's option names" },
+  // The retired option names an unknown-option error points at their replacement.
+  { file: 'src/unknown-options.ts', text: /\bretr(?:y|ies|yPolicy)\b/, reason: 'old option names, refused with their new name' },
   // PgBouncer's setting, named where docs/postgres.md tells users to lower it.
   { file: 'docs/postgres.md', text: /\bserver_login_retry\b/, reason: "PgBouncer's setting name" },
 ];

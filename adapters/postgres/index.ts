@@ -1,5 +1,6 @@
 import { Kysely, PostgresDialect } from 'kysely';
 import { systemClock } from '../../src/clock.js';
+import { refuseUnknown } from '../../src/unknown-options.js';
 import { loadDriver } from '../driver.js';
 import { onlySuccesses } from '../kysely/outcomes.js';
 import type { EngineTables } from '../kysely/schema.js';
@@ -191,6 +192,15 @@ export async function migratePostgres(options: { connectionString?: string; pool
 
 function validate(options: PostgresStoreOptions) {
   if (typeof options !== 'object' || options === null) throw new TypeError('postgresStore: options are required');
+  refuseUnknown('postgresStore', options, [
+    'connectionString',
+    'pool',
+    'directConnectionString',
+    'maxConnections',
+    'notifications',
+    'autoMigrate',
+    'onError',
+  ]);
   const { connectionString, pool } = options;
   if ((connectionString === undefined) === (pool === undefined))
     throw new TypeError('postgresStore: pass exactly one of connectionString or pool');

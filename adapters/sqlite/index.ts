@@ -1,4 +1,5 @@
 import { Kysely } from 'kysely';
+import { refuseUnknown } from '../../src/unknown-options.js';
 import { loadDriver } from '../driver.js';
 import { onlySuccesses } from '../kysely/outcomes.js';
 import type { EngineTables } from '../kysely/schema.js';
@@ -67,6 +68,7 @@ export interface SqliteStoreOptions {
  */
 export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
   if (typeof options !== 'object' || options === null) throw new TypeError('sqliteStore: options are required');
+  refuseUnknown('sqliteStore', options, ['filename', 'database', 'busyTimeoutMs', 'checkpointIntervalMs', 'onError']);
   const { filename, database } = options;
   if ((filename === undefined) === (database === undefined)) throw new TypeError('sqliteStore: pass exactly one of filename or database');
   if (filename !== undefined && (typeof filename !== 'string' || filename.length === 0))

@@ -16,7 +16,21 @@ export interface WatchedAdapter {
   findOne(args: { model: string; where: unknown[] }): Promise<Row | null>;
   findMany(args: { model: string; where?: unknown[]; limit?: number }): Promise<Row[]>;
   transaction<R>(fn: (trx: WatchedAdapter) => Promise<R>): Promise<R>;
+  // The guarded and bulk writes (better-auth 1.7: an invitation's answer is an incrementOne, an
+  // organization's members go by deleteMany). Optional: an older adapter may lack them.
+  updateMany?(args: { model: string; where: unknown[]; update: Record<string, unknown> }): Promise<number>;
+  deleteMany?(args: { model: string; where: unknown[] }): Promise<number>;
+  incrementOne?(args: {
+    model: string;
+    where: unknown[];
+    increment: Record<string, number>;
+    set?: Record<string, unknown>;
+  }): Promise<Row | null>;
+  consumeOne?(args: { model: string; where: unknown[] }): Promise<Row | null>;
 }
+
+/** Most rows a bulk write of a watched model reads to tell (its events name each row). */
+const BULK_MAX = 100_000;
 
 export type WriteKind = 'create' | 'update' | 'delete';
 
@@ -47,9 +61,13 @@ export function watchAdapter<A extends WatchedAdapter>(adapter: A, options: Watc
     create: adapter.create.bind(adapter),
     update: adapter.update.bind(adapter),
     delete: adapter.delete.bind(adapter),
+    updateMany: adapter.updateMany?.bind(adapter),
+    deleteMany: adapter.deleteMany?.bind(adapter),
+    incrementOne: adapter.incrementOne?.bind(adapter),
+    consumeOne: adapter.consumeOne?.bind(adapter),
     transaction: adapter.transaction.bind(adapter),
   };
-  type Raw = Pick<WatchedAdapter, 'create' | 'update' | 'delete'>;
+  type Raw = Pick<WatchedAdapter, 'create' | 'update' | 'delete' | 'updateMany' | 'deleteMany' | 'incrementOne' | 'consumeOne'>;
   // `on`: the adapter reads go through; `raw`: the unwatched writes (a new transaction's adapter is both).
   const atomically = <R>(fn: (on: WatchedAdapter, raw: Raw) => Promise<R>): Promise<R> =>
     inTransaction ? fn(adapter, original) : original.transaction((trx) => fn(trx, trx));
@@ -79,6 +97,48 @@ export function watchAdapter<A extends WatchedAdapter>(adapter: A, options: Watc
       if (row) await options.onWrite({ kind: 'delete', model: args.model, row, adapter: on });
     });
   };
+  const { updateMany, deleteMany, incrementOne, consumeOne } = original;
+  if (incrementOne)
+    adapter.incrementOne = (args) => {
+      if (!options.watches(args.model, 'update')) return incrementOne(args);
+      return atomically(async (on, raw) => {
+        const row = await raw.incrementOne!(args);
+        if (row) await options.onWrite({ kind: 'update', model: args.model, row, adapter: on });
+        return row;
+      });
+    };
+  if (consumeOne)
+    adapter.consumeOne = (args) => {
+      if (!options.watches(args.model, 'delete')) return consumeOne(args);
+      return atomically(async (on, raw) => {
+        const row = await raw.consumeOne!(args);
+        if (row) await options.onWrite({ kind: 'delete', model: args.model, row, adapter: on });
+        return row;
+      });
+    };
+  if (updateMany)
+    adapter.updateMany = (args) => {
+      if (!options.watches(args.model, 'update')) return updateMany(args);
+      return atomically(async (on, raw) => {
+        // Each row it changes is told as changed: the ids first, then the rows as written.
+        const ids = (await on.findMany({ model: args.model, where: args.where, limit: BULK_MAX })).map((r) => r.id);
+        const n = await raw.updateMany!(args);
+        if (ids.length === 0) return n;
+        const rows = await on.findMany({ model: args.model, where: [{ field: 'id', operator: 'in', value: ids }], limit: BULK_MAX });
+        for (const row of rows) await options.onWrite({ kind: 'update', model: args.model, row, adapter: on });
+        return n;
+      });
+    };
+  if (deleteMany)
+    adapter.deleteMany = (args) => {
+      if (!options.watches(args.model, 'delete')) return deleteMany(args);
+      return atomically(async (on, raw) => {
+        const rows = await on.findMany({ model: args.model, where: args.where, limit: BULK_MAX });
+        const n = await raw.deleteMany!(args);
+        for (const row of rows) await options.onWrite({ kind: 'delete', model: args.model, row, adapter: on });
+        return n;
+      });
+    };
   adapter.transaction = (fn) => original.transaction((trx) => fn(watchAdapter(trx, options, true)));
   return adapter;
 }

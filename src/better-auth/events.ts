@@ -5,25 +5,39 @@ import type { EmitInput, Logger, Webhooks } from '../types.js';
 import { VERSION } from '../version.js';
 import type { Write, WriteKind } from './adapter.js';
 import {
+  type AuthInvitation,
   type AuthMember,
   type AuthOrganization,
   type AuthUser,
   authenticated,
   authenticationFailed,
+  kindeInvitation,
+  kindeMembership,
   kindeOrganization,
   kindeUser,
 } from './mapping.js';
 
 /** The event types the plugin emits. */
-export type AuthEventType =
-  | 'user.created'
-  | 'user.updated'
-  | 'user.deleted'
-  | 'user.authenticated'
-  | 'user.authentication_failed'
-  | 'organization.created'
-  | 'organization.updated'
-  | 'organization.deleted';
+export const AUTH_EVENT_TYPES = [
+  'user.created',
+  'user.updated',
+  'user.deleted',
+  'user.authenticated',
+  'user.authentication_failed',
+  'organization.created',
+  'organization.updated',
+  'organization.deleted',
+  'membership.created',
+  'membership.updated',
+  'membership.deleted',
+  'invitation.created',
+  'invitation.accepted',
+  'invitation.rejected',
+  'invitation.canceled',
+] as const;
+
+/** The event types the plugin emits. */
+export type AuthEventType = (typeof AUTH_EVENT_TYPES)[number];
 
 /** What a mapping override is given: the default `data`, and the rows it was built from. */
 export interface MappingInput {
@@ -69,9 +83,18 @@ export interface EmitterDeps {
   cause(): Cause;
 }
 
-/** The writes that become events: users and organizations, and a session's creation (a sign-in). */
+/**
+ * The writes that become events: users, organizations and memberships, an invitation's creation
+ * and its answer, and a session's creation (a sign-in).
+ */
 export function watched(model: string, kind: WriteKind): boolean {
-  return model === 'user' || model === 'organization' || (model === 'session' && kind === 'create');
+  return (
+    model === 'user' ||
+    model === 'organization' ||
+    model === 'member' ||
+    (model === 'invitation' && kind !== 'delete') ||
+    (model === 'session' && kind === 'create')
+  );
 }
 
 /**
@@ -152,6 +175,39 @@ export function createEmitter(deps: EmitterDeps) {
         const userId = String(row.userId);
         const user = (await write.adapter.findOne({ model: 'user', where: [{ field: 'id', value: userId }] })) as AuthUser | null;
         return emit('user.authenticated', { data: authenticated(user, userId, row), source: src, user }, transaction);
+      }
+      if (write.model === 'member') {
+        // The membership's own event, and its user's user.updated with the organizations as
+        // they are now (read in the write's transaction: the change included).
+        const member = row as unknown as AuthMember;
+        const [user, organization] = await Promise.all([
+          write.adapter.findOne({ model: 'user', where: [{ field: 'id', value: member.userId }] }) as Promise<AuthUser | null>,
+          write.adapter.findOne({
+            model: 'organization',
+            where: [{ field: 'id', value: member.organizationId }],
+          }) as Promise<AuthOrganization | null>,
+        ]);
+        const type = write.kind === 'create' ? 'membership.created' : write.kind === 'update' ? 'membership.updated' : 'membership.deleted';
+        const scope = organization ? { organization } : {};
+        await emit(type, { data: kindeMembership(member), source: src, user, ...scope }, transaction);
+        if (!user) return;
+        const memberships = (await write.adapter.findMany({
+          model: 'member',
+          where: [{ field: 'userId', value: user.id }],
+        })) as unknown as AuthMember[];
+        return emit('user.updated', { data: { user: kindeUser(user, memberships) }, source: src, user }, transaction);
+      }
+      if (write.model === 'invitation') {
+        const data = kindeInvitation(row as unknown as AuthInvitation);
+        const status = (data?.invitation as { status?: string } | undefined)?.status;
+        // An update that leaves it pending (a resend's new expiry) answers nothing.
+        if (!data || (write.kind === 'update' && status === 'pending')) return;
+        const type = write.kind === 'create' ? 'invitation.created' : (`invitation.${status}` as AuthEventType);
+        const organization = (await write.adapter.findOne({
+          model: 'organization',
+          where: [{ field: 'id', value: row.organizationId }],
+        })) as AuthOrganization | null;
+        return emit(type, { data, source: src, user: cause.sessionUser, ...(organization ? { organization } : {}) }, transaction);
       }
       if (write.model === 'organization') {
         const organization = row as AuthOrganization;

@@ -21,9 +21,11 @@ import type { AuthContext, BetterAuthPlugin } from 'better-auth';
 import { createAuthMiddleware, isAPIError } from 'better-auth/api';
 import { getAdapter } from 'better-auth/db/adapter';
 import { createWebhooks, type Logger, type Webhooks, type WebhooksOptions } from '../index.js';
+import { refuseOptionsUnknown, WEBHOOKS_OPTIONS } from '../options.js';
+import { refuseUnknown } from '../unknown-options.js';
 import { type WatchedAdapter, watchAdapter } from './adapter.js';
 import { sharedStore, transactionTracker } from './database.js';
-import { type Cause, createEmitter, type EnvironmentOf, type EventOverrides, watched } from './events.js';
+import { AUTH_EVENT_TYPES, type Cause, createEmitter, type EnvironmentOf, type EventOverrides, watched } from './events.js';
 import type { AuthUser } from './mapping.js';
 import { createServing, type Manage, type ServedContext } from './serve.js';
 
@@ -47,6 +49,16 @@ export interface BetterAuthWebhooksOptions extends Omit<WebhooksOptions, 'store'
   issuer?: string;
 }
 
+/** What webhooks() takes: createWebhooks' options but those the plugin sets, and its own. */
+const PLUGIN_OPTIONS = [
+  ...WEBHOOKS_OPTIONS.filter((o) => o !== 'store' && o !== 'issuer' && o !== 'authorize'),
+  'environment',
+  'manage',
+  'events',
+  'path',
+  'issuer',
+];
+
 /** The plugin's id, as better-auth knows it. */
 export const PLUGIN_ID = 'identity-webhooks';
 
@@ -59,10 +71,12 @@ const SIGN_IN_PATHS = new Set(['/sign-in/email', '/sign-in/username', '/sign-in/
  */
 export function webhooks(options: BetterAuthWebhooksOptions) {
   if (typeof options !== 'object' || options === null) throw new TypeError('webhooks(): options are required');
+  refuseOptionsUnknown(options, 'webhooks()', PLUGIN_OPTIONS);
   const { environment = () => 'default', manage = () => null, events = {}, path = '/webhooks', issuer, ...engineOptions } = options;
   if (typeof environment !== 'function') throw new TypeError('webhooks(): environment must be a function');
   if (typeof manage !== 'function') throw new TypeError('webhooks(): manage must be a function');
   if (!/^(\/[\w.-]+)+$/.test(path)) throw new TypeError('webhooks(): path must look like /webhooks');
+  refuseUnknown('webhooks()', events, AUTH_EVENT_TYPES, 'events.');
   for (const [type, override] of Object.entries(events)) {
     if (override !== false && typeof override !== 'function')
       throw new TypeError(`webhooks(): events['${type}'] must be false or a function`);

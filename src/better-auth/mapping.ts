@@ -27,8 +27,21 @@ export interface AuthOrganization {
 
 /** A membership row of the organization plugin (`role` may list several roles, comma-separated). */
 export interface AuthMember {
+  id?: string;
   organizationId: string;
+  userId?: string;
   role?: string | null;
+}
+
+/** An invitation row of the organization plugin. */
+export interface AuthInvitation {
+  id: string;
+  organizationId: string;
+  email?: string | null;
+  role?: string | null;
+  status?: string | null;
+  inviterId?: string | null;
+  expiresAt?: Date | string | number | null;
 }
 
 const EMAIL = /^[^\s@]+@[^\s@]+$/;
@@ -118,6 +131,38 @@ export function authenticationFailed(user: AuthUser | null, email: unknown, reas
       id: user ? clamp(String(user.id), 255) : null,
       email: typeof email === 'string' ? clamp(email, 320) : null,
       reason: clamp(reason, 1000),
+    },
+  };
+}
+
+/** `data` of membership.*: the membership and its roles. */
+export function kindeMembership(member: AuthMember): Record<string, unknown> {
+  return {
+    membership: {
+      id: clamp(String(member.id ?? `${member.organizationId}:${member.userId}`), 255),
+      organization_code: clamp(String(member.organizationId), 255),
+      user_id: clamp(String(member.userId ?? ''), 255) || 'unknown',
+      roles: roleList(member.role),
+    },
+  };
+}
+
+const INVITATION_STATUSES = new Set(['pending', 'accepted', 'rejected', 'canceled']);
+
+/** `data` of invitation.*, or null when its status is none of the catalog's (nothing to tell). */
+export function kindeInvitation(invitation: AuthInvitation): Record<string, unknown> | null {
+  const status = String(invitation.status ?? 'pending');
+  if (!INVITATION_STATUSES.has(status)) return null;
+  const expires = invitation.expiresAt == null ? null : new Date(invitation.expiresAt as string);
+  return {
+    invitation: {
+      id: clamp(String(invitation.id), 255),
+      organization_code: clamp(String(invitation.organizationId), 255),
+      email: emailOf(invitation.email),
+      roles: roleList(invitation.role),
+      status,
+      inviter_id: text(invitation.inviterId, 255),
+      expires_at: expires && !Number.isNaN(expires.getTime()) ? expires.toISOString() : null,
     },
   };
 }

@@ -109,6 +109,44 @@ const user = (schema: JsonSchema): JsonSchema => ({
   properties: { user: schema },
 });
 
+/** `data.membership` of membership.*: a user's membership of an organization, with its roles. */
+const membership: JsonSchema = {
+  type: 'object',
+  required: ['membership'],
+  additionalProperties: false,
+  properties: {
+    membership: {
+      type: 'object',
+      required: ['id', 'organization_code', 'user_id', 'roles'],
+      additionalProperties: false,
+      properties: { id, organization_code: id, user_id: id, roles: grantList },
+    },
+  },
+};
+
+/** `data.invitation` of invitation.*: who was invited to which organization, with which roles, by whom. */
+const invitation: JsonSchema = {
+  type: 'object',
+  required: ['invitation'],
+  additionalProperties: false,
+  properties: {
+    invitation: {
+      type: 'object',
+      required: ['id', 'organization_code', 'email', 'roles', 'status'],
+      additionalProperties: false,
+      properties: {
+        id,
+        organization_code: id,
+        email: { type: ['string', 'null'], maxLength: 320, format: 'email' },
+        roles: grantList,
+        status: { enum: ['pending', 'accepted', 'rejected', 'canceled'] },
+        inviter_id: nullableString(),
+        expires_at: { type: ['string', 'null'], maxLength: 64, description: 'ISO 8601' },
+      },
+    },
+  },
+};
+
 export const BUILTIN_EVENT_TYPES: readonly EventTypeDefinition[] = [
   // Subjects (ordered delivery per subject, docs/ordering.md): the user's id for user.*, the
   // organization's code for organization.*, the role's, permission's, subscriber's or access
@@ -134,6 +172,34 @@ export const BUILTIN_EVENT_TYPES: readonly EventTypeDefinition[] = [
   { code: 'organization.created', name: 'Organization created', origin: 'kinde', schema: org(true), subject: '/organization/code' },
   { code: 'organization.updated', name: 'Organization updated', origin: 'kinde', schema: org(true), subject: '/organization/code' },
   { code: 'organization.deleted', name: 'Organization deleted', origin: 'kinde', schema: org(false), subject: '/organization/code' },
+  // Memberships and invitations (the identity server's own: Kinde tells them in user.updated's
+  // organizations only). A membership's subject is its user, so per-subject ordering keeps it in
+  // line with that user's user.updated; an invitation's is itself.
+  {
+    code: 'membership.created',
+    name: 'Membership created',
+    origin: 'identity-webhooks',
+    schema: membership,
+    subject: '/membership/user_id',
+  },
+  {
+    code: 'membership.updated',
+    name: 'Membership updated',
+    origin: 'identity-webhooks',
+    schema: membership,
+    subject: '/membership/user_id',
+  },
+  {
+    code: 'membership.deleted',
+    name: 'Membership deleted',
+    origin: 'identity-webhooks',
+    schema: membership,
+    subject: '/membership/user_id',
+  },
+  { code: 'invitation.created', name: 'Invitation created', origin: 'identity-webhooks', schema: invitation, subject: '/invitation/id' },
+  { code: 'invitation.accepted', name: 'Invitation accepted', origin: 'identity-webhooks', schema: invitation, subject: '/invitation/id' },
+  { code: 'invitation.rejected', name: 'Invitation rejected', origin: 'identity-webhooks', schema: invitation, subject: '/invitation/id' },
+  { code: 'invitation.canceled', name: 'Invitation canceled', origin: 'identity-webhooks', schema: invitation, subject: '/invitation/id' },
   { code: 'role.created', name: 'Role created', origin: 'kinde', schema: ref('role', keyed, ['id', 'key']), subject: '/role/id' },
   { code: 'role.updated', name: 'Role updated', origin: 'kinde', schema: ref('role', keyed, ['id', 'key']), subject: '/role/id' },
   { code: 'role.deleted', name: 'Role deleted', origin: 'kinde', schema: ref('role', keyed), subject: '/role/id' },

@@ -15,6 +15,18 @@ const organization = { code: 'org_0123456789ab', name: 'Acme Corporation', exter
 const role = { id: 'rol_0123456789ab', key: 'billing-admin', name: 'Billing admin', description: 'Manages invoices and payment methods' };
 const permission = { id: 'perm_0123456789ab', key: 'read:invoices', name: 'Read invoices', description: null };
 
+function invitationExample(status: string) {
+  return {
+    id: 'inv_0123456789ab',
+    organization_code: organization.code,
+    email: 'grace@example.com',
+    roles: ['member'],
+    status,
+    inviter_id: user.id,
+    expires_at: '2026-01-03T00:00:00.000Z',
+  };
+}
+
 /**
  * The `data` a test event of each built-in type carries: realistic, and valid against the type's
  * schema (checked when the catalog is built, and by a test for every type).
@@ -28,6 +40,19 @@ export const BUILTIN_EXAMPLES: Readonly<Record<string, Record<string, unknown>>>
   'organization.created': { organization },
   'organization.updated': { organization: { ...organization, name: 'Acme Corp.' } },
   'organization.deleted': { organization: { code: organization.code } },
+  'membership.created': {
+    membership: { id: 'mem_0123456789ab', organization_code: organization.code, user_id: user.id, roles: ['member'] },
+  },
+  'membership.updated': {
+    membership: { id: 'mem_0123456789ab', organization_code: organization.code, user_id: user.id, roles: ['admin'] },
+  },
+  'membership.deleted': {
+    membership: { id: 'mem_0123456789ab', organization_code: organization.code, user_id: user.id, roles: ['admin'] },
+  },
+  'invitation.created': { invitation: invitationExample('pending') },
+  'invitation.accepted': { invitation: invitationExample('accepted') },
+  'invitation.rejected': { invitation: invitationExample('rejected') },
+  'invitation.canceled': { invitation: invitationExample('canceled') },
   'role.created': { role },
   'role.updated': { role: { ...role, name: 'Billing administrator' } },
   'role.deleted': { role: { id: role.id } },

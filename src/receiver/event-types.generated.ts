@@ -144,6 +144,138 @@ export type OrganizationDeletedData = {
 /** `organization.deleted`: Organization deleted. */
 export type OrganizationDeletedEvent = WebhookEnvelope<'organization.deleted', OrganizationDeletedData>;
 
+/** `data` of `membership.created` (Membership created). */
+export type MembershipCreatedData = {
+  membership: {
+    id: string;
+    organization_code: string;
+    user_id: string;
+    roles: null | Array<string | {
+      id?: string;
+      key: string;
+    }>;
+  };
+};
+
+/** `membership.created`: Membership created. */
+export type MembershipCreatedEvent = WebhookEnvelope<'membership.created', MembershipCreatedData>;
+
+/** `data` of `membership.updated` (Membership updated). */
+export type MembershipUpdatedData = {
+  membership: {
+    id: string;
+    organization_code: string;
+    user_id: string;
+    roles: null | Array<string | {
+      id?: string;
+      key: string;
+    }>;
+  };
+};
+
+/** `membership.updated`: Membership updated. */
+export type MembershipUpdatedEvent = WebhookEnvelope<'membership.updated', MembershipUpdatedData>;
+
+/** `data` of `membership.deleted` (Membership deleted). */
+export type MembershipDeletedData = {
+  membership: {
+    id: string;
+    organization_code: string;
+    user_id: string;
+    roles: null | Array<string | {
+      id?: string;
+      key: string;
+    }>;
+  };
+};
+
+/** `membership.deleted`: Membership deleted. */
+export type MembershipDeletedEvent = WebhookEnvelope<'membership.deleted', MembershipDeletedData>;
+
+/** `data` of `invitation.created` (Invitation created). */
+export type InvitationCreatedData = {
+  invitation: {
+    id: string;
+    organization_code: string;
+    /** format: email */
+    email: string | null;
+    roles: null | Array<string | {
+      id?: string;
+      key: string;
+    }>;
+    status: "pending" | "accepted" | "rejected" | "canceled";
+    inviter_id?: string | null;
+    /** ISO 8601 */
+    expires_at?: string | null;
+  };
+};
+
+/** `invitation.created`: Invitation created. */
+export type InvitationCreatedEvent = WebhookEnvelope<'invitation.created', InvitationCreatedData>;
+
+/** `data` of `invitation.accepted` (Invitation accepted). */
+export type InvitationAcceptedData = {
+  invitation: {
+    id: string;
+    organization_code: string;
+    /** format: email */
+    email: string | null;
+    roles: null | Array<string | {
+      id?: string;
+      key: string;
+    }>;
+    status: "pending" | "accepted" | "rejected" | "canceled";
+    inviter_id?: string | null;
+    /** ISO 8601 */
+    expires_at?: string | null;
+  };
+};
+
+/** `invitation.accepted`: Invitation accepted. */
+export type InvitationAcceptedEvent = WebhookEnvelope<'invitation.accepted', InvitationAcceptedData>;
+
+/** `data` of `invitation.rejected` (Invitation rejected). */
+export type InvitationRejectedData = {
+  invitation: {
+    id: string;
+    organization_code: string;
+    /** format: email */
+    email: string | null;
+    roles: null | Array<string | {
+      id?: string;
+      key: string;
+    }>;
+    status: "pending" | "accepted" | "rejected" | "canceled";
+    inviter_id?: string | null;
+    /** ISO 8601 */
+    expires_at?: string | null;
+  };
+};
+
+/** `invitation.rejected`: Invitation rejected. */
+export type InvitationRejectedEvent = WebhookEnvelope<'invitation.rejected', InvitationRejectedData>;
+
+/** `data` of `invitation.canceled` (Invitation canceled). */
+export type InvitationCanceledData = {
+  invitation: {
+    id: string;
+    organization_code: string;
+    /** format: email */
+    email: string | null;
+    roles: null | Array<string | {
+      id?: string;
+      key: string;
+    }>;
+    status: "pending" | "accepted" | "rejected" | "canceled";
+    inviter_id?: string | null;
+    /** ISO 8601 */
+    expires_at?: string | null;
+  };
+};
+
+/** `invitation.canceled`: Invitation canceled. */
+export type InvitationCanceledEvent = WebhookEnvelope<'invitation.canceled', InvitationCanceledData>;
+
 /** `data` of `role.created` (Role created). */
 export type RoleCreatedData = {
   role: {
@@ -275,6 +407,13 @@ export type WebhookEventMap = {
   'organization.created': OrganizationCreatedEvent;
   'organization.updated': OrganizationUpdatedEvent;
   'organization.deleted': OrganizationDeletedEvent;
+  'membership.created': MembershipCreatedEvent;
+  'membership.updated': MembershipUpdatedEvent;
+  'membership.deleted': MembershipDeletedEvent;
+  'invitation.created': InvitationCreatedEvent;
+  'invitation.accepted': InvitationAcceptedEvent;
+  'invitation.rejected': InvitationRejectedEvent;
+  'invitation.canceled': InvitationCanceledEvent;
   'role.created': RoleCreatedEvent;
   'role.updated': RoleUpdatedEvent;
   'role.deleted': RoleDeletedEvent;

@@ -29,12 +29,17 @@ describe.each<Dialect>(['sqlite', 'postgres'])('better-auth on %s: each write de
 
   /** Runs `action`, waits for exactly one more delivered event, and returns it. */
   async function oneEvent(action: () => Promise<unknown>) {
+    return (await events(action, 1))[0]!;
+  }
+
+  /** Runs `action`, waits for exactly `n` more delivered events, and returns them in type order. */
+  async function events(action: () => Promise<unknown>, n: number) {
     const before = r.received.length;
     await action();
-    await r.waitFor(before + 1);
+    await r.waitFor(before + n);
     await s.hooks.drain();
-    expect(r.received.length, 'one event, no more').toBe(before + 1);
-    return r.received[before]!;
+    expect(r.received.length, `${n} events, no more`).toBe(before + n);
+    return r.received.slice(before).sort((a, b) => a.type.localeCompare(b.type));
   }
 
   const ada = { browser: undefined as unknown as ReturnType<typeof s.client>, id: '' };
@@ -121,14 +126,18 @@ describe.each<Dialect>(['sqlite', 'postgres'])('better-auth on %s: each write de
   });
 
   let orgId = '';
-  test('organization create, update, delete: one event each', async () => {
-    const created = await oneEvent(async () => {
+  test("organization create, update, delete: one event each, and the owner's user.updated as its membership comes and goes", async () => {
+    const [created, owner] = await events(async () => {
       const res = await ada.browser.call('/organization/create', { body: { name: 'Analytical Engines', slug: 'analytical' } });
       expect(res.status, res.text).toBe(200);
       orgId = res.json.id;
+    }, 2);
+    expect(created!).toMatchObject({ type: 'organization.created', source: 'user' });
+    expect(owner).toMatchObject({
+      type: 'user.updated',
+      data: { user: { id: ada.id, organizations: [{ code: orgId, roles: ['owner'] }] } },
     });
-    expect(created).toMatchObject({ type: 'organization.created', source: 'user' });
-    expect(created.data).toEqual({ organization: { code: orgId, name: 'Analytical Engines', external_id: null, slug: 'analytical' } });
+    expect(created!.data).toEqual({ organization: { code: orgId, name: 'Analytical Engines', external_id: null, slug: 'analytical' } });
 
     const updated = await oneEvent(async () => {
       const res = await ada.browser.call('/organization/update', { body: { organizationId: orgId, data: { name: 'Difference Engines' } } });
@@ -140,11 +149,12 @@ describe.each<Dialect>(['sqlite', 'postgres'])('better-auth on %s: each write de
     const again = await oneEvent(() => ada.browser.call('/update-user', { body: { name: 'Ada Lovelace' } }));
     expect(again.data.user.organizations).toEqual([{ code: orgId, roles: ['owner'] }]);
 
-    const deleted = await oneEvent(async () => {
+    const [deleted, left] = await events(async () => {
       const res = await ada.browser.call('/organization/delete', { body: { organizationId: orgId } });
       expect(res.status, res.text).toBe(200);
-    });
+    }, 2);
     expect(deleted).toMatchObject({ type: 'organization.deleted', data: { organization: { code: orgId } } });
+    expect(left).toMatchObject({ type: 'user.updated', data: { user: { id: ada.id, organizations: [] } } });
   });
 
   test('delete: user.deleted', async () => {

@@ -25,6 +25,17 @@ const SAMPLES: Record<string, Record<string, unknown>> = {
   'organization.created': { organization: { code: 'org_1', name: 'Acme' } },
   'organization.updated': { organization: { code: 'org_1', name: 'Acme Inc' } },
   'organization.deleted': { organization: { code: 'org_1' } },
+  'membership.created': { membership: { id: 'm1', organization_code: 'org_1', user_id: 'kp_1', roles: ['member'] } },
+  'membership.updated': { membership: { id: 'm1', organization_code: 'org_1', user_id: 'kp_1', roles: [{ id: 'admin', key: 'admin' }] } },
+  'membership.deleted': { membership: { id: 'm1', organization_code: 'org_1', user_id: 'kp_1', roles: null } },
+  'invitation.created': {
+    invitation: { id: 'i1', organization_code: 'org_1', email: 'a@example.com', roles: ['member'], status: 'pending' },
+  },
+  'invitation.accepted': { invitation: { id: 'i1', organization_code: 'org_1', email: 'a@example.com', roles: null, status: 'accepted' } },
+  'invitation.rejected': { invitation: { id: 'i1', organization_code: 'org_1', email: null, roles: null, status: 'rejected' } },
+  'invitation.canceled': {
+    invitation: { id: 'i1', organization_code: 'org_1', email: null, roles: null, status: 'canceled', inviter_id: 'kp_2' },
+  },
   'role.created': { role: { id: 'r1', key: 'admin', name: 'Admin' } },
   'role.updated': { role: { id: 'r1', key: 'admin', name: 'Administrator' } },
   'role.deleted': { role: { id: 'r1' } },

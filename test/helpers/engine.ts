@@ -17,7 +17,8 @@ export async function makeEngine(overrides: Partial<WebhooksOptions> & { filenam
   let current: Webhooks | undefined;
   const site = await serveHandler((req) => current!.handler(req));
   const notified: WebhookDisabledInfo[] = [];
-  const filename = overrides.filename ?? dir.file('webhooks.db');
+  const { filename: file, ...options } = overrides;
+  const filename = file ?? dir.file('webhooks.db');
   const open = async (extra: Partial<WebhooksOptions> = {}) => {
     const hooks = createWebhooks({
       // Only when the test brings none: a store opened and then overridden would never be closed
@@ -30,7 +31,7 @@ export async function makeEngine(overrides: Partial<WebhooksOptions> & { filenam
       notifier: { webhookDisabled: (info) => void notified.push(info) },
       logger: { warn: () => {}, error: (message, meta) => logged.push(`${message} ${JSON.stringify(meta ?? {})}`) },
       delivery: { timeoutMs: 2000, pollIntervalMs: 3600_000 },
-      ...overrides,
+      ...options,
       ...extra,
     });
     current = hooks;
