@@ -65,3 +65,30 @@ export function allowedOriginSet(origins: readonly string[] | undefined): Readon
   }
   return set;
 }
+
+/** The header the dashboard's page sends its PATCH and DELETE as a POST with. */
+export const METHOD_OVERRIDE = 'x-http-method-override';
+const OVERRIDABLE = new Set(['PATCH', 'DELETE', 'PUT']);
+
+/**
+ * The request with the method its `x-http-method-override` names (PATCH, DELETE, PUT), for mounts
+ * that forward only GET and POST (better-auth's Hono guide, a Next.js route that exports
+ * `{ GET, POST }`). Only for a POST that passed {@link crossSiteRefusal} and
+ * {@link contentTypeRefusal}: a custom header needs a CORS preflight from another origin, which
+ * nothing here answers, and a form cannot send one. Null: no override asked; a Response: refused.
+ */
+export function overriddenRequest(request: Request): Request | Response | null {
+  const asked = request.headers.get(METHOD_OVERRIDE);
+  if (asked === null) return null;
+  const method = asked.trim().toUpperCase();
+  if (request.method !== 'POST' || !OVERRIDABLE.has(method))
+    return wireError(405, 'METHOD_NOT_ALLOWED', `${METHOD_OVERRIDE} may turn a POST into PATCH, PUT or DELETE only`);
+  const headers = new Headers(request.headers);
+  headers.delete(METHOD_OVERRIDE);
+  const init: RequestInit & { duplex?: 'half' } = { method, headers };
+  if (method !== 'DELETE' || request.headers.get('content-length') !== '0') {
+    init.body = request.body;
+    init.duplex = 'half';
+  }
+  return new Request(request.url, init);
+}

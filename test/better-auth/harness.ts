@@ -2,9 +2,13 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type BetterAuthOptions, betterAuth } from 'better-auth';
 import { getMigrations } from 'better-auth/db/migration';
+import { getRequestListener } from '@hono/node-server';
+import { toNextJsHandler } from 'better-auth/next-js';
 import { toNodeHandler } from 'better-auth/node';
 import { admin, organization } from 'better-auth/plugins';
 import Database from 'better-sqlite3';
+import express from 'express';
+import { Hono } from 'hono';
 import pg from 'pg';
 import { type BetterAuthWebhooksOptions, webhooks, webhooksOf } from '../../src/better-auth/index.js';
 import type { Webhooks } from '../../src/index.js';
@@ -87,11 +91,45 @@ export async function startVerifyingReceiver(issuer: string) {
 }
 
 /** One better-auth server (email + password, admin, organization) with the plugin, on a real database, over HTTP. */
+/**
+ * How better-auth is mounted, as its guides do it: `node` (toNodeHandler on node:http), `express`
+ * (`app.all('/api/auth/{*any}', toNodeHandler(auth))`), `hono` (`app.on(['GET', 'POST'],
+ * '/api/auth/*', …)`: nothing else reaches it), `next` (an App Router route exporting only
+ * `{ GET, POST } = toNextJsHandler(auth)`: 405 for the rest), `handler` (auth.handler itself).
+ */
+export type Mount = 'node' | 'express' | 'hono' | 'next' | 'handler';
+
+function mounted(auth: { handler: (request: Request) => Promise<Response> }, mount: Mount): http.RequestListener {
+  if (mount === 'node') return toNodeHandler(auth);
+  if (mount === 'express') {
+    const app = express();
+    app.all('/api/auth/{*any}', toNodeHandler(auth));
+    return app;
+  }
+  if (mount === 'hono') {
+    const app = new Hono();
+    app.on(['GET', 'POST'], '/api/auth/*', (c) => auth.handler(c.req.raw));
+    return getRequestListener(app.fetch);
+  }
+  if (mount === 'next') {
+    const route: Partial<Record<string, (request: Request) => Promise<Response>>> = {};
+    const { GET, POST } = toNextJsHandler(auth);
+    Object.assign(route, { GET, POST });
+    return getRequestListener((request) => {
+      const method = route[request.method];
+      if (!new URL(request.url).pathname.startsWith('/api/auth/')) return new Response('Not Found', { status: 404 });
+      return method ? method(request) : new Response(null, { status: 405, headers: { allow: 'GET, POST' } });
+    });
+  }
+  return getRequestListener((request) => auth.handler(request));
+}
+
 export async function startAuth(
   dialect: Dialect,
   plugin: Partial<BetterAuthWebhooksOptions> = {},
   label = 'bauth',
   extra: Partial<BetterAuthOptions> = {},
+  mount: Mount = 'node',
 ) {
   const site = await listen();
   const cleanups: Array<() => Promise<void> | void> = [site.close];
@@ -144,7 +182,7 @@ export async function startAuth(
   const auth = betterAuth(options);
   const hooks: Webhooks = await webhooksOf(auth);
   cleanups.push(() => hooks.close());
-  site.set(toNodeHandler(auth));
+  site.set(mounted(auth, mount));
   const base = `${site.url}/api/auth`;
 
   /** A browser: one cookie jar, same-origin requests to the auth server. */

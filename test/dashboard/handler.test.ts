@@ -255,6 +255,47 @@ describe('cross-site writes', () => {
     expect(await hooks.webhooks.list({ environment: 'env-a' })).toEqual([webhook]);
   });
 
+  test('a POST naming PATCH or DELETE (mounts that forward only GET and POST) acts as one same-site, and is refused cross-site', async () => {
+    const { call, hooks } = await setup();
+    const webhook = await hooks.webhooks.create(webhookInput);
+    const same = { 'content-type': 'application/json', origin: ORIGIN, 'sec-fetch-site': 'same-origin' };
+    const patched = await call(`${PREFIX}/api/v1/webhooks/${webhook.id}`, {
+      method: 'POST',
+      headers: { ...same, 'x-http-method-override': 'PATCH' },
+      body: JSON.stringify({ name: 'Renamed' }),
+    });
+    expect(patched.status).toBe(200);
+    expect((await hooks.webhooks.get(webhook.id, { environment: 'env-a' })).name).toBe('Renamed');
+    // Cross-site, the override changes nothing: refused before anything else.
+    const evil = await call(`${PREFIX}/api/v1/webhooks/${webhook.id}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: 'https://evil.example.net', 'x-http-method-override': 'DELETE' },
+    });
+    expect(evil.status).toBe(403);
+    // Not JSON: 415, as any write. Another method named, or an override on a GET: 405.
+    const form = await call(`${PREFIX}/api/v1/webhooks/${webhook.id}`, { method: 'POST', headers: { 'x-http-method-override': 'DELETE' } });
+    expect(form.status).toBe(415);
+    for (const [method, asked] of [
+      ['POST', 'GET'],
+      ['POST', 'TRACE'],
+      ['PATCH', 'DELETE'],
+    ] as const) {
+      const res = await call(`${PREFIX}/api/v1/webhooks/${webhook.id}`, {
+        method,
+        headers: { ...same, 'x-http-method-override': asked },
+        body: '{}',
+      });
+      expect(res.status, `${method} as ${asked}`).toBe(405);
+    }
+    expect(await hooks.webhooks.list({ environment: 'env-a' })).toHaveLength(1);
+    const deleted = await call(`${PREFIX}/api/v1/webhooks/${webhook.id}`, {
+      method: 'POST',
+      headers: { ...same, 'x-http-method-override': 'DELETE' },
+    });
+    expect(deleted.status).toBe(200);
+    expect(await hooks.webhooks.list({ environment: 'env-a' })).toEqual([]);
+  });
+
   test('a form post (no JSON type, empty body) to a bodiless action is refused with 415', async () => {
     const { call, hooks } = await setup();
     const webhook = await hooks.webhooks.create(webhookInput);

@@ -55,7 +55,7 @@ const ENGLISH: Record<string, string> = {
  * test below checks this list is exactly the keys whose translation equals the English.
  */
 const SAME: Record<string, string[]> = {
-  fr: ['ui.shell.title', 'ui.form.description', 'ui.auth.audience'],
+  fr: ['ui.shell.title', 'ui.form.description', 'ui.auth.audience', 'ui.resource.invitation'],
   de: ['ui.shell.title', 'ui.form.name', 'ui.log.status', 'ui.common.optional'],
 };
 

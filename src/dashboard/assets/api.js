@@ -86,8 +86,13 @@ export function createClient(element) {
     const extra = typeof element.headers === 'function' ? await element.headers() : element.headers;
     /** @type {HeaderMap} */
     const headers = { accept: 'application/json', ...extra };
+    // PATCH and DELETE go as a POST that names them: better-auth's documented mounts (Hono's
+    // `app.on(['GET', 'POST'], …)`, Next.js's `export const { GET, POST }`) forward nothing else.
+    // The dashboard's handler honours the header only on a same-site JSON request.
+    const sent = method === 'PATCH' || method === 'DELETE' ? 'POST' : method;
+    if (sent !== method) headers['x-http-method-override'] = method;
     /** @type {RequestInit} */
-    const init = { method, headers, credentials: 'same-origin' };
+    const init = { method: sent, headers, credentials: 'same-origin' };
     if (method !== 'GET') {
       // Always JSON, even without a body: the dashboard refuses writes of any other type.
       headers['content-type'] = 'application/json';

@@ -156,11 +156,14 @@ export function resourceLabel(code) {
 
 /**
  * An event type's name: a built-in's from the table (`event.user.created`), a host's own as the
- * catalog has it.
+ * catalog has it (a host's type may not take a built-in's code).
  *
  * @param {{ code: string, name: string, origin: string }} type
  */
-export const eventName = (type) => (type.origin === 'kinde' && current.ui[`event.${type.code}`]) || type.name;
+export const eventName = (type) => (BUILT_IN.has(type.origin) && current.ui[`event.${type.code}`]) || type.name;
+
+/** The origins of the built-in types (Kinde's, and the engine's own: memberships, invitations). */
+const BUILT_IN = new Set(['kinde', 'identity-webhooks']);
 
 /**
  * `n` things in the current locale's words and plural form: the table's `{key}.one` or
