@@ -1,8 +1,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { getRequestListener } from '@hono/node-server';
 import { type BetterAuthOptions, betterAuth } from 'better-auth';
 import { getMigrations } from 'better-auth/db/migration';
-import { getRequestListener } from '@hono/node-server';
 import { toNextJsHandler } from 'better-auth/next-js';
 import { toNodeHandler } from 'better-auth/node';
 import { admin, organization } from 'better-auth/plugins';
