@@ -110,15 +110,21 @@ export function webhooks(options: BetterAuthWebhooksOptions) {
         database: { db: tracker.kysely, type: dialect, transaction: true },
       } as Parameters<typeof getAdapter>[0])) as unknown as WatchedAdapter;
 
-      // Behind a proxy that terminates TLS the request says http://, the browser's Origin https://.
-      const dashboard = engineOptions.dashboard ?? (baseURL ? { allowedOrigins: [new URL(baseURL).origin] } : undefined);
+      // The plugin serves the dashboard, so it knows where: links work with no option of the
+      // host's. Behind a proxy that terminates TLS the request says http://, the browser's Origin
+      // https://: baseURL's origin may write, unless the host lists the origins itself.
+      const dashboard = { ...engineOptions.dashboard };
+      if (baseURL) {
+        dashboard.url ??= `${baseURL}${path}/dashboard`;
+        dashboard.allowedOrigins ??= [new URL(baseURL).origin];
+      }
       engine = createWebhooks({
         ...engineOptions,
         logger,
         store,
         issuer: issuer ?? `${baseURL}${path}`,
         authorize: serving.authorize,
-        ...(dashboard ? { dashboard } : {}),
+        dashboard,
       });
       await engine.start();
       const emitting = createEmitter({

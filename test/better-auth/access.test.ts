@@ -59,8 +59,65 @@ describe.each<Dialect>(['sqlite', 'postgres'])('better-auth on %s: the dashboard
     expect((await s.hooks.webhooks.list({ environment: 'default' })).map((w) => w.name)).toEqual(['mine']);
   });
 
+  test("portal links with no option beyond the plugin's: a read link opens the dashboard in its environment; the public origin still writes", async () => {
+    await s.hooks.webhooks.create({
+      environment: 'org_acme',
+      name: 'acme',
+      endpoint: 'https://acme.example.com/h',
+      eventTypes: ['user.created'],
+    });
+    const link = await s.hooks.dashboardLink({ environment: 'org_acme', capabilities: ['read'] });
+    expect(link.startsWith(`${s.base}/webhooks/dashboard/link/`)).toBe(true);
+    const opened = await fetch(link, { redirect: 'manual' });
+    expect(opened.status).toBe(200);
+    const cookie = opened.headers.getSetCookie()[0]!.split(';')[0]!;
+    const listed = await fetch(`${s.base}/webhooks/dashboard/api/v1/webhooks`, { headers: { cookie } });
+    expect(listed.status).toBe(200);
+    expect(((await listed.json()) as { webhooks: Array<{ name: string }> }).webhooks.map((w) => w.name)).toEqual(['acme']);
+    // Read only: a write from the dashboard's own origin is refused for the capability, not the origin.
+    const write = await fetch(`${s.base}/webhooks/dashboard/api/v1/webhooks`, {
+      method: 'POST',
+      headers: { cookie, origin: s.origin, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'x', endpoint: 'https://x.example.com/h', event_types: ['user.created'] }),
+    });
+    expect(write.status).toBe(403);
+    expect(((await write.json()) as { errors: Array<{ code: string }> }).errors[0]!.code).toBe('READ_ONLY_ACCESS');
+  });
+
   test('better-auth keeps its own routes; unknown paths under the mount are 404', async () => {
     expect((await s.client().call('/ok')).status).toBe(200);
     expect((await s.client().call('/webhooks/nothing-here')).status).toBe(404);
+  });
+});
+
+describe('behind a proxy that terminates TLS (baseURL https, requests http)', () => {
+  let s: Awaited<ReturnType<typeof startAuth>>;
+  beforeAll(async () => {
+    // A dashboard option of the host's own (the locale) keeps baseURL's origin among those that may write.
+    s = await startAuth('sqlite', { dashboard: { locale: 'en' } }, 'bauth_proxy', { baseURL: 'https://auth.example.com/api/auth' });
+  });
+  afterAll(async () => {
+    await s?.close();
+  });
+
+  test('the public origin may write through the dashboard; links are minted under the public address', async () => {
+    const root = s.client();
+    const origin = 'https://auth.example.com';
+    const up = await root.call('/sign-up/email', { body: { email: 'root@example.com', password: PASSWORD, name: 'Root' }, origin });
+    expect(up.status, up.text).toBe(200);
+    await s.sql(`update "user" set role = 'admin' where email = 'root@example.com'`);
+    const created = await root.call('/webhooks/dashboard/api/v1/webhooks', {
+      body: { name: 'mine', endpoint: 'https://example.com/hooks', event_types: ['user.created'] },
+      origin,
+    });
+    expect(created.status, created.text).toBe(200);
+    const evil = await root.call('/webhooks/dashboard/api/v1/webhooks', {
+      body: { name: 'evil', endpoint: 'https://evil.example/hooks', event_types: ['user.created'] },
+      origin: 'https://evil.example',
+    });
+    expect(evil.status).toBe(403);
+    expect(await s.hooks.dashboardLink({ environment: 'default' })).toMatch(
+      /^https:\/\/auth\.example\.com\/api\/auth\/webhooks\/dashboard\/link\//,
+    );
   });
 });
