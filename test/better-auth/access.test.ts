@@ -59,7 +59,7 @@ describe.each<Dialect>(['sqlite', 'postgres'])('better-auth on %s: the dashboard
     expect((await s.hooks.webhooks.list({ environment: 'default' })).map((w) => w.name)).toEqual(['mine']);
   });
 
-  test("portal links with no option beyond the plugin's: a read link opens the dashboard in its environment; the public origin still writes", async () => {
+  test("portal links with no option beyond the plugin's: a read link opens the dashboard in its environment and may not write", async () => {
     await s.hooks.webhooks.create({
       environment: 'org_acme',
       name: 'acme',
