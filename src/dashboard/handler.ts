@@ -109,8 +109,8 @@ export function createDashboard(deps: DashboardDeps): (request: Request) => Prom
       // A link's session answers for its environment; without one, the host's authorize as ever.
       const session = await sessionOf(request);
       if (!session) return deps.api(request);
-      if (!reading && session.capability !== 'manage') {
-        return wireError(403, 'READ_ONLY_ACCESS', 'this session may look but not change anything');
+      if (session.capability !== 'manage' && (!reading || revealsSecret(url.pathname))) {
+        return wireError(403, 'READ_ONLY_ACCESS', 'this session may look but not change anything, nor read a secret');
       }
       return deps.api(request, { environment: session.environment });
     }
@@ -173,6 +173,11 @@ export function createDashboard(deps: DashboardDeps): (request: Request) => Prom
     ].filter(Boolean);
     return new Response(linkPageHtml(target.prefix, set, locale, to), { headers: { ...html, 'set-cookie': cookie.join('; ') } });
   }
+}
+
+/** A read that answers a secret in clear (`GET …/api/v1/webhooks/{id}/secret`): a read-only session may not. */
+function revealsSecret(pathname: string): boolean {
+  return /\/api\/v1\/webhooks\/[^/]+\/secret\/?$/.test(pathname);
 }
 
 type Target =

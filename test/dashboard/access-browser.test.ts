@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
@@ -27,6 +28,8 @@ const HOST_TYPE: EventTypeDefinition = {
 };
 
 /** The engine's dashboard at PREFIX on node:http, its url known to the engine (for links). */
+const SECRETS_KEY = randomBytes(32).toString('base64');
+
 async function startHost(options: Partial<WebhooksOptions> = {}) {
   let handle: (request: Request) => Promise<Response> = async () => new Response('starting', { status: 503 });
   const server = http.createServer((req, res) => void toNodeHandler((request) => handle(request))(req, res));
@@ -37,6 +40,7 @@ async function startHost(options: Partial<WebhooksOptions> = {}) {
     clock: systemClock,
     authorize: cookieAuth,
     eventTypes: [HOST_TYPE],
+    secretsKey: SECRETS_KEY,
     ...options,
     dashboard: { url: `${origin}${PREFIX}`, ...options.dashboard },
   });
@@ -185,6 +189,34 @@ describe.runIf(run)('issue 38 views in Chromium', () => {
     await manage.page.goto(await host.hooks.dashboardLink({ environment: 'env-linked' }));
     await manage.page.getByRole('button', { name: 'Add webhook' }).waitFor();
     await manage.context.close();
+  });
+
+  test("a read link shows a Standard Webhooks webhook without its secret's Reveal and Rotate; a manage link has them", async () => {
+    const hook = await host.hooks.webhooks.create({
+      environment: 'env-secret',
+      name: 'Signed',
+      endpoint: 'https://crm.example.com/hooks',
+      eventTypes: ['user.created'],
+      format: 'standard-webhooks',
+    });
+    for (const [capabilities, shown] of [
+      [['read'], 0],
+      [['read', 'manage'], 1],
+    ] as const) {
+      const { page, context, problems } = await openDashboard(browser, host, { env: null });
+      await page.goto(
+        await host.hooks.dashboardLink({ environment: 'env-secret', capabilities: [...capabilities], next: `#/webhooks/${hook.id}` }),
+      );
+      await page.getByRole('heading', { name: 'Signed' }).waitFor();
+      await page.getByRole('region', { name: 'How to verify' }).waitFor();
+      for (const name of ['Reveal', 'Rotate'])
+        expect(await page.getByRole('button', { name, exact: true }).count(), `${name} (${capabilities})`).toBe(shown);
+      expect(await page.evaluate(() => document.querySelector('webhooks-dashboard')!.shadowRoot!.textContent)).not.toMatch(
+        /whsec_[A-Za-z0-9+/=]{20,}/,
+      );
+      expect(problems()).toEqual([]);
+      await context.close();
+    }
   });
 
   test('a theme (name, an accent readable on dark, dark forced) and French from Accept-Language change what is rendered; axe-clean', async () => {

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { describe, expect, test } from 'vitest';
 import type { WebhookInput } from '../../src/index.js';
 import { useCleanups } from '../helpers/cleanup.js';
@@ -22,7 +23,11 @@ const hostAuth = (request: Request) => {
 };
 
 async function setup() {
-  const engine = await makeEngine({ authorize: hostAuth, dashboard: { url: `${ORIGIN}${PREFIX}` } });
+  const engine = await makeEngine({
+    authorize: hostAuth,
+    dashboard: { url: `${ORIGIN}${PREFIX}` },
+    secretsKey: randomBytes(32).toString('base64'),
+  });
   cleanups.push(() => engine.close());
   const { hooks } = engine;
   const get = (path: string, cookie?: string) => hooks.dashboard(new Request(new URL(path, ORIGIN), { headers: cookie ? { cookie } : {} }));
@@ -115,6 +120,23 @@ describe('dashboardLink', () => {
     expect(write.status).toBe(403);
     expect(((await write.json()) as { errors: { code: string }[] }).errors[0]!.code).toBe('READ_ONLY_ACCESS');
     expect((await hooks.webhooks.get(hook.id, { environment: 'env-a' })).status).toBe('enabled');
+  });
+
+  test("read: a webhook's signing secret is not revealed (403 READ_ONLY_ACCESS); a manage session may read it", async () => {
+    const { hooks, get, open } = await setup();
+    const hook = await hooks.webhooks.create({ ...webhookInput, format: 'standard-webhooks' });
+    const reader = await open(await hooks.dashboardLink({ environment: 'env-a', capabilities: ['read'] }));
+    for (const path of [`${PREFIX}/api/v1/webhooks/${hook.id}/secret`, `${PREFIX}/api/v1/webhooks/${hook.id}/secret/`]) {
+      const refused = await get(path, reader.cookie);
+      expect(refused.status, path).toBe(403);
+      const body = await refused.text();
+      expect(JSON.parse(body).errors[0].code).toBe('READ_ONLY_ACCESS');
+      expect(body).not.toContain('whsec_');
+    }
+    const manager = await open(await hooks.dashboardLink({ environment: 'env-a' }));
+    const secret = await get(`${PREFIX}/api/v1/webhooks/${hook.id}/secret`, manager.cookie);
+    expect(secret.status).toBe(200);
+    expect(await secret.text()).toContain('whsec_');
   });
 
   test('a session sees only its own environment', async () => {

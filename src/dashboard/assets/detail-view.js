@@ -63,8 +63,8 @@ export async function renderDetail(context, id, query = '') {
     section(t('detail.overview'), overviewPanel(context, webhook.id)),
     section(t('detail.log'), log.element),
     section(t('verify.title'), verifyPanel(context, webhook)),
-    // Signing formats (issue 37): the secret's reveal and rotation.
-    webhook.format === 'standard-webhooks' ? section(t('detail.secret'), signingPanel(context, webhook)) : null,
+    // The signing secret's reveal and rotation: not for a read-only session (its server refuses both).
+    webhook.format === 'standard-webhooks' ? section(t('detail.secret'), signingPanel(context, webhook), true) : null,
     section(t('detail.settings'), settings, true),
   );
 
