@@ -4,6 +4,7 @@ import { Dispatcher } from './delivery/dispatch.js';
 import { httpTransport } from './delivery/transport.js';
 import { createEmit } from './emit.js';
 import { HourPacking } from './hour-packs.js';
+import { allowedOriginSet } from './http/cross-site.js';
 import { createHandler } from './http/handler.js';
 import { createManagement } from './management.js';
 import { listNotices } from './notices/list.js';
@@ -100,12 +101,14 @@ export function createWebhooks<Tx = unknown>(options: WebhooksOptions<Tx>): Webh
     sealer: o.sealer,
   });
   const jwks = () => keys.jwks();
-  const handler = createHandler({ management, jwks, authorize: options.authorize, onError });
   const dashboardOptions = options.dashboard;
+  // The management API refuses another site's writes too (an authorize that reads a cookie).
+  const allowedOrigins = allowedOriginSet(dashboardOptions?.allowedOrigins);
+  const handler = createHandler({ management, jwks, authorize: options.authorize, onError, allowedOrigins });
   const links = new DashboardLinks({ access, clock, url: dashboardOptions?.url, sessionTtlMs: dashboardOptions?.sessionTtlMs });
   // Requests under a link's session: the same routes, answered for the session's environment.
   const sessions = new WeakMap<Request, { environment: string }>();
-  const sessionHandler = createHandler({ management, jwks, authorize: (request) => sessions.get(request) ?? null, onError });
+  const sessionHandler = createHandler({ management, jwks, authorize: (request) => sessions.get(request) ?? null, onError, allowedOrigins });
   const dashboard = createDashboard({
     api: (request, session) => {
       if (!session) return handler(request);

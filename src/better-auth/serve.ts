@@ -34,11 +34,18 @@ export function createServing(path: string, manage: Manage) {
       if (url.pathname !== mount && !url.pathname.startsWith(`${mount}/`)) return undefined;
       if (!hooks) return { response: new Response('webhooks are starting', { status: 503 }) };
       contexts.set(request, context);
-      const tail = url.pathname.slice(mount.length);
-      // The management API goes through the dashboard's handler too: the session is a cookie
-      // here, so writes from another site are refused (403) and must be JSON, as on the page.
+      const tail = url.pathname.slice(mount.length).replace(/\/$/, '');
+      // The key set is public. Everything else goes through the dashboard's handler: the session
+      // is a cookie here, so writes from another site are refused (403) and must be JSON, as on
+      // the page. Only the two mounts are served: the management handler matches the API under
+      // any prefix, and `…/webhooks/x/api/v1/…` must not reach it some other way.
+      if (tail === '/.well-known/jwks' || tail === '/.well-known/jwks.json') return { response: await hooks.handler(request) };
       const dashboard = tail === '/dashboard' || tail.startsWith('/dashboard/') || tail === '/api/v1' || tail.startsWith('/api/v1/');
-      return { response: await (dashboard ? hooks.dashboard : hooks.handler)(request) };
+      if (!dashboard) return { response: Response.json({ errors: [{ code: 'ROUTE_NOT_FOUND', message: 'no such route' }] }, { status: 404 }) };
+      // Under /dashboard, only the page, its assets and links, and its own API (no deeper mount).
+      if (tail.startsWith('/dashboard/') && !/^\/dashboard\/(?:api\/v1(?:\/|$)|assets\/|link\/)/.test(tail))
+        return { response: Response.json({ errors: [{ code: 'ROUTE_NOT_FOUND', message: 'no such route' }] }, { status: 404 }) };
+      return { response: await hooks.dashboard(request) };
     },
 
     /** The engine's `authorize`: the better-auth session of the request, then `manage`. */

@@ -1,7 +1,7 @@
 import { type Authorize, authorizeRequest } from '../http/auth.js';
 import { wireError } from '../http/errors.js';
 import { type AssetSet, loadAssets } from './assets.js';
-import { allowedOriginSet, contentTypeRefusal, crossSiteRefusal, overriddenRequest } from './cross-site.js';
+import { allowedOriginSet, contentTypeRefusal, crossSiteRefusal, vettedWrite } from '../http/cross-site.js';
 import { type DashboardTheme, localeFor, lookOf } from './look.js';
 import { CONTENT_SECURITY_POLICY, linkPageHtml, pageHtml, refusalText, SECURITY_HEADERS } from './page.js';
 import { type DashboardSession, SESSION_COOKIE } from './session.js';
@@ -101,10 +101,11 @@ export function createDashboard(deps: DashboardDeps): (request: Request) => Prom
       if (!reading) {
         const refusal = contentTypeRefusal(request);
         if (refusal) return refusal;
-        // The page's PATCH and DELETE come as POST (mounts that forward only GET and POST).
-        const overridden = overriddenRequest(request);
-        if (overridden instanceof Response) return overridden;
-        if (overridden) request = overridden;
+        // Checked here: the handler gets it as checked (the page's PATCH and DELETE come as a POST
+        // naming them, for mounts that forward only GET and POST).
+        const vetted = vettedWrite(request);
+        if (vetted instanceof Response) return vetted;
+        request = vetted;
       }
       // A link's session answers for its environment; without one, the host's authorize as ever.
       const session = await sessionOf(request);

@@ -1,5 +1,6 @@
 import type { Management } from '../types.js';
 import { type Authorize, authorizeRequest } from './auth.js';
+import { contentTypeRefusal, crossSiteRefusal } from './cross-site.js';
 import { type Resource, toErrorResponse, wireError } from './errors.js';
 import { JWKS_PATHS, jwksResponse } from './jwks.js';
 import { openApiDocument } from './openapi.js';
@@ -15,6 +16,8 @@ export interface HandlerDeps {
   /** The host's authorization hook (undefined = every management route answers 403). */
   authorize: Authorize | undefined;
   onError(message: string, error: unknown): void;
+  /** Origins besides the request's own whose pages may write (`dashboard.allowedOrigins`). */
+  allowedOrigins?: ReadonlySet<string>;
 }
 
 /**
@@ -22,8 +25,11 @@ export interface HandlerDeps {
  * (Kinde-compatible, plus extensions), its OpenAPI document at `/api/v1/openapi.json`, and the
  * JWKS at `/.well-known/jwks`. Mount it under any prefix: only the tail of the path is matched.
  *
- * Order of checks: route (404), method (405), credentials (403), then body and values (413, 415,
- * 400), so an unauthenticated caller never gets its body read.
+ * Order of checks: route (404), method (405), a write from another site (403, see cross-site.ts:
+ * an `authorize` that reads a session cookie must not be reachable from another site's form),
+ * credentials (403), then body and values (413, 415, 400), so an unauthenticated caller never
+ * gets its body read. A write that carries a cookie must be `application/json` (415): a form
+ * cannot send that type, and a bearer-token client sends no cookie.
  *
  * @example
  * ```ts
@@ -55,6 +61,12 @@ export function createHandler(deps: HandlerDeps): (request: Request) => Promise<
       if (match.kind === 'none') return notFound();
       if (match.kind === 'method') return methodNotAllowed(request.method, match.allow);
       resource = match.route.resource;
+      if (request.method !== 'GET' && request.method !== 'HEAD') {
+        const refusal =
+          crossSiteRefusal(request, url, deps.allowedOrigins ?? NO_ORIGINS) ??
+          (request.headers.has('cookie') ? contentTypeRefusal(request) : null);
+        if (refusal) return refusal;
+      }
       if (!deps.authorize && !warnedNoAuthorize) {
         // Said once, not per request: a misconfiguration, not an attack.
         warnedNoAuthorize = true;
@@ -70,6 +82,8 @@ export function createHandler(deps: HandlerDeps): (request: Request) => Promise<
     }
   };
 }
+
+const NO_ORIGINS: ReadonlySet<string> = new Set();
 
 const notFound = () => wireError(404, 'ROUTE_NOT_FOUND', 'no such route');
 

@@ -17,7 +17,10 @@ type Op = {
 
 const RESPONSES: Record<string, { description: string }> = {
   BadRequest: { description: 'Invalid request: the code names the problem, the message names the field.' },
-  Forbidden: { description: 'Invalid credentials: the host authorize() refused the request.' },
+  Forbidden: {
+    description:
+      'INVALID_CREDENTIALS: the host authorize() refused the request; CROSS_SITE_REQUEST: a write from another site (Origin, Sec-Fetch-Site).',
+  },
   NotFound: { description: 'Not found (also for ids of another environment: ids do not leak).' },
   PayloadTooLarge: { description: 'Request body over 64 KiB.' },
   UnsupportedMediaType: { description: 'Request body is not application/json.' },
@@ -56,7 +59,7 @@ const OPS: Record<string, Op> = {
     response: 'UpdateWebhookResponse',
     errors: [...BODY, 'NotFound'],
   },
-  DeleteWebHook: { summary: 'Delete a webhook', response: 'DeleteWebhookResponse', errors: ['NotFound'] },
+  DeleteWebHook: { summary: 'Delete a webhook', response: 'DeleteWebhookResponse', errors: ['NotFound', 'UnsupportedMediaType'] },
   EnableWebHook: {
     summary: 'Enable a webhook, resuming held deliveries (extension)',
     request: 'EnableWebhookRequest',

@@ -188,14 +188,19 @@ export async function startAuth(
   /** A browser: one cookie jar, same-origin requests to the auth server. */
   const client = () => {
     const jar = new Map<string, string>();
-    const call = async (path: string, init: { method?: string; body?: unknown; origin?: string } = {}) => {
-      const headers: Record<string, string> = { origin: init.origin ?? site.url };
+    /** `origin: ''` sends none; `raw` is sent as it is, with `headers` (a form's content type, say). */
+    const call = async (
+      path: string,
+      init: { method?: string; body?: unknown; origin?: string; raw?: string; headers?: Record<string, string> } = {},
+    ) => {
+      const headers: Record<string, string> = init.origin === '' ? {} : { origin: init.origin ?? site.url };
       if (init.body !== undefined) headers['content-type'] = 'application/json';
+      Object.assign(headers, init.headers);
       if (jar.size) headers.cookie = [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
       const response = await fetch(`${base}${path}`, {
-        method: init.method ?? (init.body === undefined ? 'GET' : 'POST'),
+        method: init.method ?? (init.body === undefined && init.raw === undefined ? 'GET' : 'POST'),
         headers,
-        body: init.body === undefined ? undefined : JSON.stringify(init.body),
+        body: init.raw ?? (init.body === undefined ? undefined : JSON.stringify(init.body)),
         redirect: 'manual',
       });
       for (const cookie of response.headers.getSetCookie()) {

@@ -337,7 +337,7 @@ test('the dashboard imports only the small HTTP helpers and Node built-ins; its 
   const importsOf = (code: string) => [...code.matchAll(/(?:from|import)\s*\(?\s*'([^']+)'/g)].map((m) => m[1]!);
   for (const name of readdirSync(dir).filter((n) => n.endsWith('.ts'))) {
     for (const spec of importsOf(readFileSync(new URL(name, dir), 'utf8'))) {
-      expect(spec, name).toMatch(/^(\.\/[a-z-]+\.js|\.\.\/http\/(auth|errors|responses)\.js|node:[a-z/]+)$/);
+      expect(spec, name).toMatch(/^(\.\/[a-z-]+\.js|\.\.\/http\/(auth|errors|responses|cross-site)\.js|node:[a-z/]+)$/);
     }
   }
   for (const name of readdirSync(new URL('assets/', dir)).filter((n) => n.endsWith('.js'))) {

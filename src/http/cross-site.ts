@@ -1,8 +1,9 @@
-import { wireError } from '../http/errors.js';
+import { wireError } from './errors.js';
 
 /**
- * The dashboard is used with the account holder's cookie, so a page on another site must not be
- * able to change anything with it (CSRF), by `fetch` or by a plain HTML form. Two signals, both set
+ * The dashboard is used with the account holder's cookie (and the management API may be, with a
+ * session-based `authorize`), so a page on another site must not be able to change anything with
+ * it (CSRF), by `fetch` or by a plain HTML form. Two signals, both set
  * by the browser and impossible for a page to forge:
  *
  * - `Sec-Fetch-Site`: `cross-site` or `same-site` is refused (`same-site` too: a sibling
@@ -71,22 +72,23 @@ export const METHOD_OVERRIDE = 'x-http-method-override';
 const OVERRIDABLE = new Set(['PATCH', 'DELETE', 'PUT']);
 
 /**
- * The request with the method its `x-http-method-override` names (PATCH, DELETE, PUT), for mounts
- * that forward only GET and POST (better-auth's Hono guide, a Next.js route that exports
- * `{ GET, POST }`). Only for a POST that passed {@link crossSiteRefusal} and
- * {@link contentTypeRefusal}: a custom header needs a CORS preflight from another origin, which
- * nothing here answers, and a form cannot send one. Null: no override asked; a Response: refused.
+ * A write the dashboard has checked ({@link crossSiteRefusal}, {@link contentTypeRefusal}), as it
+ * hands it to the management handler: with the method its `x-http-method-override` names (PATCH,
+ * DELETE, PUT: for mounts that forward only GET and POST, better-auth's Hono guide or a Next.js
+ * route exporting `{ GET, POST }`), and without the headers that told where it came from (the
+ * handler would judge them again against origins it may not know). A custom header needs a CORS
+ * preflight from another origin, which nothing here answers, and a form cannot send one.
+ * A Response: the override was refused.
  */
-export function overriddenRequest(request: Request): Request | Response | null {
+export function vettedWrite(request: Request): Request | Response {
   const asked = request.headers.get(METHOD_OVERRIDE);
-  if (asked === null) return null;
-  const method = asked.trim().toUpperCase();
-  if (request.method !== 'POST' || !OVERRIDABLE.has(method))
+  const method = asked === null ? request.method : asked.trim().toUpperCase();
+  if (asked !== null && (request.method !== 'POST' || !OVERRIDABLE.has(method)))
     return wireError(405, 'METHOD_NOT_ALLOWED', `${METHOD_OVERRIDE} may turn a POST into PATCH, PUT or DELETE only`);
   const headers = new Headers(request.headers);
-  headers.delete(METHOD_OVERRIDE);
+  for (const name of [METHOD_OVERRIDE, 'origin', 'sec-fetch-site', 'sec-fetch-mode', 'sec-fetch-dest']) headers.delete(name);
   const init: RequestInit & { duplex?: 'half' } = { method, headers };
-  if (method !== 'DELETE' || request.headers.get('content-length') !== '0') {
+  if (request.body !== null && method !== 'GET' && method !== 'HEAD') {
     init.body = request.body;
     init.duplex = 'half';
   }
