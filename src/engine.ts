@@ -108,7 +108,13 @@ export function createWebhooks<Tx = unknown>(options: WebhooksOptions<Tx>): Webh
   const links = new DashboardLinks({ access, clock, url: dashboardOptions?.url, sessionTtlMs: dashboardOptions?.sessionTtlMs });
   // Requests under a link's session: the same routes, answered for the session's environment.
   const sessions = new WeakMap<Request, { environment: string }>();
-  const sessionHandler = createHandler({ management, jwks, authorize: (request) => sessions.get(request) ?? null, onError, allowedOrigins });
+  const sessionHandler = createHandler({
+    management,
+    jwks,
+    authorize: (request) => sessions.get(request) ?? null,
+    onError,
+    allowedOrigins,
+  });
   const dashboard = createDashboard({
     api: (request, session) => {
       if (!session) return handler(request);

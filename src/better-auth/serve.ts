@@ -41,7 +41,8 @@ export function createServing(path: string, manage: Manage) {
       // any prefix, and `…/webhooks/x/api/v1/…` must not reach it some other way.
       if (tail === '/.well-known/jwks' || tail === '/.well-known/jwks.json') return { response: await hooks.handler(request) };
       const dashboard = tail === '/dashboard' || tail.startsWith('/dashboard/') || tail === '/api/v1' || tail.startsWith('/api/v1/');
-      if (!dashboard) return { response: Response.json({ errors: [{ code: 'ROUTE_NOT_FOUND', message: 'no such route' }] }, { status: 404 }) };
+      if (!dashboard)
+        return { response: Response.json({ errors: [{ code: 'ROUTE_NOT_FOUND', message: 'no such route' }] }, { status: 404 }) };
       // Under /dashboard, only the page, its assets and links, and its own API (no deeper mount).
       if (tail.startsWith('/dashboard/') && !/^\/dashboard\/(?:api\/v1(?:\/|$)|assets\/|link\/)/.test(tail))
         return { response: Response.json({ errors: [{ code: 'ROUTE_NOT_FOUND', message: 'no such route' }] }, { status: 404 }) };

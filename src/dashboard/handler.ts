@@ -1,7 +1,7 @@
 import { type Authorize, authorizeRequest } from '../http/auth.js';
+import { allowedOriginSet, contentTypeRefusal, crossSiteRefusal, vettedWrite } from '../http/cross-site.js';
 import { wireError } from '../http/errors.js';
 import { type AssetSet, loadAssets } from './assets.js';
-import { allowedOriginSet, contentTypeRefusal, crossSiteRefusal, vettedWrite } from '../http/cross-site.js';
 import { type DashboardTheme, localeFor, lookOf } from './look.js';
 import { CONTENT_SECURITY_POLICY, linkPageHtml, pageHtml, refusalText, SECURITY_HEADERS } from './page.js';
 import { type DashboardSession, SESSION_COOKIE } from './session.js';
