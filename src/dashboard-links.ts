@@ -72,7 +72,8 @@ export class DashboardLinks {
       createdAt: now,
     } as const;
     await this.#access.run('minting a dashboard link', (s) => s.insertDashboardGrant!(grant, now));
-    return `${this.#url.href}/link/${token}`;
+    // (At the root the URL's path is `/`: no empty segment, which the dashboard refuses.)
+    return `${this.#url.origin}${this.#url.pathname.replace(/\/$/, '')}/link/${token}`;
   }
 
   /** Opens a link once: the new session's cookie token and where to go, or null (unknown, used, expired). */

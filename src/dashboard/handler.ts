@@ -91,6 +91,9 @@ export function createDashboard(deps: DashboardDeps): (request: Request) => Prom
 
   async function route(request: Request): Promise<Response> {
     const url = new URL(request.url);
+    // An empty segment names nothing, and a prefix read off `//evil.example/link/…` would send a
+    // link's page on to `//evil.example/` (a dashboard mounted at the root): 404, as the API does.
+    if (url.pathname.replace(/\/$/, '').includes('//')) return wireError(404, 'ROUTE_NOT_FOUND', 'no such route');
     const reading = request.method === 'GET' || request.method === 'HEAD';
     if (!reading) {
       const refusal = crossSiteRefusal(request, url, allowedOrigins);

@@ -51,8 +51,16 @@ export function createStandardVerifier<M extends EventMap = WebhookEventMap>(opt
   const list = (value: string | readonly string[] | undefined) => (typeof value === 'string' ? [value] : [...(value ?? [])]);
   const secrets = list(options?.secret);
   const publicKeys = list(options?.publicKey);
-  if (secrets.some((s) => typeof s !== 'string' || s === '') || (secrets.length === 0 && options?.secret !== undefined))
-    throw new TypeError('createStandardVerifier: secret must be a whsec_… string (or a list of them)');
+  // A secret that decodes to too few bytes (empty, not base64) would fail WebCrypto's import later,
+  // in no caller's hands: refused here instead, at once.
+  const secretBytes = (s: string) => base64(s.startsWith(WHSEC) ? s.slice(WHSEC.length) : s);
+  if (
+    secrets.some((s) => typeof s !== 'string' || secretBytes(s).length < MIN_SECRET_BYTES) ||
+    (secrets.length === 0 && options?.secret !== undefined)
+  )
+    throw new TypeError(
+      `createStandardVerifier: secret must be a whsec_… string of base64 (at least ${MIN_SECRET_BYTES} bytes), or a list of them`,
+    );
   if (publicKeys.some((k) => typeof k !== 'string' || !k.startsWith(WHPK) || base64(k.slice(WHPK.length)).length !== 32))
     throw new TypeError('createStandardVerifier: publicKey must be a whpk_… string of an Ed25519 key (or a list of them)');
   if (secrets.length === 0 && publicKeys.length === 0)
@@ -62,15 +70,14 @@ export function createStandardVerifier<M extends EventMap = WebhookEventMap>(opt
   const clock = options.clock ?? { now: () => Date.now() };
   const issuer = options.issuer ?? '';
   const keys = Promise.all(
-    secrets.map((s) =>
-      crypto.subtle.importKey('raw', base64(s.startsWith(WHSEC) ? s.slice(WHSEC.length) : s), { name: 'HMAC', hash: 'SHA-256' }, false, [
-        'verify',
-      ]),
-    ),
+    secrets.map((s) => crypto.subtle.importKey('raw', secretBytes(s), { name: 'HMAC', hash: 'SHA-256' }, false, ['verify'])),
   );
   const verifyKeys = Promise.all(
     publicKeys.map((k) => crypto.subtle.importKey('raw', base64(k.slice(WHPK.length)), { name: 'Ed25519' }, false, ['verify'])),
   );
+  // A key WebCrypto still refuses fails each verification (awaited there), never the process.
+  keys.catch(() => {});
+  verifyKeys.catch(() => {});
 
   return {
     issuer,
@@ -116,6 +123,9 @@ export function createStandardVerifier<M extends EventMap = WebhookEventMap>(opt
     },
   };
 }
+
+/** The fewest bytes a signing secret may have (the Standard Webhooks specification: 24 to 64; 16 allowed). */
+const MIN_SECRET_BYTES = 16;
 
 /** Bytes of a base64 text (invalid text gives bytes that match nothing). */
 function base64(text: string): Uint8Array<ArrayBuffer> {

@@ -172,6 +172,22 @@ describe('dashboardLink', () => {
     }
   });
 
+  test('a dashboard at the root: a link opened under //another.host/ is 404, never a page that moves on to that host', async () => {
+    const engine = await makeEngine({ authorize: hostAuth, dashboard: { url: ORIGIN } });
+    cleanups.push(() => engine.close());
+    const link = await engine.hooks.dashboardLink({ environment: 'env-a' });
+    const token = link.slice(link.lastIndexOf('/') + 1);
+    for (const path of [`//evil.example/link/${token}`, `//evil.example//link/${token}`, `/x//link/${token}`]) {
+      const res = await engine.hooks.dashboard(new Request(`${ORIGIN}${path}`));
+      expect(res.status, path).toBe(404);
+      expect(await res.text()).not.toContain('evil.example');
+    }
+    // The link itself still opens, once, and moves on to the root.
+    const res = await engine.hooks.dashboard(new Request(link));
+    expect(res.status).toBe(200);
+    expect(await res.text()).toContain('content="0;url=/"');
+  });
+
   test('bad options are TypeErrors; without dashboard.url there are no links', async () => {
     const { hooks } = await setup();
     await expect(hooks.dashboardLink({ environment: 'env-a', capabilities: ['admin' as 'read'] })).rejects.toThrow(TypeError);

@@ -155,4 +155,19 @@ describe('createStandardVerifier', () => {
     expect(() => createStandardVerifier({ publicKey: 'whpk_short' })).toThrow(TypeError);
     expect(() => createStandardVerifier({})).toThrow(TypeError);
   });
+
+  test('a secret that is empty, not base64 or too short is a TypeError at once, never an unhandled rejection later', async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => void unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      for (const secret of ['', 'whsec_', 'whsec_!!!not base64!!!', 'whsec_c2hvcnQ=', ['whsec_', 'whsec_x']]) {
+        expect(() => createStandardVerifier({ secret } as never), JSON.stringify(secret)).toThrow(TypeError);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
 });
