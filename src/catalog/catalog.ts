@@ -89,7 +89,10 @@ export class Catalog {
       if (!Object.hasOwn(at, key)) return null;
       at = (at as Record<string, unknown>)[key];
     }
-    const value = typeof at === 'string' ? at : typeof at === 'number' && Number.isFinite(at) ? String(at) : null;
+    const found = typeof at === 'string' ? at : typeof at === 'number' && Number.isFinite(at) ? String(at) : null;
+    // A NUL or a lone surrogate cannot be stored as text (PostgreSQL refuses NUL): such a subject
+    // is kept in its JSON-escaped spelling, the same for every event that names it.
+    const value = found === null || !UNSTORABLE.test(found) ? found : JSON.stringify(found).slice(1, -1);
     return value !== null && value.length > 0 && value.length <= 255 ? value : null;
   }
 
@@ -129,3 +132,6 @@ function deepFreeze<T>(value: T): T {
   }
   return value;
 }
+
+/** A NUL or a lone surrogate (see `storable` in validate.ts, which imports this module's type). */
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
