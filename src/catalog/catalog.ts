@@ -92,7 +92,7 @@ export class Catalog {
     const found = typeof at === 'string' ? at : typeof at === 'number' && Number.isFinite(at) ? String(at) : null;
     // A NUL or a lone surrogate cannot be stored as text (PostgreSQL refuses NUL): such a subject
     // is kept in its JSON-escaped spelling, the same for every event that names it.
-    const value = found === null || !UNSTORABLE.test(found) ? found : JSON.stringify(found).slice(1, -1);
+    const value = found === null || !(found.includes('\u0000') || LONE_SURROGATE.test(found)) ? found : JSON.stringify(found).slice(1, -1);
     return value !== null && value.length > 0 && value.length <= 255 ? value : null;
   }
 
@@ -133,5 +133,5 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-/** A NUL or a lone surrogate (see `storable` in validate.ts, which imports this module's type). */
-const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+/** A lone surrogate (as `storable` in validate.ts, which imports this module's type, tests it). */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
