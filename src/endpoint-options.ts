@@ -10,6 +10,12 @@ export const ENDPOINT_LIMITS = Object.freeze({
   headers: 20,
   headerNameLength: 64,
   headerValueLength: 1024,
+  /**
+   * The most the custom headers may take on the wire, names, values and line ends: 8 KiB, what
+   * nginx's and Apache's defaults accept per request line group and half of Node's 16 KiB for all
+   * headers, leaving room for ours (the signature, a bearer token).
+   */
+  headersTotalBytes: 8192,
   minTimeoutMs: 1_000,
   maxTimeoutMs: 30_000,
   minPerSecond: 1,
@@ -47,18 +53,16 @@ const RESERVED = new Set([
   'tracestate',
 ]);
 
-/** Credential-like headers, whose values are write-only. */
+/**
+ * Credential-like headers, whose values are write-only (sealed at rest, masked on every read and
+ * in every echo): `Authorization`, cookies, and any name that speaks of a key, token, secret,
+ * password, signature, session or credential (`X-Api-Key`, `apikey`, `X-Password`, `X-Auth-Token`).
+ * Masking one too many costs the account holder a visible value; one too few leaks a secret.
+ */
 export function isCredentialHeader(name: string): boolean {
-  const n = name.toLowerCase();
-  return (
-    n === 'authorization' ||
-    n === 'proxy-authorization' ||
-    n === 'cookie' ||
-    n.endsWith('-key') ||
-    n.endsWith('-token') ||
-    n.endsWith('-secret')
-  );
+  return CREDENTIAL.test(name);
 }
+const CREDENTIAL = /auth|cookie|key|token|secret|pass|pwd|signature|session|credential/i;
 
 function refuse(message: string, field: string): never {
   throw new ValidationError(message, { field });
@@ -100,6 +104,16 @@ export function headersInput(value: unknown): Record<string, string> {
     if (v !== v.trim()) refuse(`header ${shown} must have a value without spaces at either end`, field);
     out[name] = v;
   }
+  // (A masked value keeps a stored one: counted at the longest it can be.)
+  const total = Object.entries(out).reduce(
+    (sum, [name, v]) => sum + name.length + 4 + (v === HEADER_MASK ? ENDPOINT_LIMITS.headerValueLength : v.length),
+    0,
+  );
+  if (total > ENDPOINT_LIMITS.headersTotalBytes)
+    refuse(
+      `headers may take at most ${ENDPOINT_LIMITS.headersTotalBytes} bytes in all (names, values, line ends; these take ${total}): many servers refuse more`,
+      'headers',
+    );
   return out;
 }
 

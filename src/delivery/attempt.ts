@@ -1,8 +1,9 @@
 import type { Clock } from '../clock.js';
-import { HEADER_MASK, isCredentialHeader } from '../endpoint-options.js';
+import { isCredentialHeader } from '../endpoint-options.js';
 import { newId } from '../ids.js';
 import type { AttemptRecord, ClaimedDelivery } from '../model.js';
-import type { Sealer } from '../secrets/seal.js';
+import { redact } from '../secrets/redact.js';
+import { isSealed, type Sealer } from '../secrets/seal.js';
 import { VERSION } from '../version.js';
 import type { EndpointAccess } from './endpoint-access.js';
 import type { Guard } from './guard/guard.js';
@@ -77,7 +78,7 @@ export async function runAttempt(
     const custom = claimed.webhook.headers;
     const secrets = custom === undefined ? NONE : addCustomHeaders(headers, custom, claimed.webhook.id, deps.sealer ?? null);
     // Signing formats and endpoint auth (issue 37): the signature, the bearer token, the client certificate.
-    if (access !== undefined) Object.assign(headers, await inTime(access.headers(claimed.delivery.id, body, false), left()));
+    if (access !== undefined) setAccessHeaders(headers, await inTime(access.headers(claimed.delivery.id, body, false), left()));
     const own = timeoutOf(claimed, deps);
     const request: TransportRequest = { url: claimed.webhook.endpoint, headers, body, timeoutMs: within(own, left()) };
     if (deps.guard) request.guard = deps.guard;
@@ -85,14 +86,14 @@ export async function runAttempt(
     let res = await deps.transport.send(request);
     if (res.status === 401 && access?.refreshes) {
       // Refused with the token we had: once more with a new one, in what is left of the lease.
-      Object.assign(headers, await inTime(access.headers(claimed.delivery.id, body, true), left()));
+      setAccessHeaders(headers, await inTime(access.headers(claimed.delivery.id, body, true), left()));
       request.timeoutMs = within(own, left());
       res = await deps.transport.send(request);
     }
     // An endpoint that echoes what it got must not put a credential value (a custom credential
     // header's, or our bearer token) into the attempt log.
-    let excerpt = secrets.length > 0 ? redact(res.excerpt, secrets) : res.excerpt;
-    if (access?.refreshes && headers.authorization) excerpt = excerpt.replaceAll(headers.authorization.slice(7), '********');
+    const bearer = access?.refreshes && headers.authorization ? [headers.authorization.slice(7)] : NONE;
+    const excerpt = secrets.length > 0 || bearer.length > 0 ? redact(res.excerpt, [...secrets, ...bearer]) : res.excerpt;
     if (res.status === 200) return record(200, null, null, excerpt || null);
     const kind = res.status >= 300 && res.status < 400 ? 'redirect' : 'status';
     const { slowDown, note } = slowDownOf(claimed, res.status, res.wait, deps.clock.now(), deps.disableOnGone === true);
@@ -167,6 +168,14 @@ function addCustomHeaders(
       headers[name] = value;
       continue;
     }
+    // Sealed when written (mergeHeaders); a value kept in clear by an older engine, before its
+    // name counted as a credential, is sent as it is (resealSecrets seals it).
+    if (!isSealed(value)) {
+      headers[name] = value;
+      if (secrets === null) secrets = [];
+      secrets.push(value);
+      continue;
+    }
     if (!sealer) throw new Error(`a credential header of ${webhookId} is sealed and the engine has no secretsKey to open it`);
     const open = sealer.open(value, webhookId);
     headers[name] = open;
@@ -179,9 +188,14 @@ function addCustomHeaders(
 
 const NONE: readonly string[] = [];
 
-/** `text` with every credential value replaced by the mask. */
-function redact(text: string, secrets: readonly string[]): string {
-  let out = text;
-  for (const secret of secrets) out = out.replaceAll(secret, HEADER_MASK);
-  return out;
+/**
+ * The signature or the bearer token, over a custom header of the same name in any case: one
+ * `Authorization` line (receivers keep the first of two, which was the custom one).
+ */
+function setAccessHeaders(headers: Record<string, string>, access: Record<string, string>): void {
+  for (const name of Object.keys(access)) {
+    const lower = name.toLowerCase();
+    for (const existing of Object.keys(headers)) if (existing !== name && existing.toLowerCase() === lower) delete headers[existing];
+    headers[name] = access[name]!;
+  }
 }

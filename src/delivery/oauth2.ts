@@ -6,6 +6,7 @@
  * answers 401.
  */
 import type { Clock } from '../clock.js';
+import { redact } from '../secrets/redact.js';
 import type { Guard } from './guard/guard.js';
 import { type Transport, TransportError } from './transport.js';
 
@@ -20,6 +21,8 @@ export interface ClientCredentials {
 
 /** Without `expires_in`, a token serves this long. */
 const DEFAULT_LIFETIME_MS = 60_000;
+/** The most of a token answer read: tokens (JWTs with claims) run past the 4 KiB an attempt's log keeps. */
+const TOKEN_ANSWER_MAX_BYTES = 64 * 1024;
 /** A token is fetched again this long before it expires (at most a tenth of its lifetime). */
 const EARLY_MS = 30_000;
 
@@ -85,13 +88,17 @@ export class TokenCache {
         body: form.toString(),
         timeoutMs,
         guard,
+        maxResponseBytes: TOKEN_ANSWER_MAX_BYTES,
       });
     } catch (error) {
       const why = error instanceof Error ? error.message : String(error);
       throw new TransportError('auth', `the token endpoint could not be reached: ${why}`.slice(0, 500), { cause: error });
     }
     if (res.status !== 200) {
-      const start = res.excerpt.replace(/\s+/g, ' ').trim().slice(0, 200);
+      // A token endpoint that echoes its request must not put the client secret into the log,
+      // in clear, in the Basic header's base64, or form- or JSON-encoded.
+      const echoed = redact(res.excerpt, [c.clientSecret, basic, `${c.clientId}:${c.clientSecret}`]);
+      const start = echoed.replace(/\s+/g, ' ').trim().slice(0, 200);
       throw new TransportError('auth', `the token endpoint answered ${res.status}${start ? `: ${start}` : ''}`);
     }
     let body: { access_token?: unknown; expires_in?: unknown };
@@ -103,7 +110,9 @@ export class TokenCache {
     }
     if (typeof body.access_token !== 'string' || body.access_token === '')
       throw new TransportError('auth', 'the token endpoint answered 200 without an access_token');
-    const lifetime = typeof body.expires_in === 'number' && body.expires_in > 0 ? body.expires_in * 1000 : DEFAULT_LIFETIME_MS;
+    // `expires_in: 0` (or less): good for this attempt only, never kept.
+    if (typeof body.expires_in === 'number' && body.expires_in <= 0) return { token: body.access_token, until: asked };
+    const lifetime = typeof body.expires_in === 'number' ? body.expires_in * 1000 : DEFAULT_LIFETIME_MS;
     return { token: body.access_token, until: asked + lifetime - Math.min(EARLY_MS, lifetime / 10) };
   }
 }

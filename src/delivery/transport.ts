@@ -24,6 +24,8 @@ export interface TransportRequest {
    * `pool`, made again when `version` changes). Absent: the shared pool, no certificate.
    */
   clientCertificate?: ClientCertificate;
+  /** Bytes of the answer to read, when it is more than the transport keeps for the log (an OAuth2 token answer). */
+  maxResponseBytes?: number;
 }
 
 /** A TLS client certificate and the pool it is presented on (see {@link TransportRequest.clientCertificate}). */
@@ -122,7 +124,7 @@ export function httpTransport(options: HttpTransportOptions = {}): Transport {
       try {
         const target = await checkTarget(req.url, req.guard ?? fallback, () => deadline.signal, checked);
         if (!target.literal) pins.set(target.host, target.addresses);
-        return await exchange(agentFor(req.clientCertificate), target.url, req, deadline, maxBytes);
+        return await exchange(agentFor(req.clientCertificate), target.url, req, deadline, req.maxResponseBytes ?? maxBytes);
       } catch (error) {
         throw classify(error, deadline.expired, req.timeoutMs);
       } finally {

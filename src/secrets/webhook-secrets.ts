@@ -4,6 +4,8 @@
  * (`********`) on every way out but the signing secret's explicit reveal, and sealed again under
  * the first key by the re-seal helper.
  */
+
+import { isCredentialHeader } from '../endpoint-options.js';
 import { WebhooksError } from '../errors.js';
 import type { WebhookAuth, WebhookRecord, WebhookSigning } from '../model.js';
 import { newEd25519Pair, newSigningSecret } from '../signing/standard-webhooks.js';
@@ -99,9 +101,16 @@ export function resealed(sealer: Sealer, webhook: WebhookRecord): Pick<WebhookRe
   };
   const a = webhook.auth ?? null;
   const auth = a && (a.type === 'mtls' ? { ...a, privateKey: again(a.privateKey) } : { ...a, clientSecret: again(a.clientSecret) });
-  // Credential header values are sealed one by one; the others are plain text.
+  // A header's value is sealed by its name, never by how it reads: a credential header's value
+  // is sealed one by one (one an older engine kept in clear is sealed now), any other is the
+  // tenant's plain text, whatever it begins with.
   const headers = Object.fromEntries(
-    Object.entries(webhook.headers ?? {}).map(([name, value]) => [name, isSealed(value) ? again(value) : value]),
+    Object.entries(webhook.headers ?? {}).map(([name, value]) => {
+      if (!isCredentialHeader(name)) return [name, value];
+      if (isSealed(value)) return [name, again(value)];
+      changed = true;
+      return [name, sealer.seal(value, webhook.id)];
+    }),
   );
   return changed ? { signing, auth, headers } : null;
 }
