@@ -64,7 +64,8 @@ export class EndpointKeys {
     if (auth?.type === 'mtls') {
       access.clientCertificate = {
         pool: webhook.id,
-        version: auth.privateKey,
+        // The pool is made again when any of them changes (a new certificate or CA with the same key).
+        version: `${auth.privateKey}\n${auth.certificate}\n${auth.ca ?? ''}`,
         cert: auth.certificate,
         key: this.#open(auth.privateKey, webhook.id, (t) => t),
         ca: auth.ca ?? null,

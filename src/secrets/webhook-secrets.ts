@@ -6,7 +6,8 @@
  */
 
 import { isCredentialHeader } from '../endpoint-options.js';
-import { WebhooksError } from '../errors.js';
+import { createPrivateKey, X509Certificate } from 'node:crypto';
+import { ValidationError, WebhooksError } from '../errors.js';
 import type { WebhookAuth, WebhookRecord, WebhookSigning } from '../model.js';
 import { newEd25519Pair, newSigningSecret } from '../signing/standard-webhooks.js';
 import { MASK } from './auth-input.js';
@@ -57,6 +58,20 @@ export function sealAuth(sealer: Sealer, id: string, given: WebhookAuth, stored:
     return { ...given, clientSecret: keepOrSeal(sealer, id, given.clientSecret, kept, 'auth.clientSecret') };
   }
   const kept = stored?.type === given.type ? stored.privateKey : null;
+  // A new certificate with the stored key: checked as a pair here, not at the first attempt
+  // after a restart (ERR_OSSL_X509_KEY_VALUES_MISMATCH).
+  if (given.privateKey === MASK && kept !== null) {
+    let matches = false;
+    try {
+      matches = new X509Certificate(given.certificate).checkPrivateKey(createPrivateKey(sealer.open(kept, id)));
+    } catch {
+      matches = false;
+    }
+    if (!matches)
+      throw new ValidationError('auth.certificate is not the certificate of the stored private key: give the key with it', {
+        field: 'auth.certificate',
+      });
+  }
   return { ...given, privateKey: keepOrSeal(sealer, id, given.privateKey, kept, 'auth.privateKey') };
 }
 

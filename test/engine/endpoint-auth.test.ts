@@ -195,6 +195,51 @@ describe.skipIf(!hasOpenssl())('mTLS', () => {
     expect(refused).toMatchObject({ success: false, errorKind: 'network' });
   });
 
+  test('a new certificate with the stored key: checked as a pair on update, presented from the next attempt without a restart', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'iw-mtls-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const server = selfSigned(dir, 'server', '/CN=127.0.0.1', 'IP:127.0.0.1');
+    const client = selfSigned(dir, 'client', '/CN=client-one');
+    const stranger = selfSigned(dir, 'stranger', '/CN=stranger');
+    // A second certificate for the same key, as a renewal gives.
+    execFileSync(
+      'openssl',
+      ['req', '-x509', '-key', join(dir, 'client.key'), '-days', '1', '-subj', '/CN=client-two', '-out', join(dir, 'renewed.pem')],
+      {
+        stdio: 'ignore',
+      },
+    );
+    const renewed = readFileSync(join(dir, 'renewed.pem'), 'utf8');
+    const seen: string[] = [];
+    const tls = https.createServer(
+      { key: server.key, cert: server.cert, ca: [client.cert, renewed], requestCert: true, rejectUnauthorized: true },
+      (req, res) => {
+        seen.push((req.socket as import('node:tls').TLSSocket).getPeerCertificate().subject.CN as string);
+        req.resume();
+        res.end('ok');
+      },
+    );
+    tls.on('tlsClientError', () => {});
+    const port = await listen(tls);
+    const { hooks } = await engine();
+    const webhook = await hooks.webhooks.create({
+      name: 'renewing',
+      endpoint: `https://127.0.0.1:${port}/hooks`,
+      eventTypes: ['user.created'],
+      auth: { type: 'mtls', certificate: client.cert, privateKey: client.key, ca: server.cert },
+    });
+    await hooks.emit({ type: 'user.created', source: 'api', data: userData() });
+    await hooks.drain();
+    // Another key's certificate with the stored key: refused now, not after a restart.
+    await expect(
+      hooks.webhooks.update(webhook.id, { auth: { type: 'mtls', certificate: stranger.cert, privateKey: '********', ca: server.cert } }),
+    ).rejects.toMatchObject({ code: 'ERR_VALIDATION', field: 'auth.certificate' });
+    await hooks.webhooks.update(webhook.id, { auth: { type: 'mtls', certificate: renewed, privateKey: '********', ca: server.cert } });
+    await hooks.emit({ type: 'user.created', source: 'api', data: userData() });
+    await hooks.drain();
+    expect(seen).toEqual(['client-one', 'client-two']);
+  });
+
   test('a key that is not the certificate’s is refused at once', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'iw-mtls-'));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
