@@ -5,8 +5,8 @@
  * the first key by the re-seal helper.
  */
 
-import { isCredentialHeader } from '../endpoint-options.js';
 import { createPrivateKey, X509Certificate } from 'node:crypto';
+import { isCredentialHeader } from '../endpoint-options.js';
 import { ValidationError, WebhooksError } from '../errors.js';
 import type { WebhookAuth, WebhookRecord, WebhookSigning } from '../model.js';
 import { newEd25519Pair, newSigningSecret } from '../signing/standard-webhooks.js';
