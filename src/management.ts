@@ -66,6 +66,9 @@ export function createManagement(deps: ManagementDeps): Management {
     return mergeHeaders(given, stored, (plaintext) => sealer!.seal(plaintext, id));
   };
 
+  /** The rotation under way per webhook, for the next to wait on. */
+  const rotations = new Map<string, Promise<void>>();
+
   const webhooks: Management['webhooks'] = {
     async create(input) {
       const environment = env(input);
@@ -133,12 +136,23 @@ export function createManagement(deps: ManagementDeps): Management {
       const graceMs = options?.graceMs ?? DEFAULT_GRACE_MS;
       if (typeof graceMs !== 'number' || !Number.isSafeInteger(graceMs) || graceMs < 0 || graceMs > MAX_GRACE_MS)
         throw new ValidationError(`graceMs must be whole milliseconds from 0 to ${MAX_GRACE_MS} (7 days)`, { field: 'graceMs' });
-      const done = await changeSealed(environment, id, 'rotating a signing secret', (stored) => {
-        const current = signingOf(stored);
-        const sealer = requireSealer(deps.sealer, 'rotating a signing secret');
-        return { signing: rotated(sealer, id, current, clock.now(), graceMs) };
-      });
-      return revealed(done);
+      // One at a time per webhook in this process (the store's compare-and-set orders them
+      // between processes): every secret handed out then signs until its own grace ends.
+      const before = rotations.get(id) ?? Promise.resolve();
+      const run = before.then(() =>
+        changeSealed(environment, id, 'rotating a signing secret', (stored) => {
+          const current = signingOf(stored);
+          const sealer = requireSealer(deps.sealer, 'rotating a signing secret');
+          return { signing: rotated(sealer, id, current, clock.now(), graceMs) };
+        }),
+      );
+      const settled = run.then(
+        () => undefined,
+        () => undefined,
+      );
+      rotations.set(id, settled);
+      void settled.then(() => rotations.get(id) === settled && rotations.delete(id));
+      return revealed(await run);
     },
     async resealSecrets() {
       const sealer = requireSealer(deps.sealer, 'resealing secrets');

@@ -82,6 +82,11 @@ export interface WebhookSigning {
   /** The secret before the last rotation, still signing beside the new one until `previousUntil`. */
   previous: string | null;
   previousUntil: number | null;
+  /**
+   * Older secrets still in their grace, newest first (rotations closer together than the grace):
+   * each signs beside the current one until its `until`. Absent on records written before.
+   */
+  retired?: Array<{ secret: string; until: number }>;
   /** The Ed25519 public key (`whpk_…`) of the `v1a` signature, published for the account holder; null without one. */
   publicKey: string | null;
   /** Its private key (`whsk_…`, sealed; `********` on read). */

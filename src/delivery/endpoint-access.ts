@@ -7,6 +7,7 @@
 import type { Clock } from '../clock.js';
 import type { WebhookRecord } from '../model.js';
 import { requireSealer, type Sealer } from '../secrets/seal.js';
+import { inGrace } from '../secrets/webhook-secrets.js';
 import { ed25519PrivateKey, type StandardKeys, secretKey, signatureHeader } from '../signing/standard-webhooks.js';
 import type { Guard } from './guard/guard.js';
 import { TokenCache } from './oauth2.js';
@@ -84,8 +85,8 @@ export class EndpointKeys {
   #keys(webhook: WebhookRecord, now: number): StandardKeys {
     const s = webhook.signing!;
     const hmac = [this.#open(s.secret, webhook.id, secretKey)];
-    // During a rotation's grace the previous secret signs too: a receiver holding either verifies.
-    if (s.previous !== null && s.previousUntil !== null && now < s.previousUntil) hmac.push(this.#open(s.previous, webhook.id, secretKey));
+    // During a rotation's grace the secrets before it sign too: a receiver holding any verifies.
+    for (const r of inGrace(s, now)) hmac.push(this.#open(r.secret, webhook.id, secretKey));
     const ed25519 = s.privateKey === null ? null : this.#open(s.privateKey, webhook.id, ed25519PrivateKey);
     return { hmac, ed25519 };
   }

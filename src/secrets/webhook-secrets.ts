@@ -40,12 +40,36 @@ export function withAsymmetric(sealer: Sealer, id: string, signing: WebhookSigni
 
 /** A new secret; the current one keeps signing beside it until `now + graceMs`. */
 export function rotated(sealer: Sealer, id: string, signing: WebhookSigning, now: number, graceMs: number): WebhookSigning {
+  // Every secret handed out keeps signing until its own grace ends, however close together the
+  // rotations (concurrent ones are serialized by the store's compare-and-set): the one replaced
+  // now, and those before it still in grace.
+  const still = inGrace(signing, now);
+  const retired = graceMs > 0 ? [{ secret: signing.secret, until: now + graceMs }, ...still] : still;
+  if (retired.length > MAX_RETIRED)
+    throw new ValidationError(
+      `at most ${MAX_RETIRED} rotated secrets may be in their grace at once: wait for the oldest to end, or rotate with graceMs 0`,
+      { field: 'graceMs' },
+    );
+  const [latest, ...older] = retired;
   return {
     ...signing,
     secret: sealer.seal(newSigningSecret(), id),
-    previous: graceMs > 0 ? signing.secret : null,
-    previousUntil: graceMs > 0 ? now + graceMs : null,
+    previous: latest?.secret ?? null,
+    previousUntil: latest?.until ?? null,
+    retired: older,
   };
+}
+
+/** The most rotated secrets in their grace at once (each signs every delivery meanwhile). */
+const MAX_RETIRED = 10;
+
+/** The secrets before the current one that still sign at `now`, newest first. */
+export function inGrace(signing: WebhookSigning, now: number): Array<{ secret: string; until: number }> {
+  const all = [
+    ...(signing.previous !== null && signing.previousUntil !== null ? [{ secret: signing.previous, until: signing.previousUntil }] : []),
+    ...(signing.retired ?? []),
+  ];
+  return all.filter((r) => r.until > now);
 }
 
 /**
@@ -90,6 +114,7 @@ export function masked(webhook: WebhookRecord): WebhookRecord {
       secret: MASK,
       previous: s.previous === null ? null : MASK,
       previousUntil: s.previousUntil,
+      ...(s.retired ? { retired: s.retired.map((r) => ({ secret: MASK, until: r.until })) } : {}),
       publicKey: s.publicKey,
       privateKey: s.privateKey === null ? null : MASK,
     };
@@ -113,6 +138,7 @@ export function resealed(sealer: Sealer, webhook: WebhookRecord): Pick<WebhookRe
     secret: again(s.secret),
     previous: s.previous === null ? null : again(s.previous),
     privateKey: s.privateKey === null ? null : again(s.privateKey),
+    ...(s.retired ? { retired: s.retired.map((r) => ({ secret: again(r.secret), until: r.until })) } : {}),
   };
   const a = webhook.auth ?? null;
   const auth = a && (a.type === 'mtls' ? { ...a, privateKey: again(a.privateKey) } : { ...a, clientSecret: again(a.clientSecret) });

@@ -227,6 +227,39 @@ describe('standard-webhooks format', () => {
     expect(verifiedBy(b.secret, r)).toBe(true);
   });
 
+  test('eight rotations at once: every secret handed out verifies until its grace ends; past ten in grace, refused', async () => {
+    const { hooks, receiver, clock } = await setup();
+    const wh = await hooks.webhooks.create({
+      name: 'm',
+      endpoint: `${receiver.url}/m`,
+      eventTypes: ['user.created'],
+      format: 'standard-webhooks',
+    });
+    const original = (await hooks.webhooks.secret(wh.id)).secret;
+    const handed = await Promise.all(Array.from({ length: 8 }, () => hooks.webhooks.rotateSecret(wh.id, { graceMs: 60_000 })));
+    expect(new Set(handed.map((h) => h.secret)).size).toBe(8);
+    await hooks.emit({ type: 'user.created', source: 'api', data: userData() });
+    await hooks.drain();
+    const r = receiver.requests.at(-1)!;
+    for (const secret of [original, ...handed.map((h) => h.secret)]) expect(verifiedBy(secret, r)).toBe(true);
+    // In grace now: the original and seven of the eight. Two more make ten; the next is refused.
+    await hooks.webhooks.rotateSecret(wh.id, { graceMs: 60_000 });
+    await hooks.webhooks.rotateSecret(wh.id, { graceMs: 60_000 });
+    await expect(hooks.webhooks.rotateSecret(wh.id, { graceMs: 60_000 })).rejects.toMatchObject({
+      code: 'ERR_VALIDATION',
+      field: 'graceMs',
+    });
+    // Once their grace ends, only the current secret signs.
+    await clock.advance(61_000);
+    const last = await hooks.webhooks.rotateSecret(wh.id, { graceMs: 0 });
+    await hooks.emit({ type: 'user.created', source: 'api', data: userData() });
+    await hooks.drain();
+    const after = receiver.requests.at(-1)!;
+    expect(verifiedBy(last.secret, after)).toBe(true);
+    expect(verifiedBy(original, after)).toBe(false);
+    expect(String(after.headers['webhook-signature']).split(' ')).toHaveLength(1);
+  });
+
   test('resealSecrets also re-seals credential header values, beside a rotation running at once', async () => {
     const keyB = randomBytes(32).toString('base64');
     const env = await setup();
