@@ -3,6 +3,7 @@ import { DashboardLinks } from './dashboard-links.js';
 import { Dispatcher } from './delivery/dispatch.js';
 import { httpTransport } from './delivery/transport.js';
 import { createEmit } from './emit.js';
+import { WebhooksError } from './errors.js';
 import { HourPacking } from './hour-packs.js';
 import { allowedOriginSet } from './http/cross-site.js';
 import { createHandler } from './http/handler.js';
@@ -12,10 +13,14 @@ import { NoticeOutbox } from './notices/outbox.js';
 import { snapshotOptions } from './options.js';
 import { Retention } from './retention.js';
 import { type Chore, Scheduler } from './scheduler/scheduler.js';
+import { sealedTexts } from './secrets/webhook-secrets.js';
 import { StoreAccess } from './store-access.js';
 import { logFields } from './telemetry/log-fields.js';
 import { Telemetry } from './telemetry/telemetry.js';
 import type { Webhooks, WebhooksOptions } from './types.js';
+
+/** How many webhooks holding secrets start() opens with secretsKey (the first page: a wrong key shows at once). */
+const SECRETS_CHECKED = 100;
 
 /**
  * Creates the webhook engine: wires its parts, nothing else. Each stage has its own home:
@@ -130,6 +135,22 @@ export function createWebhooks<Tx = unknown>(options: WebhooksOptions<Tx>): Webh
     locale: dashboardOptions?.locale,
   });
 
+  /**
+   * The secrets stored (a first page of webhooks holding any) open under `secretsKey`: a wrong or
+   * missing key fails start() with ERR_SECRETS_KEY_REQUIRED, not every delivery of those webhooks.
+   */
+  async function checkSecretsKey(): Promise<void> {
+    const page = await access.run('checking secretsKey', (s) => s.listWebhooksWithSecrets(null, SECRETS_CHECKED));
+    const held = page.flatMap((w) => sealedTexts(w).map((text) => [text, w.id] as const));
+    if (held.length === 0) return;
+    if (!o.sealer)
+      throw new WebhooksError(
+        'ERR_SECRETS_KEY_REQUIRED',
+        'webhooks hold sealed secrets and no secretsKey was given: give the key they were sealed with',
+      );
+    for (const [text, id] of held) o.sealer.open(text, id);
+  }
+
   let closed = false;
   const hooks: Webhooks<Tx> = {
     ...management,
@@ -147,6 +168,7 @@ export function createWebhooks<Tx = unknown>(options: WebhooksOptions<Tx>): Webh
       }
       await access.ready();
       await keys.signingKey(); // a key that cannot sign fails start(), not every delivery
+      await checkSecretsKey(); // nor a secretsKey that does not open what is stored
       telemetry.detached(() => scheduler.start());
     },
     keys: { rotate: (newKey, rotateOptions) => keys.rotate(newKey, rotateOptions), list: () => keys.list() },

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 // The engine, loaded from the dist directory of a built checkout (`enginePath`: this checkout by
 // default, or another one, so two builds run side by side in one sitting), used the way
 // bench/lib/engine.mjs and bench/scenarios/throughput.mjs use it: an engine as a host builds it
@@ -39,7 +40,7 @@ export default async function engine(config) {
     issuer: ISSUER,
     allowPrivateNetworks: true,
     // Standard Webhooks (issue 37) needs its secrets sealed.
-    ...(config.format ? { secretsKey: Buffer.alloc(32, 5).toString('base64') } : {}),
+    ...(config.format ? { secretsKey: randomBytes(32).toString('base64') } : {}),
     ...(delivery ? { delivery } : {}),
     logger: {
       warn: () => {},

@@ -53,11 +53,12 @@ function keyBytes(input: SecretsKeyInput, index: number): Buffer {
   } else {
     throw new TypeError(`secretsKey[${index}] must be 32 bytes, or their base64 or hex text`);
   }
-  if (bytes.length !== 32) {
-    throw new TypeError(
-      `secretsKey[${index}] must be 32 bytes (got ${bytes.length}); make one with: node -e "console.log(require('crypto').randomBytes(32).toString('base64'))"`,
-    );
-  }
+  const make = `make one with: node -e "console.log(require('crypto').randomBytes(32).toString('base64'))"`;
+  if (bytes.length !== 32) throw new TypeError(`secretsKey[${index}] must be 32 bytes (got ${bytes.length}); ${make}`);
+  // 32 random bytes hold about 30 distinct values; fewer than half of them is no random key (all
+  // zeros, a repeated pattern, a word padded out): refused before it seals anything.
+  if (new Set(bytes).size < 16)
+    throw new TypeError(`secretsKey[${index}] is not random (${new Set(bytes).size} distinct bytes of 32); ${make}`);
   return bytes;
 }
 

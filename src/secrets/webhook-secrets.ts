@@ -155,3 +155,20 @@ export function resealed(sealer: Sealer, webhook: WebhookRecord): Pick<WebhookRe
   );
   return changed ? { signing, auth, headers } : null;
 }
+
+/** Every sealed text a webhook holds: its signing secrets, its auth's secret, its credential header values. */
+export function sealedTexts(webhook: WebhookRecord): string[] {
+  const out: string[] = [];
+  const s = webhook.signing;
+  if (s)
+    out.push(
+      s.secret,
+      ...(s.previous ? [s.previous] : []),
+      ...(s.privateKey ? [s.privateKey] : []),
+      ...(s.retired ?? []).map((r) => r.secret),
+    );
+  const a = webhook.auth;
+  if (a) out.push(a.type === 'mtls' ? a.privateKey : a.clientSecret);
+  for (const [name, value] of Object.entries(webhook.headers ?? {})) if (isCredentialHeader(name) && isSealed(value)) out.push(value);
+  return out;
+}

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, test } from 'vitest';
 import { ROUTES } from '../../src/http/routes.js';
 import { ManualClock } from '../../src/index.js';
@@ -236,7 +237,7 @@ describe.each(['direct', 'http'] as const)('management routes (%s)', (mode) => {
   });
 
   test('signing secret (extension): standard-webhooks format, the reveal, the rotation; auth masked; 400s name the field', async () => {
-    const { api } = await setup(mode, { secretsKey: Buffer.alloc(32, 7).toString('base64') });
+    const { api } = await setup(mode, { secretsKey: randomBytes(32).toString('base64') });
     const created = await api('POST', '/api/v1/webhooks', {
       body: createBody({
         format: 'standard-webhooks',
