@@ -5,6 +5,7 @@
 
 /** An option a factory does not know. A `TypeError` (misuse of options) with a stable code. */
 export class UnknownOptionError extends TypeError {
+  /** Always `ERR_UNKNOWN_OPTION`. */
   readonly code = 'ERR_UNKNOWN_OPTION' as const;
   /** The option as written, with its path (`delivery.timeout`). */
   readonly option: string;

@@ -18,7 +18,25 @@ import {
 } from './mapping.js';
 
 /** The event types the plugin emits. */
-export const AUTH_EVENT_TYPES = [
+export type AuthEventType =
+  | 'user.created'
+  | 'user.updated'
+  | 'user.deleted'
+  | 'user.authenticated'
+  | 'user.authentication_failed'
+  | 'organization.created'
+  | 'organization.updated'
+  | 'organization.deleted'
+  | 'membership.created'
+  | 'membership.updated'
+  | 'membership.deleted'
+  | 'invitation.created'
+  | 'invitation.accepted'
+  | 'invitation.rejected'
+  | 'invitation.canceled';
+
+/** Every {@link AuthEventType}, for the plugin's check of its `events` overrides. */
+export const AUTH_EVENT_TYPES: readonly AuthEventType[] = [
   'user.created',
   'user.updated',
   'user.deleted',
@@ -34,10 +52,7 @@ export const AUTH_EVENT_TYPES = [
   'invitation.accepted',
   'invitation.rejected',
   'invitation.canceled',
-] as const;
-
-/** The event types the plugin emits. */
-export type AuthEventType = (typeof AUTH_EVENT_TYPES)[number];
+];
 
 /** What a mapping override is given: the default `data`, and the rows it was built from. */
 export interface MappingInput {

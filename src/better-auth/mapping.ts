@@ -27,8 +27,10 @@ export interface AuthOrganization {
 
 /** A membership row of the organization plugin (`role` may list several roles, comma-separated). */
 export interface AuthMember {
+  /** The membership's id (absent in rows read before memberships were events). */
   id?: string;
   organizationId: string;
+  /** The member (always in a membership row; absent where only the organizations are read). */
   userId?: string;
   role?: string | null;
 }
