@@ -104,8 +104,10 @@ const perWebhook = ({ excludeWebhookIds = [], excludeEnvironments = [], byWebhoo
 /** The parameters of {@link dueIdsText}, in its order. */
 export function dueParameters(args: ClaimArgs): unknown[] {
   const { now, limit, excludeWebhookIds = [], excludeEnvironments = [] } = args;
-  if (!perWebhook(args)) return [now, now, ...excludeWebhookIds, ...excludeEnvironments, limit];
-  return [...excludeWebhookIds, ...excludeEnvironments, now, now, limit, limit];
+  // (The second: leases that ran out by then are taken; see `ClaimArgs.reclaimBefore`.)
+  const expired = args.reclaimBefore === undefined ? now : Math.min(now, args.reclaimBefore);
+  if (!perWebhook(args)) return [now, expired, ...excludeWebhookIds, ...excludeEnvironments, limit];
+  return [...excludeWebhookIds, ...excludeEnvironments, now, expired, limit, limit];
 }
 
 /** The claim's text for these args' shape, built by `wrap` around {@link dueIdsText} on first use. */

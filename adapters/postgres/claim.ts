@@ -37,10 +37,11 @@ import { POSTGRES } from '../kysely/texts.js';
  * built here as text.
  */
 export function claimQuery(args: ClaimArgs): CompiledQuery {
-  const { now, limit, workerId, leaseMs, excludeWebhookIds = [], excludeEnvironments = [] } = args;
+  const { now, limit, workerId, leaseMs, excludeWebhookIds = [], excludeEnvironments = [], reclaimBefore } = args;
   // Leaving nothing out (an idle pass, and most claims of a busy engine): the same statement as
-  // a function (migration 12), planned once per connection instead of at every call.
-  if (excludeWebhookIds.length === 0 && excludeEnvironments.length === 0)
+  // a function (migration 12), planned once per connection instead of at every call. (Not for a
+  // claim that leaves recently expired leases alone, for a while after an outage: the text.)
+  if (excludeWebhookIds.length === 0 && excludeEnvironments.length === 0 && (reclaimBefore === undefined || reclaimBefore >= now))
     return CompiledQuery.raw(CLAIM_DUE_CALL, [now, limit, workerId, now + leaseMs]);
   const sql = claimText(
     POSTGRES,

@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { AttemptResult, Delivering, Dispatch } from '../delivery/dispatch.js';
 import type { ClaimedDelivery } from '../model.js';
-import type { ClaimArgs, Store } from '../store.js';
+import type { ClaimArgs, Claimed, Store } from '../store.js';
 import { transient } from '../transient.js';
 import { type Chore, Chores } from './chores.js';
 import { ClaimForm, leftOutKeys } from './claim-form.js';
@@ -27,6 +27,16 @@ interface Running {
   /** Moved out of the slots as overdue. */
   overdue: boolean;
 }
+
+/**
+ * How long, once the store answers again after a claim could not reach it, this process's claims
+ * leave alone the leases that ran out since it last reached it. Their owners kept the outcomes of
+ * those attempts through the outage (`OUTCOME_PATIENCE_MS`) and record them within a second or
+ * two of the database's return; a claim that took such a delivery first would fence that record
+ * out and send again what was delivered. A process that died during the outage has its
+ * deliveries taken this much later.
+ */
+export const RECLAIM_GRACE_MS = 10_000;
 
 export interface SchedulerOptions extends SlotOptions, ParkedOptions {
   workerId: string;
@@ -119,6 +129,13 @@ export class Scheduler {
    */
   #shortLook: { at: number; epoch: number } | null = null;
   #unsubscribe: Promise<(() => Promise<void>) | null> | null = null;
+  /** When a claim last reached the store (its `now`). */
+  #reached: number | null = null;
+  /**
+   * Since a claim could not reach the store: leases that ran out after `before` stay with their
+   * owners until `until` (infinite until a claim reaches the store again; see {@link RECLAIM_GRACE_MS}).
+   */
+  #hold: { before: number; until: number } | null = null;
 
   constructor(private readonly deps: SchedulerDeps) {
     this.#slots = new Slots(deps.options);
@@ -305,7 +322,7 @@ export class Scheduler {
     environmentBound: number,
     ahead = false,
   ): Promise<{ claimed: number; started: number }> {
-    const { store, clock, options } = this.deps;
+    const { clock, options } = this.deps;
     const slots = this.#slots;
     const parked = this.#parked;
     const proofs = this.#proofs;
@@ -337,7 +354,7 @@ export class Scheduler {
       excludeEnvironments,
     };
     if (byWebhook !== null) args.byWebhook = byWebhook;
-    const claimed = await transient(this.#isTransient, () => store.claimDue(args));
+    const claimed = await transient(this.#isTransient, () => this.#claimDue(args));
     this.#form.record(performance.now() - t0, claimed.length, limit, byWebhook, leftOut);
     if (quiet && claimed.length === 0 && claimed.nextDueAt !== undefined) proofs.nextDueSaid(claimed.nextDueAt, epoch, choreWrites);
     // A paced webhook's deliveries whose start time comes later in this second wait here for it.
@@ -357,6 +374,23 @@ export class Scheduler {
       await this.#prove(saturated, excludeEnvironments, now, epoch);
     }
     return { claimed: claimed.length, started };
+  }
+
+  /** One try of a claim: after an outage, leases that ran out during it are left to their owners for a while (see {@link RECLAIM_GRACE_MS}). */
+  async #claimDue(args: ClaimArgs): Promise<Claimed> {
+    const { store, clock } = this.deps;
+    if (this.#hold && clock.now() >= this.#hold.until) this.#hold = null;
+    if (this.#hold) args.reclaimBefore = Math.min(this.#hold.before, args.now);
+    else delete args.reclaimBefore;
+    try {
+      const claimed = await store.claimDue(args);
+      this.#reached = args.now;
+      if (this.#hold?.until === Number.POSITIVE_INFINITY) this.#hold.until = clock.now() + RECLAIM_GRACE_MS;
+      return claimed;
+    } catch (error) {
+      this.#hold = { before: this.#hold?.before ?? this.#reached ?? args.now, until: Number.POSITIVE_INFINITY };
+      throw error;
+    }
   }
 
   /**

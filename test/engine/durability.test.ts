@@ -4,6 +4,8 @@ import { describe, expect, test } from 'vitest';
 import { SqliteEngineDialect } from '../../adapters/sqlite/driver.js';
 import { sqliteStore } from '../../adapters/sqlite/index.js';
 import type { Transport } from '../../src/index.js';
+import { RECLAIM_GRACE_MS } from '../../src/scheduler/scheduler.js';
+import type { ClaimArgs } from '../../src/store.js';
 import { useCleanups } from '../helpers/cleanup.js';
 import { makeEngine } from '../helpers/engine.js';
 import { userData } from '../helpers/fixtures.js';
@@ -64,6 +66,46 @@ describe('durability on one SQLite file', () => {
     await env.clock.advance(2_000); // the poll at 60 s, as the lease ends
     expect(receiver.requests).toHaveLength(1);
     expect(receiver.requests[0]!.headers['webhook-id']).toBe(ev.deliveryIds[0]);
+  });
+
+  test('after a claim could not reach the store, a lease that ran out meanwhile stays with its owner for RECLAIM_GRACE_MS', async () => {
+    const receiver = await startReceiver();
+    const dir = tempDir();
+    const filename = dir.file('webhooks.db');
+    // The engine's claims fail while `down` (its outcomes and next-due reads do not matter here).
+    let down = false;
+    const inner = sqliteStore({ filename });
+    const store = new Proxy(inner, {
+      get(target, key, proxy) {
+        const value = Reflect.get(target, key, proxy);
+        if (key !== 'claimDue') return typeof value === 'function' ? value.bind(target) : value;
+        return (args: ClaimArgs) => (down ? Promise.reject(new Error('the database is unreachable')) : target.claimDue(args));
+      },
+    });
+    const POLL = 5_000;
+    const env = await makeEngine({ filename, store, delivery: { timeoutMs: 1000, leaseMs: 60_000, pollIntervalMs: POLL } });
+    cleanups.push(
+      () => receiver.close(),
+      () => env.close(),
+      () => dir.cleanup(),
+    );
+    await env.hooks.webhooks.create({ name: 'w', endpoint: `${receiver.url}/w`, eventTypes: ['user.created'] });
+    const ev = await env.hooks.emit({ type: 'user.created', source: 'admin', data: userData() });
+    // Another process claims it (its lease runs out at 60 s) and keeps its outcome through the outage.
+    const ghost = sqliteStore({ filename });
+    await ghost.claimDue({ now: env.clock.now(), limit: 10, workerId: 'ghost', leaseMs: 60_000 });
+    await ghost.close();
+    await env.hooks.start();
+    await env.hooks.drain();
+    await env.clock.advance(55_000); // polls reach the store, the last at 55 s
+    down = true;
+    await env.clock.advance(POLL); // 60 s: the claim fails; the lease runs out
+    down = false;
+    await env.clock.advance(POLL); // 65 s: back; the lease ran out after 55 s, its owner's record goes first
+    await env.clock.advance(RECLAIM_GRACE_MS - POLL); // 70 s
+    expect(receiver.requests).toHaveLength(0);
+    await env.clock.advance(POLL); // 75 s: the grace is over
+    expect(receiver.requests.map((r) => r.headers['webhook-id'])).toEqual(ev.deliveryIds);
   });
 
   test('emit returns at once: the HTTP request happens after it, asynchronously', async () => {

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { LimitReachedError } from '../../src/errors.js';
 import type { AttemptRecord, DeliveryRecord, EventRecord, WebhookRecord } from '../../src/model.js';
-import type { RecordAttemptArgs, Store } from '../../src/store.js';
+import type { ClaimArgs, RecordAttemptArgs, Store } from '../../src/store.js';
 import { describeActivityContract } from './conformance-activity.js';
 import { describeDashboardContract } from './conformance-dashboard.js';
 import { describeLogContract } from './conformance-log.js';
@@ -389,6 +389,26 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
           ]),
         );
         expect(await leaseOf(s, ids[1]!)).toEqual({ workerId: 'w4', until: now + 2 * LEASE });
+      });
+
+      test.each<[string, Partial<ClaimArgs>]>([
+        ['leaving nothing out', {}],
+        ['leaving a webhook out', { excludeWebhookIds: ['wh_none'] }],
+        ['leaving a webhook out, along the due index', { excludeWebhookIds: ['wh_none'], byWebhook: false }],
+      ])('reclaimBefore: a lease that ran out after it stays with its owner (%s)', async (_label, leaving) => {
+        const hook = webhook('env_a');
+        await s.createWebhook(hook, { maxWebhooks: null });
+        const early = (await s.insertEvent(event('env_a', { createdAt: T0 }), { newDeliveryId: () => id('msg') }))[0]!.id;
+        const late = (await s.insertEvent(event('env_a', { createdAt: T0 + 1 }), { newDeliveryId: () => id('msg') }))[0]!.id;
+        await s.claimDue({ now: T0 + 10, limit: 1, workerId: 'w1', leaseMs: LEASE }); // early's lease runs out at T0 + 10 + LEASE
+        await s.claimDue({ now: T0 + 500, limit: 1, workerId: 'w2', leaseMs: LEASE }); // late's at T0 + 500 + LEASE
+        // Both ran out long ago (an outage); the store was last reached between the two ends.
+        const args = { now: T0 + 10 * LEASE, limit: 10, workerId: 'w3', leaseMs: LEASE, ...leaving };
+        expect((await s.claimDue({ ...args, reclaimBefore: T0 + 100 + LEASE })).map((c) => c.delivery.id)).toEqual([early]);
+        expect(await s.claimDue({ ...args, reclaimBefore: T0 + 100 + LEASE })).toEqual([]);
+        expect(await leaseOf(s, late)).toEqual({ workerId: 'w2', until: T0 + 500 + LEASE });
+        // Without it (the grace over), taken.
+        expect((await s.claimDue(args)).map((c) => c.delivery.id)).toEqual([late]);
       });
 
       /** A claim by w1 that leaves `busyId` and the environment env_b out, in the given form. */
