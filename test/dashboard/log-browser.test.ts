@@ -71,6 +71,15 @@ describe.runIf(run)('the dashboard in Chromium: the delivery log', () => {
     await page.goto(`${site.url}#/webhooks/${hook.id}`);
     await rows(page).first().waitFor();
     expect(await rows(page).count()).toBe(20); // newest first, 20 a page
+    // The custom range's From and To show for "Custom" only.
+    expect(await page.getByLabel('From', { exact: true }).isVisible()).toBe(false);
+    const period = page.getByRole('search').getByLabel('Period', { exact: true });
+    const periods = await period.locator('option').evaluateAll((options) => options.map((o) => (o as HTMLOptionElement).value));
+    await period.selectOption('custom');
+    expect(await page.getByLabel('From', { exact: true }).isVisible()).toBe(true);
+    await period.selectOption(periods.find((v) => v !== 'custom')!);
+    expect(await page.getByLabel('From', { exact: true }).isVisible()).toBe(false);
+    await rows(page).first().waitFor();
     expect(await rows(page).first().textContent()).toContain('Delivered');
     await page.getByRole('button', { name: 'Next page' }).click();
     await until('page 2', async () => (await rows(page).count()) === 1);

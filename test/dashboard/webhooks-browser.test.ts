@@ -239,6 +239,10 @@ describe.runIf(run)('the dashboard in Chromium: webhooks', () => {
     await page.getByRole('button', { name: 'Enable' }).waitFor();
     expect(await focusedLabel(page)).toBe('Enable'); // focus stays on the control that was used
     expect(await page.locator('.status').first().textContent()).toBe('Disabled');
+    // What it says is what the engine does: emit writes no delivery for a disabled webhook.
+    expect(await page.getByRole('status').first().textContent()).toBe(
+      'Webhook disabled. Nothing is sent to it, and events meanwhile are not kept for it; its pending deliveries are held until you enable it.',
+    );
     expect((await site.hooks.webhooks.get(hook.id, { environment: 'env-edit' })).status).toBe('disabled');
     await page.getByRole('button', { name: 'Enable' }).click();
     await page.getByRole('button', { name: 'Disable' }).waitFor();

@@ -85,7 +85,8 @@ export default {
     'notice.created': 'Webhook „{name}“ erstellt.',
     'notice.deleted': 'Webhook „{name}“ gelöscht.',
     'notice.enabled': 'Webhook aktiviert. Zurückgehaltene Zustellungen werden jetzt gesendet.',
-    'notice.disabled': 'Webhook deaktiviert. Neue Zustellungen werden zurückgehalten, bis Sie ihn wieder aktivieren.',
+    'notice.disabled':
+      'Webhook deaktiviert. Ihm wird nichts gesendet, und Ereignisse bis dahin werden nicht für ihn aufbewahrt; seine ausstehenden Zustellungen werden zurückgehalten, bis Sie ihn wieder aktivieren.',
     'notice.resent': 'Die Zustellung von {type} wird erneut gesendet.',
     'new.intro': 'Wir senden jedes gewählte Ereignis als HTTP-POST an Ihren Endpunkt; der Body ist ein signiertes Token (JWT).',
     'form.name': 'Name',

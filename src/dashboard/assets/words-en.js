@@ -82,7 +82,8 @@ export default {
     'notice.created': 'Webhook “{name}” created.',
     'notice.deleted': 'Webhook “{name}” deleted.',
     'notice.enabled': 'Webhook enabled. Held deliveries are being sent.',
-    'notice.disabled': 'Webhook disabled. New deliveries are held until you enable it.',
+    'notice.disabled':
+      'Webhook disabled. Nothing is sent to it, and events meanwhile are not kept for it; its pending deliveries are held until you enable it.',
     'notice.resent': 'Delivery of {type} queued to be sent again.',
     'new.intro': 'We send each chosen event to your endpoint as an HTTP POST whose body is a signed token (JWT).',
     'form.name': 'Name',

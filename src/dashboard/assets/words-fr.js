@@ -85,7 +85,8 @@ export default {
     'notice.created': 'Webhook « {name} » créé.',
     'notice.deleted': 'Webhook « {name} » supprimé.',
     'notice.enabled': 'Webhook activé. Les livraisons retenues sont en cours d’envoi.',
-    'notice.disabled': 'Webhook désactivé. Les nouvelles livraisons sont retenues jusqu’à ce que vous le réactiviez.',
+    'notice.disabled':
+      'Webhook désactivé. Rien ne lui est envoyé, et les événements d’ici là ne sont pas gardés pour lui ; ses livraisons en attente sont retenues jusqu’à ce que vous le réactiviez.',
     'notice.resent': 'La livraison de {type} sera envoyée de nouveau.',
     'new.intro':
       'Nous envoyons chaque événement choisi à votre point de terminaison par une requête HTTP POST dont le corps est un jeton signé (JWT).',
