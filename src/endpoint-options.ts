@@ -55,14 +55,15 @@ const RESERVED = new Set([
 
 /**
  * Credential-like headers, whose values are write-only (sealed at rest, masked on every read and
- * in every echo): `Authorization`, cookies, and any name that speaks of a key, token, secret,
- * password, signature, session or credential (`X-Api-Key`, `apikey`, `X-Password`, `X-Auth-Token`).
- * Masking one too many costs the account holder a visible value; one too few leaks a secret.
+ * in every echo): `Authorization`, cookies, and any name with a word (between `-`, `_` or `.`)
+ * that speaks of a key, token, secret, password, signature, session or credential (`X-Api-Key`,
+ * `apikey`, `X-Password`, `X-Auth-Token`; not `X-Author` or `X-Bypass-Cache`).
  */
 export function isCredentialHeader(name: string): boolean {
   return CREDENTIAL.test(name);
 }
-const CREDENTIAL = /auth|cookie|key|token|secret|pass|pwd|signature|session|credential/i;
+const CREDENTIAL =
+  /(?:^|[-_.])(?:auth|authorization|cookie|key|apikey|token|secret|pass|passwd|password|pwd|signature|sig|session|credentials?)(?:$|[-_.])/i;
 
 function refuse(message: string, field: string): never {
   throw new ValidationError(message, { field });
@@ -104,17 +105,26 @@ export function headersInput(value: unknown): Record<string, string> {
     if (v !== v.trim()) refuse(`header ${shown} must have a value without spaces at either end`, field);
     out[name] = v;
   }
-  // (A masked value keeps a stored one: counted at the longest it can be.)
-  const total = Object.entries(out).reduce(
-    (sum, [name, v]) => sum + name.length + 4 + (v === HEADER_MASK ? ENDPOINT_LIMITS.headerValueLength : v.length),
-    0,
-  );
+  // (A masked value keeps a stored one: counted here as nothing, and exactly by mergeHeaders.)
+  refuseOverTotal(Object.entries(out).map(([name, v]) => [name, v === HEADER_MASK ? 0 : v.length]));
+  return out;
+}
+
+/** Refuses headers (name and value length) over {@link ENDPOINT_LIMITS}.headersTotalBytes in all. */
+function refuseOverTotal(sizes: ReadonlyArray<readonly [string, number]>): void {
+  const total = sizes.reduce((sum, [name, length]) => sum + name.length + 4 + length, 0);
   if (total > ENDPOINT_LIMITS.headersTotalBytes)
     refuse(
       `headers may take at most ${ENDPOINT_LIMITS.headersTotalBytes} bytes in all (names, values, line ends; these take ${total}): many servers refuse more`,
       'headers',
     );
-  return out;
+}
+
+/** The length of the text a sealed value holds (`sealed:v1:<key>:<iv>:<ciphertext and 16-byte tag>`), without opening it. */
+function sealedLength(sealed: string): number {
+  if (!sealed.startsWith('sealed:v1:')) return sealed.length; // kept in clear by an older engine
+  const body = sealed.split(':').at(-1) ?? '';
+  return Math.max(0, Buffer.from(body, 'base64url').length - 16);
 }
 
 /** A per-webhook deadline: whole milliseconds, 1,000-30,000; null for the engine's. */
@@ -164,6 +174,13 @@ export function mergeHeaders(
     if (!kept) refuse(`header ${JSON.stringify(name)} has no stored value to keep: give its value`, `headers.${name}`);
     out[name] = kept[1];
   }
+  // What goes on the wire, kept values at their own length.
+  refuseOverTotal(
+    Object.entries(out).map(([name, value]) => [
+      name,
+      given[name] === HEADER_MASK ? sealedLength(value) : isCredentialHeader(name) ? given[name]!.length : value.length,
+    ]),
+  );
   return out;
 }
 

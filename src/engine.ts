@@ -148,7 +148,28 @@ export function createWebhooks<Tx = unknown>(options: WebhooksOptions<Tx>): Webh
         'ERR_SECRETS_KEY_REQUIRED',
         'webhooks hold sealed secrets and no secretsKey was given: give the key they were sealed with',
       );
-    for (const [text, id] of held) o.sealer.open(text, id);
+    // One row under a key since dropped fails that webhook's deliveries, not the engine: start()
+    // fails only when the key opens nothing stored (the wrong key altogether).
+    const failing = new Set<string>();
+    let opened = 0;
+    for (const [text, id] of held) {
+      try {
+        o.sealer.open(text, id);
+        opened++;
+      } catch {
+        failing.add(id);
+      }
+    }
+    if (opened === 0)
+      throw new WebhooksError(
+        'ERR_SECRETS_KEY_REQUIRED',
+        'secretsKey opens none of the secrets stored: give the key they were sealed with',
+      );
+    if (failing.size > 0)
+      logger.error('some stored secrets do not open under secretsKey: those webhooks fail their deliveries until the key is listed again', {
+        errorKind: 'ERR_SECRETS_KEY_REQUIRED',
+        webhookId: [...failing].slice(0, 20).join(','),
+      });
   }
 
   let closed = false;

@@ -124,8 +124,16 @@ export function watchAdapter<A extends WatchedAdapter>(adapter: A, options: Watc
         const ids = (await on.findMany({ model: args.model, where: args.where, limit: BULK_MAX })).map((r) => r.id);
         const n = await raw.updateMany!(args);
         if (ids.length === 0) return n;
-        const rows = await on.findMany({ model: args.model, where: [{ field: 'id', operator: 'in', value: ids }], limit: BULK_MAX });
-        for (const row of rows) await options.onWrite({ kind: 'update', model: args.model, row, adapter: on });
+        // Read back a thousand at a time: one `in` list of 100,000 would pass PostgreSQL's 65,535 parameters.
+        for (let i = 0; i < ids.length; i += 1000) {
+          const chunk = ids.slice(i, i + 1000);
+          const rows = await on.findMany({
+            model: args.model,
+            where: [{ field: 'id', operator: 'in', value: chunk }],
+            limit: chunk.length,
+          });
+          for (const row of rows) await options.onWrite({ kind: 'update', model: args.model, row, adapter: on });
+        }
         return n;
       });
     };

@@ -120,7 +120,8 @@ export const LEASE_MARGIN_MS = 1000;
 
 /** A request's timeout in what is left of the attempt's time; none left: the attempt is a timeout now. */
 function within(timeoutMs: number, leftMs: number): number {
-  if (leftMs <= 0) throw new TransportError('timeout', 'the attempt ran out of its lease before the request was sent');
+  // Nothing was sent: ours, not the endpoint's (not charged; tried again on the back-off).
+  if (leftMs <= 0) throw new TransportError('internal', 'the attempt ran out of its lease before the request was sent');
   return Math.max(1, Math.min(timeoutMs, Math.floor(leftMs)));
 }
 
@@ -173,7 +174,7 @@ function addCustomHeaders(
     if (!isSealed(value)) {
       headers[name] = value;
       if (secrets === null) secrets = [];
-      secrets.push(value);
+      for (const part of [value, value.split(' ').at(-1)!]) if (part.length >= 4) secrets.push(part);
       continue;
     }
     if (!sealer) throw new Error(`a credential header of ${webhookId} is sealed and the engine has no secretsKey to open it`);

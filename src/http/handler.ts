@@ -1,6 +1,6 @@
 import type { Management } from '../types.js';
 import { type Authorize, authorizeRequest } from './auth.js';
-import { contentTypeRefusal, crossSiteRefusal } from './cross-site.js';
+import { contentTypeRefusal, crossSiteRefusal, METHOD_OVERRIDE, vettedWrite } from './cross-site.js';
 import { type Resource, toErrorResponse, wireError } from './errors.js';
 import { JWKS_PATHS, jwksResponse } from './jwks.js';
 import { openApiDocument } from './openapi.js';
@@ -57,14 +57,21 @@ export function createHandler(deps: HandlerDeps): (request: Request) => Promise<
         // Public, like the JWKS: it describes the API, not anyone's data.
         return jsonResponse(200, openApiDocument(managementPath.prefix || '/'), { 'cache-control': 'public, max-age=300' });
       }
+      // The dashboard element's PATCH and DELETE as a POST naming them, when it calls this handler
+      // directly (its `api` attribute): checked as any write first, and JSON whoever sends it.
+      if (request.headers.has(METHOD_OVERRIDE)) {
+        const refusal = writeRefusal(request, url, deps.allowedOrigins ?? NO_ORIGINS) ?? contentTypeRefusal(request);
+        if (refusal) return refusal;
+        const vetted = vettedWrite(request);
+        if (vetted instanceof Response) return vetted;
+        request = vetted;
+      }
       const match = matchRoute(ROUTES, request.method, managementPath.rest);
       if (match.kind === 'none') return notFound();
       if (match.kind === 'method') return methodNotAllowed(request.method, match.allow);
       resource = match.route.resource;
       if (request.method !== 'GET' && request.method !== 'HEAD') {
-        const refusal =
-          crossSiteRefusal(request, url, deps.allowedOrigins ?? NO_ORIGINS) ??
-          (request.headers.has('cookie') ? contentTypeRefusal(request) : null);
+        const refusal = writeRefusal(request, url, deps.allowedOrigins ?? NO_ORIGINS);
         if (refusal) return refusal;
       }
       if (!deps.authorize && !warnedNoAuthorize) {
@@ -84,6 +91,18 @@ export function createHandler(deps: HandlerDeps): (request: Request) => Promise<
 }
 
 const NO_ORIGINS: ReadonlySet<string> = new Set();
+
+/**
+ * A write another site may not make: only what an ambient credential can carry needs the check,
+ * a cookie, or no Authorization at all (the host's authorize may read anything). A bearer token a
+ * page had to set itself is no cross-site risk, and an admin app on another origin may use one.
+ * A cookie-carrying write must be JSON (a form cannot send that type).
+ */
+function writeRefusal(request: Request, url: URL, allowedOrigins: ReadonlySet<string>): Response | null {
+  const cookie = request.headers.has('cookie');
+  if (!cookie && request.headers.has('authorization')) return null;
+  return crossSiteRefusal(request, url, allowedOrigins) ?? (cookie ? contentTypeRefusal(request) : null);
+}
 
 const notFound = () => wireError(404, 'ROUTE_NOT_FOUND', 'no such route');
 

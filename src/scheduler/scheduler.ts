@@ -14,7 +14,7 @@ import { OneTimer } from './timer.js';
 export type { Chore } from './chores.js';
 
 /** Most webhooks remembered as deferred by a Retry-After here; past it the oldest is forgotten (its stored pace still holds it). */
-const DEFERRED_MAX = 10_000;
+const DEFERRED_MAX = 1_000;
 
 /** An attempt whose HTTP exchange is under way. */
 interface Running {
@@ -84,8 +84,9 @@ export class Scheduler {
   readonly #withdrawn = new Map<string, string[]>();
   readonly #proofs = new Proofs();
   /**
-   * Webhooks whose endpoint answered with a Retry-After, until when: left out of every claim here
-   * until then (the pace the record writes holds them everywhere, once written).
+   * Webhooks whose endpoint answered with a Retry-After, until when, while that outcome is being
+   * recorded: left out of every claim here meanwhile; once the record has written the pace, the
+   * store holds them everywhere and the entry goes.
    */
   readonly #deferred = new Map<string, number>();
   /** Webhooks a claim left out since their last attempt here ended. */
@@ -425,9 +426,10 @@ export class Scheduler {
     let started = 0;
     for (const d of this.deps.dispatcher.prepare(claimed, now)) {
       const { webhook } = d.claimed;
-      // (Claimed while its endpoint's Retry-After was on its way here.)
+      // (Claimed while its endpoint's Retry-After was on its way to the store: it goes back after
+      // that record, which writes the pace every process reads, as the parked ones do.)
       if ((this.#deferred.get(webhook.id) ?? 0) > now) {
-        giveBack.push(d.claimed.delivery.id);
+        this.#withdrawn.set(webhook.id, [...(this.#withdrawn.get(webhook.id) ?? []), d.claimed.delivery.id]);
         continue;
       }
       slots.observe(webhook);
@@ -517,6 +519,8 @@ export class Scheduler {
           else if (outcome.released) this.#madeDue(id, environment);
           // The record disabled the webhook and wrote a notice: a pass runs the outbox.
           if (outcome.noticeWritten) this.wake();
+          // The record wrote the pace of a Retry-After: the store holds the webhook from now on.
+          if (outcome.slowDown) this.#deferred.delete(id);
           // (After the record, which wrote what the endpoint asked: a claim then paces them by it.)
           this.#returnWithdrawn(id);
         },

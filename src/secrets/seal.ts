@@ -57,7 +57,8 @@ function keyBytes(input: SecretsKeyInput, index: number): Buffer {
   if (bytes.length !== 32) throw new TypeError(`secretsKey[${index}] must be 32 bytes (got ${bytes.length}); ${make}`);
   // 32 random bytes hold about 30 distinct values; fewer than half of them is no random key (all
   // zeros, a repeated pattern, a word padded out): refused before it seals anything.
-  if (new Set(bytes).size < 16)
+  // (The sealing key only: an older one listed to open what it sealed must still be accepted.)
+  if (index === 0 && new Set(bytes).size < 16)
     throw new TypeError(`secretsKey[${index}] is not random (${new Set(bytes).size} distinct bytes of 32); ${make}`);
   return bytes;
 }

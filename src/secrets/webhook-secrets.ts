@@ -43,8 +43,8 @@ export function rotated(sealer: Sealer, id: string, signing: WebhookSigning, now
   // Every secret handed out keeps signing until its own grace ends, however close together the
   // rotations (concurrent ones are serialized by the store's compare-and-set): the one replaced
   // now, and those before it still in grace.
-  const still = inGrace(signing, now);
-  const retired = graceMs > 0 ? [{ secret: signing.secret, until: now + graceMs }, ...still] : still;
+  // (A rotation without grace ends every grace: the new secret alone signs, as it always did.)
+  const retired = graceMs > 0 ? [{ secret: signing.secret, until: now + graceMs }, ...inGrace(signing, now)] : [];
   if (retired.length > MAX_RETIRED)
     throw new ValidationError(
       `at most ${MAX_RETIRED} rotated secrets may be in their grace at once: wait for the oldest to end, or rotate with graceMs 0`,

@@ -228,7 +228,7 @@ describe('standard-webhooks format', () => {
   });
 
   test('eight rotations at once: every secret handed out verifies until its grace ends; past ten in grace, refused', async () => {
-    const { hooks, receiver, clock } = await setup();
+    const { hooks, receiver } = await setup();
     const wh = await hooks.webhooks.create({
       name: 'm',
       endpoint: `${receiver.url}/m`,
@@ -249,8 +249,7 @@ describe('standard-webhooks format', () => {
       code: 'ERR_VALIDATION',
       field: 'graceMs',
     });
-    // Once their grace ends, only the current secret signs.
-    await clock.advance(61_000);
+    // A rotation without grace ends every grace at once: only the new secret signs.
     const last = await hooks.webhooks.rotateSecret(wh.id, { graceMs: 0 });
     await hooks.emit({ type: 'user.created', source: 'api', data: userData() });
     await hooks.drain();

@@ -73,6 +73,29 @@ describe('the management handler with an authorize that reads a cookie', () => {
       body: JSON.stringify({ name: 'renamed' }),
     });
     expect(same.status).toBe(200);
+    // A bearer token a page had to set itself (an admin app on another origin): no cross-site risk.
+    const bearer = await hooks.handler(
+      new Request(`https://auth.example.com/api/v1/webhooks/${webhook.id}`, {
+        method: 'PATCH',
+        headers: { authorization: 'Bearer t', origin: 'https://admin.example.net', 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'by bearer' }),
+      }),
+    );
+    expect(bearer.status).toBe(403); // refused by authorize (it reads the cookie), not as cross-site
+    expect(((await bearer.json()) as { errors: Array<{ code: string }> }).errors[0]!.code).toBe('INVALID_CREDENTIALS');
+    // The dashboard element calling this handler directly: PATCH and DELETE as a POST naming them.
+    const overridden = await send(`/api/v1/webhooks/${webhook.id}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: 'https://auth.example.com', 'x-http-method-override': 'PATCH' },
+      body: JSON.stringify({ name: 'via override' }),
+    });
+    expect(overridden.status).toBe(200);
+    expect((await hooks.webhooks.get(webhook.id, { environment: 'default' })).name).toBe('via override');
+    const evilOverride = await send(`/api/v1/webhooks/${webhook.id}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: 'https://evil.example', 'x-http-method-override': 'DELETE' },
+    });
+    expect(evilOverride.status).toBe(403);
   });
 });
 

@@ -146,6 +146,23 @@ describe.each([
 });
 
 describe('what a webhook may send', () => {
+  test('credential names are words: X-Author and X-Bypass-Cache are plain; eight short credentials save again as the dashboard sends them', async () => {
+    const env = await makeEngine({ secretsKey });
+    cleanups.push(() => env.close());
+    const creds = Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`X-Api-Key-${i}`, `k${i}-secret`]));
+    const created = await env.hooks.webhooks.create({
+      name: 'words',
+      endpoint: 'https://r.example.com/h',
+      eventTypes: ['user.created'],
+      headers: { 'X-Author': 'ada', 'X-Bypass-Cache': '1', ...creds },
+    });
+    expect(created.headers).toMatchObject({ 'X-Author': 'ada', 'X-Bypass-Cache': '1', 'X-Api-Key-0': '••••••••' });
+    // Saved again with every credential masked (what the dashboard does): their stored lengths count.
+    await expect(env.hooks.webhooks.update(created.id, { headers: created.headers, name: 'again' })).resolves.toMatchObject({
+      name: 'again',
+    });
+  });
+
   test('headers are bounded in all to what common servers accept: 20 of 1,024 characters is refused, 8 KiB passes a default Node server', async () => {
     const env = await makeEngine({ secretsKey });
     cleanups.push(() => env.close());
