@@ -39,7 +39,7 @@ export type Admission = 'start' | 'park' | 'give-back';
  * - An attempt in flight far longer than its webhook's answers here took is **overdue**
  *   ({@link overdueAfter}): its webhook is failing from then on (no new attempt of it while that
  *   one hangs), and the attempt leaves its slot and its environment's count for the **overdue
- *   pool** (at most `concurrency` attempts), so endpoints that answered and then began to hang
+ *   pool** (at most 4 × `concurrency` attempts), so endpoints that answered and then began to hang
  *   hold their environment's slots for a moment, not until their timeouts. It still counts
  *   against its webhook's bound until it ends.
  */
@@ -237,7 +237,7 @@ export class Slots {
   overdue(webhookId: string, environment: string): boolean {
     this.#proven.delete(webhookId);
     this.#failing.add(webhookId);
-    if (this.#overdue >= this.options.concurrency) return false;
+    if (this.#overdue >= OVERDUE_POOL_FACTOR * this.options.concurrency) return false;
     this.#overdue++;
     this.#attempting--;
     bump(this.#perEnvironment, environment, -1);
@@ -307,6 +307,12 @@ export class Slots {
  */
 const KNOWN_MAX = 10_000;
 
+/**
+ * The overdue pool holds this many times `concurrency`: room for every earned slot of 20
+ * webhooks of one environment at the default bounds (20 × 8 = 160 of 256), so endpoints that all
+ * hang at once cannot fill it and their environment's slots again. Idle sockets cost little.
+ */
+const OVERDUE_POOL_FACTOR = 4;
 /** The least time an attempt runs before it may be overdue. */
 export const OVERDUE_MIN_MS = 400;
 /** How many times its webhook's usual answer time an attempt runs before it is overdue. */

@@ -217,8 +217,8 @@ describe('fairness within an environment (decision 026)', () => {
     expect(slots.free(2)).toBe(7);
     slots.end('w1', 'a', { success: false, charged: true }, { overdue: true });
     expect([slots.attempting, slots.inEnvironment('a'), slots.inFlight('w1'), slots.overdueCount]).toEqual([1, 1, 1, 0]);
-    // The pool holds at most `concurrency`: past it, an overdue attempt keeps its slot.
-    for (let i = 0; i < options.concurrency; i++) {
+    // The pool holds at most 4 × `concurrency`: past it, an overdue attempt keeps its slot.
+    for (let i = 0; i < 4 * options.concurrency; i++) {
       slots.take(`h${i}`, 'b');
       expect(slots.overdue(`h${i}`, 'b')).toBe(true);
     }
