@@ -1,5 +1,6 @@
 import { runWithRequestState } from '@better-auth/core/context';
 import { type DispatchContext, dispatchAuthEndpoint, getSession } from 'better-auth/api';
+import { wireError } from '../http/errors.js';
 import type { AuthorizeResult, Webhooks } from '../types.js';
 import type { AuthUser } from './mapping.js';
 
@@ -40,12 +41,9 @@ export function createServing(path: string, manage: Manage) {
       // the page. Only the two mounts are served: the management handler matches the API under
       // any prefix, and `…/webhooks/x/api/v1/…` must not reach it some other way.
       if (tail === '/.well-known/jwks' || tail === '/.well-known/jwks.json') return { response: await hooks.handler(request) };
-      const dashboard = tail === '/dashboard' || tail.startsWith('/dashboard/') || tail === '/api/v1' || tail.startsWith('/api/v1/');
-      if (!dashboard)
-        return { response: Response.json({ errors: [{ code: 'ROUTE_NOT_FOUND', message: 'no such route' }] }, { status: 404 }) };
-      // Under /dashboard, only the page, its assets and links, and its own API (no deeper mount).
-      if (tail.startsWith('/dashboard/') && !/^\/dashboard\/(?:api\/v1(?:\/|$)|assets\/|link\/)/.test(tail))
-        return { response: Response.json({ errors: [{ code: 'ROUTE_NOT_FOUND', message: 'no such route' }] }, { status: 404 }) };
+      // The API, the page, and under the page only its assets, its links and its own API.
+      const served = /^\/(?:api\/v1(?:\/|$)|dashboard(?:$|\/(?:api\/v1(?:\/|$)|assets\/|link\/)))/.test(tail);
+      if (!served) return { response: wireError(404, 'ROUTE_NOT_FOUND', 'no such route') };
       return { response: await hooks.dashboard(request) };
     },
 

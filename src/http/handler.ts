@@ -38,6 +38,7 @@ export interface HandlerDeps {
  */
 export function createHandler(deps: HandlerDeps): (request: Request) => Promise<Response> {
   let warnedNoAuthorize = false;
+  const allowedOrigins = deps.allowedOrigins ?? NO_ORIGINS;
   return async (request) => {
     let resource: Resource | undefined;
     try {
@@ -60,7 +61,7 @@ export function createHandler(deps: HandlerDeps): (request: Request) => Promise<
       // The dashboard element's PATCH and DELETE as a POST naming them, when it calls this handler
       // directly (its `api` attribute): checked as any write first, and JSON whoever sends it.
       if (request.headers.has(METHOD_OVERRIDE)) {
-        const refusal = writeRefusal(request, url, deps.allowedOrigins ?? NO_ORIGINS) ?? contentTypeRefusal(request);
+        const refusal = writeRefusal(request, url, allowedOrigins) ?? contentTypeRefusal(request);
         if (refusal) return refusal;
         const vetted = vettedWrite(request);
         if (vetted instanceof Response) return vetted;
@@ -71,7 +72,7 @@ export function createHandler(deps: HandlerDeps): (request: Request) => Promise<
       if (match.kind === 'method') return methodNotAllowed(request.method, match.allow);
       resource = match.route.resource;
       if (request.method !== 'GET' && request.method !== 'HEAD') {
-        const refusal = writeRefusal(request, url, deps.allowedOrigins ?? NO_ORIGINS);
+        const refusal = writeRefusal(request, url, allowedOrigins);
         if (refusal) return refusal;
       }
       if (!deps.authorize && !warnedNoAuthorize) {

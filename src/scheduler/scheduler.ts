@@ -429,7 +429,7 @@ export class Scheduler {
       // (Claimed while its endpoint's Retry-After was on its way to the store: it goes back after
       // that record, which writes the pace every process reads, as the parked ones do.)
       if ((this.#deferred.get(webhook.id) ?? 0) > now) {
-        this.#withdrawn.set(webhook.id, [...(this.#withdrawn.get(webhook.id) ?? []), d.claimed.delivery.id]);
+        this.#withdraw(webhook.id, [d.claimed.delivery.id]);
         continue;
       }
       slots.observe(webhook);
@@ -486,6 +486,13 @@ export class Scheduler {
       // A claim that ran while the release was under way (another connection) may not have
       // seen the rows come back: no proof from it stands.
       .finally(() => this.#void());
+  }
+
+  /** Deliveries of this webhook to give back once its attempt's outcome (which paces them) is recorded. */
+  #withdraw(webhookId: string, ids: readonly string[]): void {
+    const list = this.#withdrawn.get(webhookId);
+    if (list) list.push(...ids);
+    else this.#withdrawn.set(webhookId, [...ids]);
   }
 
   /** The outcome of an attempt of this webhook is recorded: what was withdrawn from its timed deliveries goes back, to be paced again. */
@@ -553,7 +560,7 @@ export class Scheduler {
       const parked = result.deferUntil === undefined ? [] : this.#parked.take(webhookId).map((d) => d.claimed.delivery.id);
       const back = [...this.#timed.take(webhookId).map((c) => c.delivery.id), ...parked];
       if (back.length > 0) {
-        this.#withdrawn.set(webhookId, [...(this.#withdrawn.get(webhookId) ?? []), ...back]);
+        this.#withdraw(webhookId, back);
         this.#armTimed();
       }
     }
