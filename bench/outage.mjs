@@ -20,15 +20,14 @@
 // never answered, not pending), and for each duplicate why it was sent again. Not a test, not in
 // `npm run bench`: the figures of decision 036 and the CHANGELOG (10 runs of a 6 s and of a 30 s
 // stop) came from it, written outside the tree with --out.
-import { execFileSync, fork, spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { appendFileSync, chmodSync, chownSync, mkdirSync, rmSync } from 'node:fs';
+import { fork } from 'node:child_process';
+import { appendFileSync } from 'node:fs';
 import http from 'node:http';
 import { createRequire } from 'node:module';
-import net from 'node:net';
-import { tmpdir, userInfo } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { startThrowawayCluster } from './lib/cluster.mjs';
+import { EVENT_DATA } from './lib/payload.mjs';
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => {
@@ -50,20 +49,6 @@ const VERBOSE = args.includes('--verbose');
 const DELIVERY = { leaseMs: Number(option('lease-ms', 10_000)), timeoutMs: Number(option('timeout-ms', 5_000)) };
 
 const t0 = Date.now();
-// A realistic user.created (bench/lib/payload.mjs).
-const EVENT_DATA = {
-  user: {
-    id: 'kp_0123456789abcdef0123456789abcdef',
-    email: 'ada.lovelace@example.com',
-    first_name: 'Ada',
-    last_name: 'Lovelace',
-    phone: '+44 20 7946 0000',
-    username: 'ada',
-    is_password_reset_requested: false,
-    is_suspended: false,
-    organizations: [{ code: 'org_0123456789ab', permissions: ['read:users', 'write:users'], roles: ['admin'] }],
-  },
-};
 const log = (...a) => VERBOSE && console.error(`[outage ${((Date.now() - t0) / 1000).toFixed(1)}s]`, ...a);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const engineRequire = createRequire(join(ENGINE, 'package.json'));
@@ -72,68 +57,16 @@ const load = (p) => import(pathToFileURL(join(ENGINE, p)).href);
 const { createWebhooks, generateSigningKey } = await load('dist/src/index.js');
 const { postgresStore } = await load('dist/adapters/postgres/index.js');
 
-// ---- a throwaway cluster (as bench/soak.mjs) ---------------------------------------------------
-const root = userInfo().uid === 0;
-const asPostgres = (cmd, argv) => (root ? ['runuser', ['-u', 'postgres', '--', cmd, ...argv]] : [cmd, argv]);
-const bin = (name) => {
-  for (const d of [process.env.PG_BIN, '/usr/lib/postgresql/15/bin', '/usr/local/bin', '/usr/bin'].filter(Boolean)) {
-    try {
-      execFileSync(join(d, name), ['--version'], { stdio: 'ignore' });
-      return join(d, name);
-    } catch {}
-  }
-  return name;
-};
-const run = (cmd, argv) => {
-  const [c, a] = asPostgres(cmd, argv);
-  const r = spawnSync(c, a, { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`${cmd} ${argv.join(' ')} failed: ${r.stderr || r.stdout}`);
-  return r.stdout;
-};
-const freePort = () =>
-  new Promise((ok, fail) => {
-    const s = net.createServer();
-    s.once('error', fail);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => ok(port));
-    });
-  });
-const dir = join(tmpdir(), `iw-outage-${randomBytes(4).toString('hex')}`);
-const data = join(dir, 'data');
-mkdirSync(dir);
-chmodSync(dir, 0o777);
-if (root) {
-  mkdirSync(data, { mode: 0o700 });
-  chownSync(
-    data,
-    Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })),
-    Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' })),
-  );
-}
-const port = await freePort();
-if (port === 5432) throw new Error('refusing port 5432');
-const pgCtl = bin('pg_ctl');
-run(bin('initdb'), ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync']);
-const serverFlags = `-c listen_addresses=127.0.0.1 -c port=${port} -c unix_socket_directories='' -c max_connections=100 -c fsync=off`;
-const startCluster = () => run(pgCtl, ['-D', data, '-l', join(dir, 'postgres.log'), '-o', serverFlags, '-w', '-t', '60', 'start']);
-const stopCluster = () => run(pgCtl, ['-D', data, '-m', 'fast', '-w', '-t', '60', 'stop']);
-startCluster();
-let clusterUp = true;
+// ---- a throwaway cluster (bench/lib/cluster.mjs) ----------------------------------------------
+const cluster = await startThrowawayCluster({ prefix: 'iw-outage', flags: '-c fsync=off' });
 const workers = new Map();
 const cleanup = () => {
   for (const w of workers.values()) if (!w.exited) w.child.kill('SIGKILL');
-  if (clusterUp) {
-    clusterUp = false;
-    try {
-      stopCluster();
-    } catch {}
-  }
-  rmSync(dir, { recursive: true, force: true });
+  cluster.remove();
 };
 process.on('exit', cleanup);
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => process.exit(130));
-const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+const { url, port } = cluster;
 
 // ---- the receiver: every 200 it sends, by webhook-id ------------------------------------------
 const answers = new Map(); // webhook-id -> [{ worker, at }]
@@ -237,8 +170,7 @@ if (KILL === 'before') await kill();
 if (OUTAGE_S > 0) {
   leasedAtStop = await leased();
   stopAt = Date.now();
-  stopCluster();
-  clusterUp = false;
+  cluster.stop();
   log(`stopped in ${Date.now() - stopAt} ms; ${leasedAtStop.length} leased at the stop`);
   if (KILL === 'during') {
     await sleep((OUTAGE_S * 1000) / 2);
@@ -248,8 +180,7 @@ if (OUTAGE_S > 0) {
     killed = { at: Date.now(), ids: null }; // its leases are read once the database is back
     await sleep((OUTAGE_S * 1000) / 2);
   } else await sleep(OUTAGE_S * 1000);
-  startCluster();
-  clusterUp = true;
+  cluster.start();
   backAt = Date.now();
   if (killed && killed.ids === null) killed.ids = new Set(await leased('w2').catch(() => []));
   log(`started again: down ${((backAt - stopAt) / 1000).toFixed(1)} s`);

@@ -14,17 +14,16 @@
 // flight, i.e. leased, at each kill and restart: only those may arrive twice), RSS of each
 // process per minute and its spread after the first 5 minutes (target within 10 %), and the
 // workers' event-loop lateness p99 per minute (target under 20 ms). Figures go to bench/journal/.
-import { execFileSync, fork, spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { fork } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
-import { cpus, loadavg, tmpdir, userInfo } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createWebhooks, generateSigningKey } from 'identity-webhooks';
 import { postgresStore } from 'identity-webhooks/postgres';
 import pg from 'pg';
+import { startThrowawayCluster } from './lib/cluster.mjs';
 import { EVENT_DATA, EVENT_TYPE } from './lib/payload.mjs';
 import { startPgBouncer } from './lib/pgbouncer.mjs';
 
@@ -53,65 +52,12 @@ const clock = () => {
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const minute = () => Math.floor((performance.now() - t0) / 60_000);
 
-// ---- a throwaway cluster ------------------------------------------------------------------
-const root = userInfo().uid === 0;
-const asPostgres = (cmd, argv) => (root ? ['runuser', ['-u', 'postgres', '--', cmd, ...argv]] : [cmd, argv]);
-const bin = (name) => {
-  for (const dir of [process.env.PG_BIN, '/usr/lib/postgresql/15/bin', '/usr/local/bin', '/usr/bin'].filter(Boolean)) {
-    try {
-      execFileSync(join(dir, name), ['--version'], { stdio: 'ignore' });
-      return join(dir, name);
-    } catch {}
-  }
-  return name;
-};
-const run = (cmd, argv) => {
-  const [c, a] = asPostgres(cmd, argv);
-  const r = spawnSync(c, a, { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`${cmd} ${argv.join(' ')} failed: ${r.stderr || r.stdout}`);
-  return r.stdout;
-};
-const freePort = () =>
-  new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-
-const dir = join(tmpdir(), `iw-soak-${randomBytes(4).toString('hex')}`);
-const data = join(dir, 'data');
-mkdirSync(dir);
-chmodSync(dir, 0o777);
-if (root) {
-  mkdirSync(data, { mode: 0o700 });
-  const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }));
-  const gid = Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }));
-  chownSync(data, uid, gid);
-}
-const port = await freePort();
-const pgCtl = bin('pg_ctl');
-run(bin('initdb'), ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync']);
-const serverFlags = `-c listen_addresses=127.0.0.1 -c port=${port} -c unix_socket_directories='' -c max_connections=100`;
-const startCluster = () => run(pgCtl, ['-D', data, '-l', join(dir, 'postgres.log'), '-o', serverFlags, '-w', '-t', '60', 'start']);
-const stopCluster = () => run(pgCtl, ['-D', data, '-m', 'fast', '-w', '-t', '60', 'stop']);
-startCluster();
+// ---- a throwaway cluster (bench/lib/cluster.mjs) ----------------------------------------------
+const cluster = await startThrowawayCluster({ prefix: 'iw-soak' });
 // Whatever happens (a failure, Ctrl-C), the cluster is stopped and its directory removed.
-let clusterUp = true;
-const removeCluster = () => {
-  if (clusterUp) {
-    clusterUp = false;
-    try {
-      stopCluster();
-    } catch {}
-  }
-  rmSync(dir, { recursive: true, force: true });
-};
-process.on('exit', removeCluster);
+process.on('exit', () => cluster.remove());
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => process.exit(130));
-const directUrl = `postgres://postgres@127.0.0.1:${port}/postgres`;
+const { port, dir, url: directUrl } = cluster;
 const bouncer = VIA_PGBOUNCER ? await startPgBouncer(directUrl) : null;
 process.on('exit', () => bouncer && !bouncer.closed && process.kill(bouncer.pid));
 const storeUrl = bouncer ? bouncer.pooled(directUrl) : directUrl;
@@ -256,9 +202,9 @@ for (const step of plan) {
   } else {
     const inFlight = new Set(await leased().catch(() => []));
     const s0 = performance.now();
-    stopCluster();
+    cluster.stop();
     await sleep(OUTAGE_S * 1000);
-    startCluster();
+    cluster.start();
     const down = performance.now() - s0;
     disruptions.push({ at: clock(), what: `database restart (down ${(down / 1000).toFixed(1)} s)`, inFlight });
     log(`database restarted: down ${(down / 1000).toFixed(1)} s, ${inFlight.size} deliveries leased at the stop`);
@@ -323,10 +269,9 @@ await emitter.close();
 await admin.end();
 await new Promise((r) => (receiver.closeAllConnections(), receiver.close(r)));
 await bouncer?.close();
-stopCluster();
-clusterUp = false;
-const postgresLog = readFileSync(join(dir, 'postgres.log'), 'utf8');
-removeCluster();
+cluster.stop();
+const postgresLog = readFileSync(cluster.log, 'utf8');
+cluster.remove();
 
 const lost = notArrived.filter((id) => !stillPending.has(id));
 const duplicates = [...counts].filter(([, n]) => n > 1).map(([id]) => id);
