@@ -1,6 +1,7 @@
 import { type MeterProvider, metrics } from '@opentelemetry/api';
 import { WebhooksError } from '../errors.js';
 import type { EventSource } from '../model.js';
+import type { WebhookEventMap } from '../receiver/event-types.generated.js';
 import type { EmitInput, Logger, Webhooks } from '../types.js';
 import { VERSION } from '../version.js';
 import type { Write, WriteKind } from './adapter.js';
@@ -55,10 +56,10 @@ export const AUTH_EVENT_TYPES: readonly AuthEventType[] = [
 ];
 
 /** What a mapping override is given: the default `data`, and the rows it was built from. */
-export interface MappingInput {
-  type: AuthEventType;
-  /** The plugin's own `data` for this event (Kinde's shape). */
-  data: Record<string, unknown>;
+export interface MappingInput<K extends AuthEventType = AuthEventType> {
+  type: K;
+  /** The plugin's own `data` for this event (Kinde's shape, typed as the receiver's `WebhookEventMap` has it). */
+  data: WebhookEventMap[K]['data'];
   source: EventSource;
   /** The user the event is about (user.*), or the signed-in user who acted (organization.*), when known. */
   user: AuthUser | null;
@@ -71,7 +72,7 @@ export interface MappingInput {
  * fails validation the event is left out and logged, and the write still succeeds.
  */
 export type EventOverrides = {
-  [K in AuthEventType]?: false | ((input: MappingInput) => Record<string, unknown> | null | undefined);
+  [K in AuthEventType]?: false | ((input: MappingInput<K>) => Record<string, unknown> | null | undefined);
 };
 
 /** Who an event belongs to. */
@@ -135,8 +136,13 @@ export function createEmitter(deps: EmitterDeps) {
 
   const source = (cause: Cause): EventSource => (cause.path?.startsWith('/admin/') ? 'admin' : cause.fromRequest ? 'user' : 'api');
 
-  async function emit(type: AuthEventType, input: Omit<MappingInput, 'type'>, transaction: unknown): Promise<void> {
-    const override = deps.overrides[type];
+  async function emit(
+    type: AuthEventType,
+    input: Omit<MappingInput, 'type' | 'data'> & { data: Record<string, unknown> },
+    transaction: unknown,
+  ): Promise<void> {
+    // The map's key and its function's input agree by construction; TypeScript cannot follow that through `type`.
+    const override = deps.overrides[type] as false | ((input: unknown) => Record<string, unknown> | null | undefined) | undefined;
     if (override === false) return;
     let data: Record<string, unknown> | null | undefined = input.data;
     let environment: string;

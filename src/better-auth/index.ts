@@ -26,6 +26,7 @@ import { refuseUnknown } from '../unknown-options.js';
 import { type WatchedAdapter, watchAdapter } from './adapter.js';
 import { sharedStore, transactionTracker } from './database.js';
 import { AUTH_EVENT_TYPES, type Cause, createEmitter, type EnvironmentOf, type EventOverrides, watched } from './events.js';
+import { holdingExit } from './exit-hold.js';
 import type { AuthUser } from './mapping.js';
 import { createServing, type Manage, type ServedContext } from './serve.js';
 
@@ -90,11 +91,12 @@ export function webhooks(options: BetterAuthWebhooksOptions) {
     id: PLUGIN_ID,
     async init(ctx) {
       const logger: Logger = engineOptions.logger ?? {
-        warn: (message, meta) => ctx.logger.warn(`[identity-webhooks] ${message}`, meta),
-        error: (message, meta) => ctx.logger.error(`[identity-webhooks] ${message}`, meta),
+        warn: (message, meta) => ctx.logger.warn(`[identity-webhooks] ${message}`, ...(meta === undefined ? [] : [meta])),
+        error: (message, meta) => ctx.logger.error(`[identity-webhooks] ${message}`, ...(meta === undefined ? [] : [meta])),
       };
+      // The store's warnings come with no error when there is none (the handle is not in WAL mode).
       const { store, dialect } = sharedStore(ctx.options.database, (message, error) =>
-        logger.warn(message, { error: error instanceof Error ? error.message : String(error) }),
+        logger.warn(message, error === undefined ? undefined : { error: error instanceof Error ? error.message : String(error) }),
       );
       const baseURL = ctx.baseURL.replace(/\/+$/, '');
       if (!issuer && !baseURL) {
@@ -126,7 +128,7 @@ export function webhooks(options: BetterAuthWebhooksOptions) {
         authorize: serving.authorize,
         dashboard,
       });
-      await engine.start();
+      await holdingExit(engine.start());
       const emitting = createEmitter({
         hooks: engine,
         environment,
