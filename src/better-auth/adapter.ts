@@ -69,8 +69,10 @@ export function watchAdapter<A extends WatchedAdapter>(adapter: A, options: Watc
   };
   type Raw = Pick<WatchedAdapter, 'create' | 'update' | 'delete' | 'updateMany' | 'deleteMany' | 'incrementOne' | 'consumeOne'>;
   // `on`: the adapter reads go through; `raw`: the unwatched writes (a new transaction's adapter is both).
+  // An adapter with transactions off (an ORM adapter's `transaction: false`) hands its `transaction`
+  // callback itself: its writes are this watcher's, and the unwatched ones are `original`.
   const atomically = <R>(fn: (on: WatchedAdapter, raw: Raw) => Promise<R>): Promise<R> =>
-    inTransaction ? fn(adapter, original) : original.transaction((trx) => fn(trx, trx));
+    inTransaction ? fn(adapter, original) : original.transaction((trx) => (trx === adapter ? fn(adapter, original) : fn(trx, trx)));
 
   adapter.create = (args) => {
     if (!options.watches(args.model, 'create')) return original.create(args);
@@ -147,6 +149,6 @@ export function watchAdapter<A extends WatchedAdapter>(adapter: A, options: Watc
         return n;
       });
     };
-  adapter.transaction = (fn) => original.transaction((trx) => fn(watchAdapter(trx, options, true)));
+  adapter.transaction = (fn) => original.transaction((trx) => fn(trx === adapter ? adapter : watchAdapter(trx, options, true)));
   return adapter;
 }

@@ -94,8 +94,13 @@ export interface EmitterDeps {
   organizations: boolean;
   logger: Logger;
   meterProvider?: MeterProvider;
-  /** The Kysely transaction the current code runs in (see database.ts). */
+  /** The transaction the current code runs in, for the engine to write in (see database.ts, orm.ts). */
   currentTransaction(): unknown;
+  /**
+   * When the current code runs in an ORM transaction the engine cannot join: where to put what
+   * must happen once it commits (nothing happens if it rolls back). See orm.ts.
+   */
+  afterCommit?(): ((job: () => Promise<void>) => void) | undefined;
   cause(): Cause;
 }
 
@@ -136,32 +141,72 @@ export function createEmitter(deps: EmitterDeps) {
 
   const source = (cause: Cause): EventSource => (cause.path?.startsWith('/admin/') ? 'admin' : cause.fromRequest ? 'user' : 'api');
 
+  /** The event a write becomes, or null when there is none (turned off, an override said none, or refused). */
+  function prepare(type: AuthEventType, input: Omit<MappingInput, 'type' | 'data'> & { data: Record<string, unknown> }): EmitInput | null {
+    // The map's key and its function's input agree by construction; TypeScript cannot follow that through `type`.
+    const override = deps.overrides[type] as false | ((input: unknown) => Record<string, unknown> | null | undefined) | undefined;
+    if (override === false) return null;
+    try {
+      // The host's code runs inside the write's transaction: a throw must not fail the write.
+      const data = override ? override({ type, ...input }) : input.data;
+      if (!data) return null;
+      const environment = deps.environment({ user: input.user, ...(input.organization ? { organization: input.organization } : {}) });
+      return { type, source: input.source, environment, data } as EmitInput;
+    } catch (error) {
+      refused(type, error);
+      return null;
+    }
+  }
+
+  /**
+   * Emits a write's event in `transaction`; with none, in the one the ORM has open when the
+   * engine cannot join it (Prisma on SQLite): then after that transaction commits.
+   */
   async function emit(
     type: AuthEventType,
     input: Omit<MappingInput, 'type' | 'data'> & { data: Record<string, unknown> },
     transaction: unknown,
   ): Promise<void> {
-    // The map's key and its function's input agree by construction; TypeScript cannot follow that through `type`.
-    const override = deps.overrides[type] as false | ((input: unknown) => Record<string, unknown> | null | undefined) | undefined;
-    if (override === false) return;
-    let data: Record<string, unknown> | null | undefined = input.data;
-    let environment: string;
-    try {
-      // The host's code runs inside the write's transaction: a throw must not fail the write.
-      if (override) data = override({ type, ...input });
-      if (!data) return;
-      environment = deps.environment({ user: input.user, ...(input.organization ? { organization: input.organization } : {}) });
-    } catch (error) {
-      refused(type, error);
+    const event = prepare(type, input);
+    if (!event) return;
+    const later = transaction === undefined ? deps.afterCommit?.() : undefined;
+    if (later) {
+      later(() => detached(event));
       return;
     }
-    const event = { type, source: input.source, environment, data } as EmitInput;
     try {
       await deps.hooks.emit(event, transaction === undefined ? {} : { transaction });
     } catch (error) {
       if (isRefusal(error)) refused(type, error);
       else throw error;
     }
+  }
+
+  /**
+   * An event with no transaction to join (a refused sign-in writes nothing; a write whose
+   * transaction the engine cannot join has committed). The first try is awaited; a failure never
+   * reaches the caller: it is logged, counted, and tried again in the background.
+   */
+  function detached(event: EmitInput, n = 0): Promise<void> {
+    return deps.hooks.emit(event).then(
+      () => undefined,
+      (error) => {
+        if (isRefusal(error)) return refused(event.type, error);
+        failures.add(1, { 'webhooks.event_type': event.type, 'webhooks.reason': 'store' });
+        const last = n >= AGAIN_AFTER_MS.length || closed;
+        deps.logger.error(
+          last
+            ? `better-auth: ${event.type} could not be emitted and is given up`
+            : `better-auth: ${event.type} could not be emitted; trying again`,
+          { eventType: event.type, error: error instanceof Error ? error.message : String(error) },
+        );
+        if (last) return;
+        // In the background: each try catches its own failure, so this never rejects.
+        void new Promise<void>((resolve) => setTimeout(resolve, AGAIN_AFTER_MS[n]).unref()).then(() =>
+          closed ? undefined : detached(event, n + 1),
+        );
+      },
+    );
   }
 
   function refused(type: string, error: unknown) {
@@ -239,31 +284,10 @@ export function createEmitter(deps: EmitterDeps) {
       }
     },
 
-    /**
-     * A refused sign-in: nothing was written, so there is no transaction to join. The first try
-     * is awaited (so the event exists when the response leaves); a failure never reaches the
-     * caller: it is logged, counted, and tried again in the background.
-     */
+    /** A refused sign-in: nothing was written, so there is no transaction to join (see `detached`). */
     async signInRefused(cause: Cause, user: AuthUser | null, email: unknown, reason: string): Promise<void> {
-      const data = authenticationFailed(user, email, reason);
-      const input = { data, source: source(cause), user };
-      const attempt = (n: number): Promise<void> =>
-        emit('user.authentication_failed', input, undefined).catch((error) => {
-          failures.add(1, { 'webhooks.event_type': 'user.authentication_failed', 'webhooks.reason': 'store' });
-          const last = n >= AGAIN_AFTER_MS.length || closed;
-          deps.logger.error(
-            last
-              ? 'better-auth: user.authentication_failed could not be emitted and is given up'
-              : 'better-auth: user.authentication_failed could not be emitted; trying again',
-            { eventType: 'user.authentication_failed', error: error instanceof Error ? error.message : String(error) },
-          );
-          if (last) return;
-          // In the background: each try catches its own failure, so this never rejects.
-          void new Promise<void>((resolve) => setTimeout(resolve, AGAIN_AFTER_MS[n]).unref()).then(() =>
-            closed ? undefined : attempt(n + 1),
-          );
-        });
-      await attempt(0);
+      const event = prepare('user.authentication_failed', { data: authenticationFailed(user, email, reason), source: source(cause), user });
+      if (event) await detached(event);
     },
 
     /** Stops the background tries (the engine is closing). */

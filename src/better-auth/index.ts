@@ -20,6 +20,7 @@ import { tryGetCurrentAuthEndpointContext } from '@better-auth/core/context';
 import type { AuthContext, BetterAuthPlugin } from 'better-auth';
 import { createAuthMiddleware, isAPIError } from 'better-auth/api';
 import { getAdapter } from 'better-auth/db/adapter';
+import type { KyselyStore } from '../../adapters/kysely/store.js';
 import { createWebhooks, type Logger, type Webhooks, type WebhooksOptions } from '../index.js';
 import { refuseOptionsUnknown, WEBHOOKS_OPTIONS } from '../options.js';
 import { refuseUnknown } from '../unknown-options.js';
@@ -28,10 +29,12 @@ import { sharedStore, transactionTracker } from './database.js';
 import { AUTH_EVENT_TYPES, type Cause, createEmitter, type EnvironmentOf, type EventOverrides, watched } from './events.js';
 import { holdingExit } from './exit-hold.js';
 import type { AuthUser } from './mapping.js';
+import { type OrmOption, ormBinding } from './orm.js';
 import { createServing, type Manage, type ServedContext } from './serve.js';
 
 export type { AuthEventType, EnvironmentOf, EventOverrides, MappingInput } from './events.js';
 export type { AuthMember, AuthOrganization, AuthUser } from './mapping.js';
+export type { OrmOption } from './orm.js';
 export type { Manage } from './serve.js';
 
 export interface BetterAuthWebhooksOptions extends Omit<WebhooksOptions, 'store' | 'issuer' | 'authorize'> {
@@ -48,6 +51,12 @@ export interface BetterAuthWebhooksOptions extends Omit<WebhooksOptions, 'store'
   path?: string;
   /** `iss` of the tokens. Default: better-auth's base URL and basePath, then `path` (the JWKS is served there). */
   issuer?: string;
+  /**
+   * When better-auth's `database` is `drizzleAdapter(db, …)` or `prismaAdapter(prisma, …)`: that
+   * `db` or `prisma` as `client`, and for Prisma the engine's connection as `database`. See
+   * docs/better-auth.md, "Drizzle and Prisma".
+   */
+  orm?: OrmOption;
 }
 
 /** What webhooks() takes: createWebhooks' options but those the plugin sets, and its own. */
@@ -58,6 +67,7 @@ const PLUGIN_OPTIONS = [
   'events',
   'path',
   'issuer',
+  'orm',
 ];
 
 /** The plugin's id, as better-auth knows it. */
@@ -73,11 +83,15 @@ const SIGN_IN_PATHS = new Set(['/sign-in/email', '/sign-in/username', '/sign-in/
 export function webhooks(options: BetterAuthWebhooksOptions) {
   if (typeof options !== 'object' || options === null) throw new TypeError('webhooks(): options are required');
   refuseOptionsUnknown(options, 'webhooks()', PLUGIN_OPTIONS);
-  const { environment = () => 'default', manage = () => null, events = {}, path = '/webhooks', issuer, ...engineOptions } = options;
+  const { environment = () => 'default', manage = () => null, events = {}, path = '/webhooks', issuer, orm, ...engineOptions } = options;
   if (typeof environment !== 'function') throw new TypeError('webhooks(): environment must be a function');
   if (typeof manage !== 'function') throw new TypeError('webhooks(): manage must be a function');
   if (!/^(\/[\w.-]+)+$/.test(path)) throw new TypeError('webhooks(): path must look like /webhooks');
   refuseUnknown('webhooks()', events, AUTH_EVENT_TYPES, 'events.');
+  if (orm !== undefined) {
+    if (typeof orm !== 'object' || orm === null) throw new TypeError('webhooks(): orm must be { client, database? }');
+    refuseUnknown('webhooks()', orm, ['client', 'database'], 'orm.');
+  }
   for (const [type, override] of Object.entries(events)) {
     if (override !== false && typeof override !== 'function')
       throw new TypeError(`webhooks(): events['${type}'] must be false or a function`);
@@ -95,22 +109,44 @@ export function webhooks(options: BetterAuthWebhooksOptions) {
         error: (message, meta) => ctx.logger.error(`[identity-webhooks] ${message}`, ...(meta === undefined ? [] : [meta])),
       };
       // The store's warnings come with no error when there is none (the handle is not in WAL mode).
-      const { store, dialect } = sharedStore(ctx.options.database, (message, error) =>
-        logger.warn(message, error === undefined ? undefined : { error: error instanceof Error ? error.message : String(error) }),
-      );
+      const warn = (message: string, error: unknown) =>
+        logger.warn(message, error === undefined ? undefined : { error: error instanceof Error ? error.message : String(error) });
       const baseURL = ctx.baseURL.replace(/\/+$/, '');
       if (!issuer && !baseURL) {
         throw new TypeError(
           'identity-webhooks/better-auth: set baseURL in betterAuth({ baseURL }) (or issuer in webhooks({ issuer })): it is where receivers fetch the keys',
         );
       }
-      // better-auth runs on the store's own Kysely: one connection discipline on SQLite, one
-      // pool on PostgreSQL, and transactions the plugin can see and emit in.
-      const tracker = transactionTracker(store.kysely);
-      const adapter = (await getAdapter({
-        ...ctx.options,
-        database: { db: tracker.kysely, type: dialect, transaction: true },
-      } as Parameters<typeof getAdapter>[0])) as unknown as WatchedAdapter;
+      const database = ctx.options.database;
+      let store: KyselyStore;
+      let current: () => unknown;
+      let afterCommit: (() => ((job: () => Promise<void>) => void) | undefined) | undefined;
+      let adapter: WatchedAdapter;
+      if (typeof database === 'function') {
+        // An ORM's adapter (drizzleAdapter, prismaAdapter): better-auth keeps it, the engine
+        // joins its transactions where it can (orm.ts).
+        if (orm === undefined) {
+          throw new TypeError(
+            'identity-webhooks/better-auth: better-auth runs on an ORM adapter: pass the ORM client as webhooks({ orm: { client } }) (docs/better-auth.md, "Drizzle and Prisma")',
+          );
+        }
+        const binding = ormBinding(orm, warn);
+        ({ store, current, afterCommit } = binding);
+        adapter = (await getAdapter(ctx.options as Parameters<typeof getAdapter>[0])) as unknown as WatchedAdapter;
+      } else {
+        if (orm !== undefined)
+          throw new TypeError('webhooks(): orm is for a better-auth whose database is drizzleAdapter(…) or prismaAdapter(…)');
+        const shared = sharedStore(database, warn);
+        store = shared.store;
+        // better-auth runs on the store's own Kysely: one connection discipline on SQLite, one
+        // pool on PostgreSQL, and transactions the plugin can see and emit in.
+        const tracker = transactionTracker(store.kysely);
+        current = tracker.current;
+        adapter = (await getAdapter({
+          ...ctx.options,
+          database: { db: tracker.kysely, type: shared.dialect, transaction: true },
+        } as Parameters<typeof getAdapter>[0])) as unknown as WatchedAdapter;
+      }
 
       // The plugin serves the dashboard, so it knows where: links work with no option of the
       // host's. Behind a proxy that terminates TLS the request says http://, the browser's Origin
@@ -136,7 +172,8 @@ export function webhooks(options: BetterAuthWebhooksOptions) {
         organizations: ctx.hasPlugin('organization'),
         logger,
         ...(engineOptions.telemetry?.meterProvider ? { meterProvider: engineOptions.telemetry.meterProvider } : {}),
-        currentTransaction: tracker.current,
+        currentTransaction: current,
+        ...(afterCommit ? { afterCommit } : {}),
         cause: currentCause,
       });
       emitter = emitting;
@@ -150,7 +187,7 @@ export function webhooks(options: BetterAuthWebhooksOptions) {
       // would wait for the connection the transaction holds, which waits for the emit.
       const emit = hooks.emit.bind(hooks);
       hooks.emit = (event, emitOptions = {}) => {
-        const joined = emitOptions.transaction === undefined ? tracker.current() : undefined;
+        const joined = emitOptions.transaction === undefined ? current() : undefined;
         return emit(event, joined === undefined ? emitOptions : { transaction: joined });
       };
       const close = hooks.close.bind(hooks);
