@@ -12,8 +12,6 @@ import { organization } from 'better-auth/plugins';
 import Database from 'better-sqlite3';
 import { drizzle as drizzleSqlite } from 'drizzle-orm/better-sqlite3';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
-import { getTableConfig as pgTableConfig } from 'drizzle-orm/pg-core';
-import { getTableConfig as sqliteTableConfig } from 'drizzle-orm/sqlite-core';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { webhooks, webhooksOf } from '../../src/better-auth/index.js';
@@ -21,6 +19,7 @@ import type { EmitInput, Webhooks } from '../../src/index.js';
 import { testKey, userData } from '../helpers/fixtures.js';
 import { tempDir } from '../helpers/http.js';
 import { createDatabase, type TestPostgres, useTestPostgres } from '../helpers/postgres.js';
+import { drizzleDdl } from './orm/ddl.js';
 import * as pgSchema from './orm/drizzle-schema-pg.js';
 import * as sqliteSchema from './orm/drizzle-schema-sqlite.js';
 
@@ -68,21 +67,6 @@ afterAll(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup();
   await server?.close();
 });
-
-/** CREATE TABLE statements for a Drizzle schema (what drizzle-kit would push), for better-auth's generated tables. */
-function drizzleDdl(schema: Record<string, unknown>, dialect: 'postgres' | 'sqlite'): string {
-  const statements: string[] = [];
-  for (const table of Object.values(schema)) {
-    if (typeof table !== 'object' || table === null || !(Symbol.for('drizzle:IsDrizzleTable') in table)) continue;
-    const config = dialect === 'postgres' ? pgTableConfig(table as never) : sqliteTableConfig(table as never);
-    const columns = config.columns.map((c) => {
-      const type = c.getSQLType();
-      return `"${c.name}" ${type}${c.primary ? ' primary key' : ''}${c.notNull && !c.primary ? ' not null' : ''}${c.isUnique ? ' unique' : ''}`;
-    });
-    statements.push(`create table "${config.name}" (${columns.join(', ')})`);
-  }
-  return statements.join(';\n');
-}
 
 /** The Prisma client for a provider, generated once per checkout (offline: no engine download). */
 async function prismaClient(provider: 'pg' | 'sqlite'): Promise<new (options: object) => Record<string, unknown>> {

@@ -6,8 +6,11 @@ import Database from 'better-sqlite3';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { MIGRATIONS } from '../../adapters/kysely/migrations.js';
+import { drizzleDdl } from '../better-auth/orm/ddl.js';
+import * as drizzleSchema from '../better-auth/orm/drizzle-schema-pg.js';
 import { buildForChildren } from '../helpers/fleet.js';
 import { tempDir } from '../helpers/http.js';
+import { adminQuery, createDatabase, type TestPostgres, useTestPostgres } from '../helpers/postgres.js';
 
 /**
  * README.md and docs/better-auth.md as a new user pastes them. Every fenced block is accounted
@@ -66,20 +69,26 @@ const readme = {
 const guide = {
   example: take('docs/better-auth.md', (b) => b.lang === 'sh' && b.text.includes('example:better-auth')),
   install: take('docs/better-auth.md', (b) => b.lang === 'sh' && b.text.includes('npm install')),
-  auth: take('docs/better-auth.md', (b) => b.file === 'auth.ts'),
+  auth: take('docs/better-auth.md', (b) => b.file === 'auth.ts' && b.text.includes('better-sqlite3')),
+  drizzle: take('docs/better-auth.md', (b) => b.file === 'auth.ts' && b.text.includes('drizzleAdapter')),
+  prisma: take('docs/better-auth.md', (b) => b.file === 'auth.ts' && b.text.includes('prismaAdapter')),
   migrate: take('docs/better-auth.md', (b) => b.lang === 'sh' && b.text.trim() === 'npx @better-auth/cli migrate'),
   overrides: take('docs/better-auth.md', (b) => b.file === 'overrides.ts'),
 };
 
 let dist: string;
+let server: TestPostgres;
 const scratch = tempDir('iw-docs-');
 const work = scratch.dir;
 
 beforeAll(async () => {
-  dist = await buildForChildren();
+  [dist, server] = await Promise.all([buildForChildren(), useTestPostgres('docs')]);
 }, 120_000);
 
-afterAll(() => scratch.cleanup());
+afterAll(async () => {
+  scratch.cleanup();
+  await server?.close();
+});
 
 /**
  * A scratch project: this tree's node_modules (each entry linked, so better-auth and kysely are
@@ -107,7 +116,7 @@ function project(name: string): string {
         skipLibCheck: true,
         types: ['node'],
       },
-      include: ['*.ts'],
+      include: ['*.ts', 'generated/**/*.ts'],
     }),
   );
   return dir;
@@ -124,16 +133,23 @@ function write(dir: string, block: Block): void {
   }
 }
 
-async function typecheck(dir: string): Promise<void> {
+/** Type-checks the project strictly; `emit`: and compiles it to out/ (a project with generated TypeScript, Prisma's client). */
+async function typecheck(dir: string, emit = false): Promise<void> {
   const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
-  const result = await run(process.execPath, [tsc, '-p', dir], { cwd: dir, timeout: 120_000 }).catch((e) => e);
+  const args = ['-p', dir, ...(emit ? ['--noEmit', 'false', '--outDir', join(dir, 'out')] : [])];
+  const result = await run(process.execPath, [tsc, ...args], { cwd: dir, timeout: 120_000 }).catch((e) => e);
   expect(String(result.stdout ?? '')).toBe('');
 }
 
 /** Runs a shell line in `dir` as a user at a terminal would, answering yes to a question. */
-function shell(dir: string, line: string, timeoutMs = 120_000): Promise<{ code: number | null; output: string }> {
+function shell(
+  dir: string,
+  line: string,
+  timeoutMs = 120_000,
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; output: string }> {
   return new Promise((done, fail) => {
-    const child = spawn('sh', ['-c', line], { cwd: dir, env: { ...process.env, CI: '' }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn('sh', ['-c', line], { cwd: dir, env: { ...process.env, CI: '', ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));
@@ -259,3 +275,59 @@ test.each([
   },
   120_000,
 );
+
+describe.each([
+  ['Drizzle on node-postgres', 'drizzle'],
+  ['Prisma on PostgreSQL', 'prisma'],
+] as const)('docs/better-auth.md %s: auth.ts as written', (_name, orm) => {
+  test('type-checks, and a sign-up is an event written with its user', async () => {
+    const dir = project(`orm-${orm}`);
+    write(dir, guide[orm]);
+    const database = await createDatabase(server.adminUrl, `docs_${orm}`);
+    try {
+      if (orm === 'drizzle') {
+        // What npx @better-auth/cli generate writes, and the tables it describes.
+        cpSync(join(ROOT, 'test/better-auth/orm/drizzle-schema-pg.ts'), join(dir, 'auth-schema.ts'));
+        await adminQuery(database.url, drizzleDdl(drizzleSchema, 'postgres'));
+      } else {
+        // The same tables as Prisma models, generated as Prisma 7 does (offline: no engine download).
+        const fixture = readFileSync(join(ROOT, 'test/better-auth/orm/prisma-pg.prisma'), 'utf8');
+        mkdirSync(join(dir, 'prisma'));
+        writeFileSync(
+          join(dir, 'prisma/schema.prisma'),
+          fixture.replace(
+            /generator client \{[^}]*\}/,
+            'generator client {\n  provider = "prisma-client"\n  output = "../generated/prisma"\n  moduleFormat = "esm"\n  importFileExtension = "js"\n}',
+          ),
+        );
+        await run(process.execPath, [join(ROOT, 'node_modules/prisma/build/index.js'), 'generate', '--schema', 'prisma/schema.prisma'], {
+          cwd: dir,
+          timeout: 120_000,
+          env: { ...process.env, PRISMA_SCHEMA_ENGINE_BINARY: '/bin/false', CHECKPOINT_DISABLE: '1', PRISMA_HIDE_UPDATE_MESSAGE: '1' },
+        });
+        await adminQuery(database.url, readFileSync(join(ROOT, 'test/better-auth/orm/prisma-pg.sql'), 'utf8'));
+      }
+      await typecheck(dir, true);
+      writeFileSync(
+        join(dir, 'start.mjs'),
+        `import { auth } from './out/auth.js';
+import { webhooksOf } from 'identity-webhooks/better-auth';
+const { user } = await auth.api.signUpEmail({ body: { email: 'ada@example.com', password: 'correct horse battery', name: 'Ada Lovelace' } });
+await (await webhooksOf(auth)).close();
+console.log(JSON.stringify({ user: user.id }));
+process.exit(0);
+`,
+      );
+      const url = new URL(database.url);
+      url.searchParams.set('options', '-c timezone=UTC');
+      const started = await shell(dir, 'node start.mjs', 60_000, { DATABASE_URL: url.toString() });
+      expect(started.code, started.output).toBe(0);
+      const report = JSON.parse(started.output.trim().split('\n').at(-1)!);
+      const { rows } = await adminQuery(database.url, 'select type, data from iw_events');
+      expect(rows.map((r) => r.type)).toEqual(['user.created']);
+      expect(JSON.parse(rows[0].data).user.id).toBe(report.user);
+    } finally {
+      await database.drop();
+    }
+  }, 240_000);
+});
