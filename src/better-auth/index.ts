@@ -32,6 +32,7 @@ import type { AuthUser } from './mapping.js';
 import { type OrmOption, ormBinding } from './orm.js';
 import { createServing, type Manage, type ServedContext } from './serve.js';
 
+export type { WebhookEventMap } from '../receiver/event-types.generated.js';
 export type { AuthEventType, EnvironmentOf, EventOverrides, MappingInput } from './events.js';
 export type { AuthMember, AuthOrganization, AuthUser } from './mapping.js';
 export type { OrmOption } from './orm.js';
