@@ -343,17 +343,23 @@ export function createManagement(deps: ManagementDeps): Management {
     async message(id, options) {
       const environment = env(options);
       const delivery = await deliveries.get(id, { environment });
-      const [event, attempts] = await access.run('reading a message', (s) =>
-        Promise.all([s.getEvent(environment, delivery.eventId), s.listAttempts(environment, id)]),
+      const [event, attempts, webhook] = await access.run('reading a message', (s) =>
+        Promise.all([
+          s.getEvent(environment, delivery.eventId),
+          s.listAttempts(environment, id),
+          s.getWebhook(environment, delivery.webhookId),
+        ]),
       );
       // Retention deletes events only once none of their deliveries is left.
       if (!event) throw new NotFoundError('event', delivery.eventId);
       const at = attempts.at(-1)?.startedAt ?? clock.now();
+      // As the webhook is now: its format, its own headers (credentials masked), its auth.
+      const to = webhook ?? undefined;
       return {
         delivery,
-        payload: { ...messagePayload(event, deps.issuer(environment), at) },
-        // Custom headers (a webhook's own, when it has them) are passed here, masked.
-        headers: messageHeaders(delivery.id),
+        format: to?.format ?? 'jwt',
+        payload: messagePayload(event, deps.issuer(environment), at, to),
+        headers: messageHeaders(delivery.id, to, at),
         attempts,
       };
     },

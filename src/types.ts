@@ -345,13 +345,19 @@ export interface WebhookOverview extends Omit<WebhookActivity, 'series'> {
 /** A delivery as its receiver got it (`hooks.deliveries.message`). */
 export interface DeliveryMessage {
   delivery: DeliveryRecord;
+  /** The webhook's signing format, which decides the body and the headers. */
+  format: 'jwt' | 'standard-webhooks';
   /**
-   * The token's claims as the receiver verifies them (built again from the stored event: tokens
-   * are not kept). `timestamp` and `iat` are those of the last attempt's start (the token's own
-   * were set when it was signed, just before); before any attempt, of now.
+   * The body as the receiver got it, built again from the stored event (neither tokens nor
+   * requests are kept): the token's claims (JWT) or the Standard Webhooks JSON body. Its
+   * `timestamp` (and `iat`) are those of the last attempt's start (the token's own were set when
+   * it was signed, just before); before any attempt, of now.
    */
   payload: Record<string, unknown>;
-  /** The request headers every attempt sent, credential values masked. */
+  /**
+   * The request headers the attempts sent to the webhook as it is now: the format's, the
+   * webhook's own, its auth's; credential values, signatures and tokens masked.
+   */
   headers: Record<string, string>;
   /** Oldest first. */
   attempts: AttemptRecord[];

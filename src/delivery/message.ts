@@ -1,5 +1,7 @@
-import type { EventRecord } from '../model.js';
-import { buildClaims, type WebhookClaims } from '../signing/token.js';
+import { isCredentialHeader } from '../endpoint-options.js';
+import type { EventRecord, WebhookRecord } from '../model.js';
+import { standardBody } from '../signing/standard-webhooks.js';
+import { buildClaims } from '../signing/token.js';
 import { USER_AGENT } from './attempt.js';
 
 /**
@@ -9,28 +11,39 @@ import { USER_AGENT } from './attempt.js';
  */
 
 /**
- * The claims of the token: the same `buildClaims` the dispatcher signs, at `at` (the last
- * attempt's start: the token's own `timestamp` was set when it was signed, just before).
+ * The body as the receiver got it: the token's claims (JWT, the same `buildClaims` the dispatcher
+ * signs) or the Standard Webhooks JSON body, at `at` (the last attempt's start: the token's own
+ * `timestamp` was set when it was signed, just before).
  */
-export function messagePayload(event: EventRecord, issuer: string, at: number): WebhookClaims {
-  return buildClaims(event, issuer, at);
+export function messagePayload(event: EventRecord, issuer: string, at: number, webhook?: WebhookRecord): Record<string, unknown> {
+  if (webhook?.format === 'standard-webhooks') return JSON.parse(standardBody(event, at)) as Record<string, unknown>;
+  return { ...buildClaims(event, issuer, at) };
 }
 
 /** What a credential header's value shows instead of itself. */
 export const MASKED = '••••••••';
 
 /**
- * The request headers of every attempt of a delivery (`runAttempt` in attempt.ts), names in lower
- * case. `extra`: a webhook's own headers (custom credential headers, when a webhook has them):
- * their names shown, their values masked, since they are secrets an account holder set once and
- * a log is read by more people than set it. A `traceparent` is sent only when the host propagates
+ * The request headers of a delivery's attempts as `runAttempt` (attempt.ts) sends them to
+ * `webhook`, names in lower case: the format's, ours, the webhook's own (a credential's value
+ * masked, since a log is read by more people than set it), and its auth's. Per-attempt values
+ * (`webhook-timestamp` of the last attempt, a signature, a token) are shown as their attempt made
+ * them where known, masked where secret. A `traceparent` is sent only when the host propagates
  * trace context, and differs per attempt: it is left out.
  */
-export function messageHeaders(deliveryId: string, extra: Readonly<Record<string, string>> = {}): Record<string, string> {
+export function messageHeaders(deliveryId: string, webhook?: WebhookRecord, at?: number): Record<string, string> {
   const headers: Record<string, string> = {};
-  for (const name of Object.keys(extra)) headers[name.toLowerCase()] = MASKED;
-  headers['content-type'] = 'application/jwt';
+  const standard = webhook?.format === 'standard-webhooks';
+  for (const [name, value] of Object.entries(webhook?.headers ?? {})) {
+    headers[name.toLowerCase()] = isCredentialHeader(name) ? MASKED : value;
+  }
+  headers['content-type'] = standard ? 'application/json' : 'application/jwt';
   headers['webhook-id'] = deliveryId;
   headers['user-agent'] = USER_AGENT;
+  if (standard) {
+    if (at !== undefined) headers['webhook-timestamp'] = String(Math.floor(at / 1000));
+    headers['webhook-signature'] = `v1,${MASKED}`;
+  }
+  if (webhook?.auth?.type === 'oauth2_client_credentials') headers.authorization = `Bearer ${MASKED}`;
   return headers;
 }

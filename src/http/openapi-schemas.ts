@@ -415,18 +415,20 @@ export const SCHEMAS = {
     ['OK'],
     {
       delivery: ref('Delivery'),
+      format: { type: 'string', enum: ['jwt', 'standard-webhooks'], description: "The webhook's signing format." },
       payload: {
         type: 'object',
         description:
-          'The token claims as the receiver verifies them, built again from the stored event; timestamp and iat are those of the last attempt.',
+          'The body as the receiver got it, built again from the stored event: the token claims (jwt) or the JSON body (standard-webhooks); its timestamp is that of the last attempt.',
       },
       headers: {
         type: 'object',
-        description: 'The request headers every attempt sent (lower-case names); credential values masked.',
+        description:
+          "The request headers the attempts sent (lower-case names): the format's, the webhook's own, its auth's; credential values, signatures and tokens masked.",
       },
       attempts: { type: 'array', items: ref('Attempt') },
     },
-    ['delivery', 'payload', 'headers', 'attempts'],
+    ['delivery', 'format', 'payload', 'headers', 'attempts'],
   ),
   GetAttemptsResponse: envelope(['OK'], { attempts: { type: 'array', items: ref('Attempt') } }, ['attempts']),
   ResendDeliveryResponse: envelope(['DELIVERY_RESENT'], { delivery: ref('Delivery') }, ['delivery']),

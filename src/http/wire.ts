@@ -152,5 +152,11 @@ export function wireOverview(o: WebhookOverview) {
 
 /** Extension: a delivery as its receiver got it (payload, headers sent, attempts). */
 export function wireMessage(m: DeliveryMessage) {
-  return { delivery: wireDelivery(m.delivery), payload: m.payload, headers: m.headers, attempts: m.attempts.map(wireAttempt) };
+  return {
+    delivery: wireDelivery(m.delivery),
+    format: m.format,
+    payload: m.payload,
+    headers: m.headers,
+    attempts: m.attempts.map(wireAttempt),
+  };
 }

@@ -291,3 +291,48 @@ describe('standard-webhooks format', () => {
     expect((await hooks.webhooks.get(header.id)).headers).toEqual({ Authorization: '••••••••', 'X-Plain': 'p' });
   });
 });
+
+describe('the message view shows the request as it was sent', () => {
+  test.each(['jwt', 'standard-webhooks'] as const)('%s: body and headers as the receiver got them, secrets masked', async (format) => {
+    const { hooks, receiver } = await setup();
+    await hooks.webhooks.create({
+      name: 'CRM',
+      endpoint: `${receiver.url}/hooks`,
+      eventTypes: ['user.created'],
+      format,
+      headers: { 'X-Tenant': 'acme', 'X-Api-Key': 'k-very-secret-value' },
+    });
+    const { deliveryIds } = await hooks.emit({ type: 'user.created', source: 'api', data: userData({ id: 'kp_msg' }) });
+    await hooks.drain();
+    const [got] = receiver.requests;
+    const message = await hooks.deliveries.message(deliveryIds[0]!);
+    expect(message.format).toBe(format);
+    // Every header the view names was sent with that value, but the masked ones; and every
+    // header sent is named, but the transport's own (host, content-length, connection…).
+    const masked = Object.entries(message.headers).filter(([, v]) => v.includes('••••'));
+    for (const [name, value] of Object.entries(message.headers)) {
+      if (value.includes('••••')) expect(got!.headers[name], name).toBeDefined();
+      else expect(got!.headers[name], name).toBe(value);
+    }
+    const transport = [
+      'host',
+      'content-length',
+      'connection',
+      'accept',
+      'accept-encoding',
+      'accept-language',
+      'sec-fetch-mode',
+      'traceparent',
+    ];
+    expect(Object.keys(got!.headers).filter((n) => !transport.includes(n) && !(n in message.headers))).toEqual([]);
+    expect(masked.map(([n]) => n).sort()).toEqual(format === 'jwt' ? ['x-api-key'] : ['webhook-signature', 'x-api-key']);
+    expect(JSON.stringify(message)).not.toContain('k-very-secret-value');
+    if (format === 'standard-webhooks') {
+      expect(message.payload).toEqual(JSON.parse(got!.body));
+      expect(message.headers['content-type']).toBe('application/json');
+    } else {
+      const claims = JSON.parse(Buffer.from(got!.body.split('.')[1]!, 'base64url').toString());
+      expect(message.payload).toEqual(claims);
+    }
+  });
+});

@@ -55,7 +55,7 @@ export async function renderMessage(context, webhookId, deliveryId) {
     h('p', { class: 'hint' }, tParts('message.ids', { delivery: h('code', {}, delivery.id), event: h('code', {}, delivery.event_id) })),
     panel(
       t('message.payload'),
-      h('p', { class: 'hint' }, t('message.payloadHint')),
+      h('p', { class: 'hint' }, t(message.format === 'standard-webhooks' ? 'message.payloadHintStandard' : 'message.payloadHint')),
       h('pre', { class: 'payload', tabindex: 0, 'aria-label': t('message.payload') }, payload),
       h('div', { class: 'buttons' }, copy, copied),
     ),

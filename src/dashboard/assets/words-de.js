@@ -204,11 +204,13 @@ export default {
     'message.payload': 'Nutzdaten',
     'message.payloadHint':
       'Die Claims des signierten Tokens, das Ihr Endpunkt erhalten hat (ein JWT, geprüft mit den öffentlichen Schlüsseln). timestamp und iat sind die des letzten Versuchs.',
+    'message.payloadHintStandard':
+      'Der JSON-Body, den Ihr Endpunkt erhalten hat (Standard Webhooks: signiert im Header webhook-signature). timestamp ist der des letzten Versuchs.',
     'message.copy': 'Nutzdaten kopieren',
     'message.copied': 'Nutzdaten kopiert.',
     'message.copyFailed': 'Kopieren nicht möglich: Markieren Sie die Nutzdaten und kopieren Sie sie selbst.',
     'message.headers': 'Header der Anfrage',
-    'message.headersHint': 'Mit jedem Versuch gesendet; Werte von Zugangsdaten sind verborgen.',
+    'message.headersHint': 'Mit jedem Versuch gesendet; Werte von Zugangsdaten, Signaturen und Tokens sind verborgen.',
     'error.refused': 'Die Anfrage wurde abgelehnt.',
     'resource.user': 'Benutzer',
     'resource.organization': 'Organisation',

@@ -201,11 +201,13 @@ export default {
     'message.payload': 'Payload',
     'message.payloadHint':
       'The claims of the signed token your endpoint received (a JWT, verified with the public keys). timestamp and iat are those of the last attempt.',
+    'message.payloadHintStandard':
+      'The JSON body your endpoint received (Standard Webhooks: signed in the webhook-signature header). timestamp is that of the last attempt.',
     'message.copy': 'Copy payload',
     'message.copied': 'Payload copied.',
     'message.copyFailed': 'Could not copy: select the payload and copy it instead.',
     'message.headers': 'Request headers',
-    'message.headersHint': 'Sent with every attempt; credential values are hidden.',
+    'message.headersHint': 'Sent with every attempt; credential values, signatures and tokens are hidden.',
     'error.refused': 'The request was refused.',
     // The built-in event types and their resources (a host's own types keep the catalog's name).
     'resource.user': 'User',

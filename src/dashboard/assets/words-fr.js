@@ -205,11 +205,13 @@ export default {
     'message.payload': 'Contenu',
     'message.payloadHint':
       'Les claims du jeton signé reçu par votre point de terminaison (un JWT, vérifié avec les clés publiques). timestamp et iat sont ceux de la dernière tentative.',
+    'message.payloadHintStandard':
+      'Le corps JSON reçu par votre point de terminaison (Standard Webhooks : signé dans l’en-tête webhook-signature). timestamp est celui de la dernière tentative.',
     'message.copy': 'Copier le contenu',
     'message.copied': 'Contenu copié.',
     'message.copyFailed': 'Copie impossible : sélectionnez le contenu et copiez-le vous-même.',
     'message.headers': 'En-têtes de la requête',
-    'message.headersHint': 'Envoyés avec chaque tentative ; les valeurs d’identification sont masquées.',
+    'message.headersHint': 'Envoyés avec chaque tentative ; les valeurs d’identification, signatures et jetons sont masqués.',
     'error.refused': 'La requête a été refusée.',
     'resource.user': 'Utilisateur',
     'resource.organization': 'Organisation',
