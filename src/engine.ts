@@ -104,6 +104,7 @@ export function createWebhooks<Tx = unknown>(options: WebhooksOptions<Tx>): Webh
     wake,
     emitTo,
     sealer: o.sealer,
+    disableAfterMs: o.disableAfterMs,
   });
   const jwks = () => keys.jwks();
   const dashboardOptions = options.dashboard;

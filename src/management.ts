@@ -42,6 +42,8 @@ export interface ManagementDeps {
   emitTo(webhookId: string, input: LooseEmitInput): Promise<EmittedEvent>;
   /** Seals the webhooks' secrets (credential header values, signing formats, endpoint auth); null without `secretsKey`. */
   sealer: Sealer | null;
+  /** How long a webhook fails before it is disabled (`disableAfterMs`). */
+  disableAfterMs: number;
 }
 
 /** Rows a recover changes per transaction: bounded, so an emit never waits long behind it. */
@@ -212,6 +214,28 @@ export function createManagement(deps: ManagementDeps): Management {
         if (batch.recovered > 0) deps.wake();
       } while (after);
       return { recovered };
+    },
+    async retryWaiting(id, options) {
+      const environment = env(options);
+      const now = clock.now();
+      let retried = 0;
+      for (;;) {
+        const batch = await access.find('webhook', id, 'retrying waiting deliveries', (s) =>
+          s.retryWaiting(environment, id, { now, limit: RECOVER_BATCH }),
+        );
+        retried += batch.retried;
+        if (batch.retried > 0) deps.wake();
+        if (batch.retried < RECOVER_BATCH) return { retried };
+      }
+    },
+    async waiting(id, options) {
+      const environment = env(options);
+      const [webhook, counts] = await Promise.all([
+        webhooks.get(id, { environment }),
+        access.find('webhook', id, 'counting waiting deliveries', (s) => s.countWaiting(environment, id)),
+      ]);
+      const failing = webhook.status === 'enabled' && webhook.failingSince !== null;
+      return { ...counts, disablesAt: failing ? webhook.failingSince! + deps.disableAfterMs : null };
     },
     async test(id, options) {
       const environment = env(options);

@@ -131,6 +131,15 @@ export interface Store<Tx = unknown> {
     webhookId: string,
     args: { since: number; until: number; now: number; limit: number; after: DeliveryCursor | null },
   ): Promise<{ recovered: number; last: DeliveryCursor | null } | null>;
+  /**
+   * One bounded batch of "retry waiting now": up to `limit` of the webhook's pending deliveries
+   * waiting for a later attempt (not in flight, not waiting behind another of their subject) made
+   * due `now`, soonest first; made due, they do not match the next batch. Null when the webhook is
+   * not found; throws WebhookDisabledError when it is disabled.
+   */
+  retryWaiting(environment: string, webhookId: string, args: { now: number; limit: number }): Promise<{ retried: number } | null>;
+  /** How many of the webhook's deliveries are pending and held; null when the webhook is not found. */
+  countWaiting(environment: string, webhookId: string): Promise<{ pending: number; held: number } | null>;
 
   /**
    * Claims up to `limit` due deliveries (pending, `next_attempt_at <= now`, not under a live

@@ -383,6 +383,18 @@ export interface Management {
      */
     recover(id: string, options: EnvironmentOption & { since: number | Date; until?: number | Date }): Promise<{ recovered: number }>;
     /**
+     * "Retry waiting now" (the endpoint was fixed): every pending delivery of the webhook waiting
+     * for a later attempt is made due now, in bounded batches. Those in flight, and those waiting
+     * behind another of their subject (ordered), are left as they are; the webhook's rate limit
+     * and a `Retry-After` it was given still apply. `ERR_WEBHOOK_DISABLED` on a disabled webhook.
+     */
+    retryWaiting(id: string, options?: EnvironmentOption): Promise<{ retried: number }>;
+    /**
+     * What waits on the webhook: its pending and held deliveries, and when it will be disabled if
+     * it keeps failing (`failingSince + disableAfterMs`; null when it is not failing).
+     */
+    waiting(id: string, options?: EnvironmentOption): Promise<{ pending: number; held: number; disablesAt: number | null }>;
+    /**
      * Sends one event of `eventType` (default: the webhook's first subscribed type; any type of
      * the catalog) to this webhook only, with the type's example data plus `test: true` (so a
      * receiver can tell it from a real one) and `source: 'admin'`. It is stored and delivered like any event. Refused with `ERR_WEBHOOK_DISABLED` when disabled.

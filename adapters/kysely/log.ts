@@ -257,3 +257,61 @@ export async function recoverBatch(
     last: batch.length < limit ? null : { createdAt: Number(tail.created_at), id: tail.id },
   };
 }
+
+/**
+ * One bounded batch of "retry waiting now": up to `limit` pending deliveries of the webhook that
+ * wait for a later attempt (`next_attempt_at > now`) made due `now`, soonest first (the partial
+ * index `iw_deliveries_pending`). Rows made due no longer match, so the next batch goes on where
+ * this one ended. Those in flight (a live lease) and those waiting behind another of their
+ * subject (`next_attempt_at` null: ordered) are left as they are. Null when the webhook is not
+ * found; throws WebhookDisabledError when it is disabled (its deliveries are held, not waiting).
+ */
+export async function retryBatch(
+  trx: Trx,
+  environment: string,
+  webhookId: string,
+  { now, limit }: { now: number; limit: number },
+  rowLocks: boolean,
+): Promise<{ retried: number } | null> {
+  const { status } = await webhookStatus(trx, environment, webhookId, rowLocks);
+  if (status === null) return null;
+  if (status !== 'enabled') throw new WebhookDisabledError(webhookId);
+  const batch = await trx
+    .selectFrom('iw_deliveries')
+    .select('id')
+    .where('webhook_id', '=', webhookId)
+    .where('status', '=', sql.lit('pending'))
+    .where('next_attempt_at', '>', now)
+    .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', now)]))
+    .orderBy('next_attempt_at')
+    .orderBy('id')
+    .limit(limit)
+    .execute();
+  if (batch.length === 0) return { retried: 0 };
+  const done = await trx
+    .updateTable('iw_deliveries')
+    .set({ next_attempt_at: now })
+    .where(
+      'id',
+      'in',
+      batch.map((b) => b.id),
+    )
+    .where('status', '=', sql.lit('pending'))
+    .where('next_attempt_at', '>', now)
+    .returning('id')
+    .execute();
+  return { retried: done.length };
+}
+
+/** How many of the webhook's deliveries wait: pending (to be attempted) and held (while it is disabled). */
+export async function countWaiting(db: Db, webhookId: string): Promise<{ pending: number; held: number }> {
+  const rows = await db
+    .selectFrom('iw_deliveries')
+    .select(['status', (eb) => eb.fn.countAll<string | number>().as('n')])
+    .where('webhook_id', '=', webhookId)
+    .where('status', 'in', [sql.lit('pending'), sql.lit('held')])
+    .groupBy('status')
+    .execute();
+  const of = (status: string) => Number(rows.find((r) => r.status === status)?.n ?? 0);
+  return { pending: of('pending'), held: of('held') };
+}

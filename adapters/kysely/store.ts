@@ -20,7 +20,7 @@ import { storable } from '../../src/validate.js';
 import { getSession, insertGrant, redeemLink } from './dashboard-grants.js';
 import { NEXT_DELIVERY, NEXT_NOTICE } from './due.js';
 import { readCounts, readHours } from './hours.js';
-import { listPage, recoverBatch, resend } from './log.js';
+import { countWaiting, listPage, recoverBatch, resend, retryBatch } from './log.js';
 import { runMigrations } from './migrations.js';
 import { claimNotices, finishNotice, listNotices } from './notices.js';
 import { endQueues, enqueue, isOrdered, leaveEnded, PER_SUBJECT, waitBehindHeads } from './ordering.js';
@@ -422,6 +422,26 @@ export class KyselyStore implements Store<HostTransaction> {
       if (result && result.recovered > 0) await this.dialect.notify?.(trx);
       return result;
     });
+  }
+
+  async retryWaiting(environment: string, webhookId: string, args: { now: number; limit: number }) {
+    if (!known(environment, webhookId)) return null;
+    return this.db.transaction().execute(async (trx) => {
+      const result = await retryBatch(trx, environment, webhookId, args, this.dialect.rowLocks);
+      if (result && result.retried > 0) await this.dialect.notify?.(trx);
+      return result;
+    });
+  }
+
+  async countWaiting(environment: string, webhookId: string) {
+    if (!known(environment, webhookId)) return null;
+    const webhook = await this.db
+      .selectFrom('iw_webhooks')
+      .select('id')
+      .where('environment', '=', environment)
+      .where('id', '=', webhookId)
+      .executeTakeFirst();
+    return webhook ? countWaiting(this.db, webhookId) : null;
   }
 
   async getDelivery(environment: string, id: string): Promise<DeliveryRecord | null> {

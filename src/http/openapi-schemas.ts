@@ -437,6 +437,31 @@ export const SCHEMAS = {
     { recovered: { type: 'integer', minimum: 0, description: 'How many failed deliveries were queued again.' } },
     ['recovered'],
   ),
+  RetryWaitingResponse: envelope(
+    ['DELIVERIES_RETRIED'],
+    { retried: { type: 'integer', minimum: 0, description: 'How many waiting deliveries were made due now.' } },
+    ['retried'],
+  ),
+  GetWaitingResponse: envelope(
+    ['OK'],
+    {
+      waiting: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['pending', 'held', 'disables_on'],
+        properties: {
+          pending: { type: 'integer', minimum: 0, description: 'Deliveries still to be attempted.' },
+          held: { type: 'integer', minimum: 0, description: 'Deliveries held while the webhook is disabled.' },
+          disables_on: {
+            type: ['string', 'null'],
+            format: 'date-time',
+            description: 'When the webhook will be disabled if it keeps failing; null when it is not failing.',
+          },
+        },
+      },
+    },
+    ['waiting'],
+  ),
   TestEventResponse: envelope(['TEST_EVENT_SENT'], { event_id: str, delivery_id: { ...str, description: 'Its webhook-id.' } }, [
     'event_id',
     'delivery_id',

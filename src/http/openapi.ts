@@ -110,6 +110,16 @@ const OPS: Record<string, Op> = {
     response: 'RecoverResponse',
     errors: [...BODY, 'NotFound', 'Conflict'],
   },
+  RetryWaitingDeliveries: {
+    summary: 'Send now every pending delivery that waits for a later attempt (extension)',
+    response: 'RetryWaitingResponse',
+    errors: [...BODY, 'NotFound', 'Conflict'],
+  },
+  GetWebHookWaiting: {
+    summary: 'How many deliveries are pending and held, and when a failing webhook will be disabled (extension)',
+    response: 'GetWaitingResponse',
+    errors: ['BadRequest', 'NotFound'],
+  },
   SendTestEvent: {
     summary: "Send a test event (the type's sample data) to this webhook only (extension)",
     request: 'TestEventRequest',

@@ -28,6 +28,7 @@ export const SUCCESS = {
   WEBHOOK_DISABLED: 'Webhook disabled',
   DELIVERY_RESENT: 'Delivery queued to be sent again',
   DELIVERIES_RECOVERED: 'Failed deliveries queued to be sent again',
+  DELIVERIES_RETRIED: 'Waiting deliveries queued to be sent now',
   TEST_EVENT_SENT: 'Test event queued',
   // Signing formats and endpoint auth (issue 37)
   SECRET_ROTATED: 'Signing secret rotated',
@@ -128,6 +129,19 @@ export async function recoverDeliveries({ management, request, environment, para
   const range = recoverInput(await readJsonObject(request, { required: true }));
   const { recovered } = await management.webhooks.recover(params.webhook_id!, { environment, ...range });
   return ok('DELIVERIES_RECOVERED', { recovered });
+}
+
+/** Extension: "retry waiting now": every pending delivery waiting for a later attempt is due now. */
+export async function retryWaiting({ management, request, environment, params }: OperationContext): Promise<Response> {
+  resendInput(await readJsonObject(request, { required: false }));
+  const { retried } = await management.webhooks.retryWaiting(params.webhook_id!, { environment });
+  return ok('DELIVERIES_RETRIED', { retried });
+}
+
+/** Extension: what waits on the webhook (pending, held) and when it will be disabled if it keeps failing. */
+export async function getWaiting({ management, environment, params }: OperationContext): Promise<Response> {
+  const { pending, held, disablesAt } = await management.webhooks.waiting(params.webhook_id!, { environment });
+  return ok('OK', { waiting: { pending, held, disables_on: disablesAt === null ? null : new Date(disablesAt).toISOString() } });
 }
 
 /** Extension: send one event of a type (default: the first subscribed) with the type's example data. */

@@ -117,6 +117,22 @@ export const ROUTES: readonly Route[] = Object.freeze([
   },
   {
     method: 'POST',
+    path: '/api/v1/webhooks/{webhook_id}/retry',
+    operationId: 'RetryWaitingDeliveries',
+    extension: true,
+    resource: 'webhook',
+    run: m.retryWaiting,
+  },
+  {
+    method: 'GET',
+    path: '/api/v1/webhooks/{webhook_id}/waiting',
+    operationId: 'GetWebHookWaiting',
+    extension: true,
+    resource: 'webhook',
+    run: m.getWaiting,
+  },
+  {
+    method: 'POST',
     path: '/api/v1/webhooks/{webhook_id}/test',
     operationId: 'SendTestEvent',
     extension: true,

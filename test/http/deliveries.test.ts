@@ -482,3 +482,51 @@ test('a disabled webhook: resend, recover and test answer 409 WEBHOOK_DISABLED a
   await hooks.drain();
   expect(receiver.requests.length).toBe(sent + 2); // the resent delivery (recover found it already queued) and the test event
 });
+
+describe('retry waiting now (the endpoint was fixed)', () => {
+  test('what waits is counted with the date of the disable; retry sends it now, once each, and a disabled webhook is refused', async () => {
+    let healthy = false;
+    const receiver = await startReceiver(() => (healthy ? 200 : 500));
+    cleanups.push(() => receiver.close());
+    const { hooks, clock, api, createWebhook } = await setup({ backoff: { schedule: [3_600_000, 3_600_000], jitter: 0 } });
+    await hooks.start();
+    const id = await createWebhook({ endpoint: `${receiver.url}/fixed-later` });
+    const base = `/api/v1/webhooks/${id}`;
+    const started = clock.now();
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push(...(await emit(hooks)).deliveryIds);
+    await hooks.drain();
+    expect(receiver.requests).toHaveLength(5);
+
+    const waiting = await api('GET', `${base}/waiting`);
+    expect(waiting.status).toBe(200);
+    const webhook = (await api('GET', base)).json.webhook;
+    expect(waiting.json.waiting).toEqual({
+      pending: 5,
+      held: 0,
+      disables_on: new Date(Date.parse(webhook.failing_since) + 72 * 3600_000).toISOString(),
+    });
+    expect(Date.parse(webhook.failing_since)).toBe(started);
+
+    healthy = true;
+    const retried = await api('POST', `${base}/retry`, { body: {} });
+    expect(retried.json).toEqual({ code: 'DELIVERIES_RETRIED', message: 'Waiting deliveries queued to be sent now', retried: 5 });
+    await hooks.drain();
+    // Each sent once more, with its own webhook-id; nothing waits; a second retry finds nothing.
+    expect(
+      receiver.requests
+        .slice(5)
+        .map((r) => r.headers['webhook-id'])
+        .sort(),
+    ).toEqual([...ids].sort());
+    expect((await api('GET', `${base}/waiting`)).json.waiting).toEqual({ pending: 0, held: 0, disables_on: null });
+    expect((await api('POST', `${base}/retry`, { body: {} })).json.retried).toBe(0);
+
+    await api('POST', `${base}/disable`, { body: {} });
+    const refused = await api('POST', `${base}/retry`, { body: {} });
+    expect(refused.status).toBe(409);
+    expect(refused.json.errors[0].code).toBe('WEBHOOK_DISABLED');
+    expect((await api('POST', `${base}/retry`, { body: { now: true } })).status).toBe(400);
+    expect((await api('GET', '/api/v1/webhooks/webhook_0123456789abcdef0123456789abcdef/waiting')).status).toBe(404);
+  });
+});

@@ -171,6 +171,44 @@ export function describeLogContract(store: () => TestableStore, ready: () => Pro
       );
     });
 
+    test('retryWaiting and countWaiting: what waits for a later attempt is due now in batches; in flight is left alone', async () => {
+      const { hook, deliveries } = await withDeliveries(7);
+      const ids = deliveries.map((d) => d.id);
+      const at = T0 + 10_000;
+      const later = at + 3_600_000;
+      // Five fail and wait an hour, one ends failed, one is claimed and stays in flight.
+      const claimed = await s.claimDue({ now: at, limit: 1000, workerId: 'w', leaseMs: LEASE });
+      await s.recordAttempts(
+        claimed
+          .filter((c) => c.delivery.id !== ids[6])
+          .map((c, i) => ({
+            attempt: attempt(c.delivery.id, hook.id, 'env_a', false, at),
+            workerId: 'w',
+            now: at,
+            nextAttemptAt: i === 5 ? null : later,
+            disableAfterMs: 1e12,
+          })),
+      );
+      expect(await s.countWaiting('env_a', hook.id)).toEqual({ pending: 6, held: 0 });
+      const now = at + 1_000;
+      let total = 0;
+      let batches = 0;
+      for (;;) {
+        const r = await s.retryWaiting('env_a', hook.id, { now, limit: 2 });
+        total += r!.retried;
+        batches++;
+        if (r!.retried < 2) break;
+      }
+      expect({ total, batches }).toEqual({ total: 5, batches: 3 });
+      const due = await s.claimDue({ now, limit: 1000, workerId: 'w2', leaseMs: LEASE });
+      expect(due.map((c) => c.delivery.id).sort()).toEqual(ids.slice(0, 5).sort());
+      expect(await s.retryWaiting('env_b', hook.id, { now, limit: 2 })).toBeNull();
+      expect(await s.countWaiting('env_b', hook.id)).toBeNull();
+      await s.disableWebhook('env_a', hook.id, 'manual', now);
+      expect(await s.countWaiting('env_a', hook.id)).toEqual({ pending: 0, held: 6 });
+      await expect(s.retryWaiting('env_a', hook.id, { now, limit: 2 })).rejects.toBeInstanceOf(WebhookDisabledError);
+    });
+
     test('insertEvent to chosen webhooks: subscribed or not, no one else; a disabled target writes nothing', async () => {
       const subscribed = webhook('env_a');
       const other = webhook('env_a', { eventTypes: ['user.deleted'] });
