@@ -140,7 +140,8 @@ export function createDashboard(deps: DashboardDeps): (request: Request) => Prom
       }
     }
     const capability = session?.capability ?? 'manage';
-    const body = request.method === 'HEAD' ? null : pageHtml(target.prefix, set, { locale, theme: look.theme, capability });
+    const body =
+      request.method === 'HEAD' ? null : pageHtml(target.prefix, set, { locale, theme: look.theme, capability, link: session !== null });
     // no-store: the page is answered per caller, and names this release's assets.
     return new Response(body, { headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' } });
   }

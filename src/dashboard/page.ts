@@ -38,6 +38,8 @@ export interface PageOptions {
   theme: Readonly<DashboardTheme>;
   /** `read` hides every control that would change something (the API refuses them anyway). */
   capability: 'read' | 'manage';
+  /** The page belongs to a link's session: an ended session is told to open the link again, not to sign in. */
+  link?: boolean;
 }
 
 /** The full page's heading and title, per locale (the element's own words are in assets/words*.js). */
@@ -122,6 +124,7 @@ export function pageHtml(
     mode ? `theme="${mode}"` : '',
     theme.accent ? `accent="${escapeHtml(theme.accent)}"` : '',
     capability === 'read' ? 'capabilities="read"' : '',
+    options.link ? 'session="link"' : '',
   ].filter(Boolean);
   const brand = theme.name ?? words.settings;
   return [

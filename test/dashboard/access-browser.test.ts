@@ -191,6 +191,24 @@ describe.runIf(run)('issue 38 views in Chromium', () => {
     await manage.context.close();
   });
 
+  test('a session from a link that ended says so and what to do, not "sign in again"', async () => {
+    await host.hooks.webhooks.create({
+      environment: 'env-ended',
+      name: 'Ended',
+      endpoint: 'https://crm.example.com/hooks',
+      eventTypes: ['user.created'],
+    });
+    const { page, context, problems } = await openDashboard(browser, host, { env: null });
+    await page.goto(await host.hooks.dashboardLink({ environment: 'env-ended' }));
+    await page.getByRole('button', { name: 'Ended' }).waitFor();
+    await context.clearCookies(); // the session is gone, as when it expires
+    await page.getByRole('button', { name: 'Ended' }).click();
+    await page.getByText(/Your session from a dashboard link has ended\. Open the dashboard again from where you found the link/).waitFor();
+    expect(await page.getByText(/Sign in again/).count()).toBe(0);
+    expect(problems([403])).toEqual([]);
+    await context.close();
+  });
+
   test("a read link shows a Standard Webhooks webhook without its secret's Reveal and Rotate; a manage link has them", async () => {
     const hook = await host.hooks.webhooks.create({
       environment: 'env-secret',

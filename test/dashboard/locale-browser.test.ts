@@ -265,7 +265,11 @@ describe.runIf(run)('the dashboard in Chromium, in French and in German', () => 
     const times = await page.evaluate((tag) => {
       const root = document.querySelector('webhooks-dashboard')!.shadowRoot!;
       const format = new Intl.DateTimeFormat(tag, { dateStyle: 'medium', timeStyle: 'medium' });
-      return [...root.querySelectorAll('time')].map((t) => ({ text: t.textContent, expected: format.format(new Date(t.dateTime)) }));
+      // A relative time ("dans 5 minutes") carries the exact one on hover, in the same format.
+      return [...root.querySelectorAll('time')].map((t) => ({
+        text: t.title || t.textContent,
+        expected: format.format(new Date(t.dateTime)),
+      }));
     }, locale);
     if (locale === 'de') await page.screenshot({ path: `${SHOTS}detail-de.png`, fullPage: true });
     // Disable, Enable, Save: their notices and the disabled status.
@@ -377,7 +381,9 @@ describe.runIf(run)('the dashboard in Chromium, in French and in German', () => 
     expect([english.timeout, seen.timeout]).toEqual(['1.5', '1,5']);
     expect((await site.hooks.webhooks.get(hookId, { environment: 'env-loc' })).timeoutMs).toBe(1500);
     const translated = Object.fromEntries(shownInEnglish.map((key) => [key, localized(locale, key)]));
-    const missing = shownInEnglish.filter((key) => !keysShown(seen.all, translated).includes(key));
+    // A pending row's next attempt shows only while its retry waits (150 ms here): whether a tour
+    // catches one is timing, so it is not asked of the other tour (fix-it-browser.test.ts shows it).
+    const missing = shownInEnglish.filter((key) => key !== 'ui.log.nextAttempt' && !keysShown(seen.all, translated).includes(key));
     expect(missing, `${locale}: keys the English tour showed whose ${locale} words are not on the page`).toEqual([]);
   });
 

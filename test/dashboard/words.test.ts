@@ -83,3 +83,24 @@ test('resources are named for people', () => {
   expect(resourceLabel('access_request.created')).toBe('Access request');
   expect(resourceLabel('billing.invoice_paid')).toBe('Billing');
 });
+
+describe('a failing webhook’s last error in plain words (fix-it.js)', () => {
+  test.each([
+    ['expected HTTP 200, got 301: moved', /answered 301, a redirect\. Webhooks do not follow redirects/],
+    ['expected HTTP 200, got 500: <html><body>database is down</body></html>', /^Your endpoint answered HTTP 500\. Only HTTP 200/],
+    ['timeout: no complete answer within 10000 ms', /^Your endpoint did not answer within 10 seconds\.$/],
+    ['timeout: no complete answer within 2500 ms', /within 2\.5 seconds/],
+    [
+      'network: DEPTH_ZERO_SELF_SIGNED_CERT: self-signed certificate',
+      /^The secure connection \(TLS\) to your endpoint failed: DEPTH_ZERO_SELF_SIGNED_CERT/,
+    ],
+    ['network: ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:9', /^Could not connect to your endpoint: ECONNREFUSED/],
+    ['dns: could not resolve host (ENOTFOUND)', /host name of your endpoint could not be found/],
+    ['blocked: 10.0.0.1 is a private address', /not allowed \(a private network address\)/],
+    ['something new', /^something new$/],
+  ])('%s', async (error, said) => {
+    // @ts-expect-error: a .js asset, typed only under checkJs
+    const { plainError } = await import('../../src/dashboard/assets/fix-it.js');
+    expect(plainError(error)).toMatch(said);
+  });
+});

@@ -133,8 +133,11 @@ export function createClient(element) {
     updateWebhook: (webhookId, fields) => call('PATCH', `/webhooks/${id(webhookId)}`, fields),
     /** @param {string} webhookId @returns {Promise<void>} */
     deleteWebhook: (webhookId) => call('DELETE', `/webhooks/${id(webhookId)}`),
-    /** @param {string} webhookId @returns {Promise<void>} */
-    enable: (webhookId) => call('POST', `/webhooks/${id(webhookId)}/enable`, {}),
+    /**
+     * `resumeHeld: false` drops what was held while it was disabled.
+     * @param {string} webhookId @param {boolean} [resumeHeld] @returns {Promise<void>}
+     */
+    enable: (webhookId, resumeHeld = true) => call('POST', `/webhooks/${id(webhookId)}/enable`, resumeHeld ? {} : { resume_held: false }),
     /** @param {string} webhookId @returns {Promise<void>} */
     disable: (webhookId) => call('POST', `/webhooks/${id(webhookId)}/disable`, {}),
     /**
@@ -189,6 +192,13 @@ export function createClient(element) {
       call('GET', `/webhooks/${id(webhookId)}/deliveries/${id(deliveryId)}/attempts`).then((r) => r.attempts ?? []),
     /** @param {string} webhookId @param {string} deliveryId @returns {Promise<void>} */
     resend: (webhookId, deliveryId) => call('POST', `/webhooks/${id(webhookId)}/deliveries/${id(deliveryId)}/resend`, {}),
+    /** @param {string} webhookId @returns {Promise<{ retried: number }>} */
+    retry: (webhookId) => call('POST', `/webhooks/${id(webhookId)}/retry`, {}),
+    /**
+     * What waits on the webhook, and when it will be disabled if it keeps failing.
+     * @param {string} webhookId @returns {Promise<{ pending: number, held: number, disables_on: string | null }>}
+     */
+    waiting: (webhookId) => call('GET', `/webhooks/${id(webhookId)}/waiting`).then((r) => r.waiting),
     /** @param {string} webhookId @param {string} since @returns {Promise<{ recovered: number }>} */
     recover: (webhookId, since) => call('POST', `/webhooks/${id(webhookId)}/recover`, { since }),
     // Signing formats (issue 37)

@@ -11,14 +11,15 @@
  * page sets it); `locale` (`en`, `fr`, `de`; default: the page's `lang`, then the browser's
  * language); `theme` (`light` or `dark` forces one; default: the reader's `prefers-color-scheme`);
  * `accent` (a CSS colour); `capabilities="read"` (hides every control that would change
- * something: a read-only link's session). Properties: `headers` and `fetch` (see api.js). Themed
+ * something: a read-only link's session); `session="link"` (the page was opened from a link: an
+ * ended session says so, not "sign in again"). Properties: `headers` and `fetch` (see api.js). Themed
  * with `--wd-*` custom properties (see dashboard.css).
  */
 /** @import { Client, FetchOption, HeadersOption, Route, ViewContext } from './api.js' */
 import { createClient } from './api.js';
 import { h, replace } from './dom.js';
 import { renderList } from './list-view.js';
-import { explain, t, useLocale } from './words.js';
+import { explain, setLinkSession, t, useLocale } from './words.js';
 
 const STYLESHEET = new URL('./dashboard.css', import.meta.url).href;
 const DEFAULT_API = new URL('../api/v1', import.meta.url).href;
@@ -47,6 +48,8 @@ class WebhooksDashboard extends HTMLElement {
   /** @type {Route} */
   #route = { name: 'list' };
   #renders = 0;
+  /** The view the notice line speaks of: another view shows none (Back from where it was raised). */
+  #noticeOf = '';
   /** @type {Promise<string> | undefined} The locale's table, loaded once before the first render. */
   #locale;
   #onHash = () => void this.#show(routeFromHash(), { focus: 'heading' });
@@ -84,6 +87,7 @@ class WebhooksDashboard extends HTMLElement {
       window.addEventListener('hashchange', this.#onHash);
       this.#route = routeFromHash();
     }
+    setLinkSession(this.getAttribute('session') === 'link');
     this.#locale ??= useLocale(this.getAttribute('locale') || document.documentElement.lang || navigator.language);
     // Set through the CSSOM (the page's CSP allows no style attribute): it crosses into the shadow root.
     const accent = this.getAttribute('accent');
@@ -127,6 +131,7 @@ class WebhooksDashboard extends HTMLElement {
       reload: (focus) => void this.#show(this.#route, { focus }),
       notify: (text) => {
         shell.notice.textContent = text;
+        this.#noticeOf = viewKey(this.#route);
       },
       keepQuery: (query) => {
         const route = this.#route;
@@ -145,6 +150,7 @@ class WebhooksDashboard extends HTMLElement {
    */
   #navigate(route, { notice, replace: replacing } = {}) {
     this.#setUp().notice.textContent = notice ?? '';
+    this.#noticeOf = viewKey(route);
     if (this.hasAttribute('history')) {
       const hash = hashFromRoute(route);
       if (location.hash !== hash) {
@@ -167,6 +173,7 @@ class WebhooksDashboard extends HTMLElement {
     const render = ++this.#renders;
     this.#route = route;
     const shell = this.#setUp();
+    if (viewKey(route) !== this.#noticeOf) shell.notice.textContent = '';
     const context = this.#context(shell);
     /** @type {HTMLElement} */
     let view;
@@ -248,3 +255,8 @@ function hashFromRoute(route) {
 
 // Twice on one page (the full page's hashed URL and an embedder's stable URL) must not throw.
 if (!customElements.get('webhooks-dashboard')) customElements.define('webhooks-dashboard', WebhooksDashboard);
+
+/** Which view a route shows (its log filters aside): a notice belongs to one. @param {Route} route */
+function viewKey(route) {
+  return `${route.name}:${'id' in route ? route.id : ''}:${'deliveryId' in route ? route.deliveryId : ''}`;
+}

@@ -6,9 +6,9 @@
  * deliveries of events since a time again.
  */
 /** @import { Attempt, Delivery, LogFilter, ViewContext, Webhook } from './api.js' */
-import { excerpt, h, replace, time, uid } from './dom.js';
+import { excerpt, h, relative, replace, time, uid } from './dom.js';
 import { recoverForm } from './recover.js';
-import { DELIVERY_STATUS, explain, formatMs, plural, t } from './words.js';
+import { DELIVERY_STATUS, explain, formatMs, plural, t, tParts } from './words.js';
 
 const PAGE_SIZE = 20;
 
@@ -39,6 +39,7 @@ const PERIODS = /** @type {const} */ ({
  */
 export function deliveryLog(context, webhook, query = '') {
   const webhookId = webhook.id;
+  const enabled = webhook.status === 'enabled';
   const initial = new URLSearchParams(query);
   // Page tokens seen so far: tokens[i] opens page i (page 0 needs none), so Previous needs no API.
   /** @type {(string | null)[]} */
@@ -121,7 +122,8 @@ export function deliveryLog(context, webhook, query = '') {
       h('button', { type: 'button', onclick: () => load() }, t('log.refresh')),
     ),
     custom,
-    recoverForm(context, webhookId, () => load()),
+    // Recover and Resend need the webhook enabled: not offered while it is disabled.
+    enabled ? recoverForm(context, webhookId, () => load()) : null,
     list,
     pager,
   );
@@ -239,11 +241,13 @@ export function deliveryLog(context, webhook, query = '') {
       t('log.attempts'),
     );
     const slot = h('div', { class: 'slot' });
-    const resend = h(
-      'button',
-      { type: 'button', 'data-delivery': delivery.id, 'data-write': '', onclick: () => doResend(delivery, slot) },
-      t('log.resend'),
-    );
+    const resend = enabled
+      ? h(
+          'button',
+          { type: 'button', 'data-delivery': delivery.id, 'data-write': '', onclick: () => doResend(delivery, slot) },
+          t('log.resend'),
+        )
+      : null;
     const view = h(
       'button',
       { type: 'button', onclick: () => context.navigate({ name: 'message', id: webhookId, deliveryId: delivery.id }) },
@@ -259,7 +263,16 @@ export function deliveryLog(context, webhook, query = '') {
         h('span', { class: 'code' }, delivery.event_type),
         time(delivery.created_on),
         h('span', { class: `badge badge-${delivery.status}` }, DELIVERY_STATUS[delivery.status] ?? delivery.status),
-        h('span', { class: 'hint' }, plural(delivery.attempt_count, 'count.attempts'), last ? `, ${t('log.last', { last })}` : ''),
+        h(
+          'span',
+          { class: 'hint' },
+          plural(delivery.attempt_count, 'count.attempts'),
+          last ? `, ${t('log.last', { last })}` : '',
+          // When it is tried next: relative, the exact time on hover.
+          delivery.status === 'pending' && delivery.next_attempt_on
+            ? [', ', ...tParts('log.nextAttempt', { when: relative(delivery.next_attempt_on) ?? '' })]
+            : null,
+        ),
       ),
       h('div', { class: 'delivery-actions' }, expand, resend, view),
       slot,

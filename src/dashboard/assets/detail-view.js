@@ -1,10 +1,12 @@
 /**
- * One webhook: its status and actions (Disable / Enable, Delete with a confirmation), Send test
- * event, its settings (the same form as Add webhook), and its delivery log.
+ * One webhook: its status and actions (Disable / Enable, Delete with a confirmation), what to do
+ * when it fails (fix-it.js), Send test event, its settings (the same form as Add webhook), and
+ * its delivery log. A disabled webhook offers nothing that needs it enabled.
  */
 /** @import { ViewContext, WebhookFields } from './api.js' */
 import { deliveryLog } from './delivery-log.js';
 import { confirmDanger, formatTime, h, uid } from './dom.js';
+import { confirmEnable, fixItPanel, plainError } from './fix-it.js';
 import { overviewPanel } from './overview.js';
 import { signingPanel } from './signing-fields.js';
 import { testEventPanel } from './test-event.js';
@@ -18,14 +20,23 @@ import { explain, t, webhookStatus } from './words.js';
  * @param {string} [query] The log's filters, as the address keeps them.
  */
 export async function renderDetail(context, id, query = '') {
-  const webhook = await context.api.getWebhook(id);
+  const [webhook, waiting] = await Promise.all([context.api.getWebhook(id), context.api.waiting(id)]);
   const status = webhookStatus(webhook, formatTime);
   const heading = h('h2', { tabindex: -1 }, webhook.name);
   const actionSlot = h('div', { class: 'slot' });
   const enabled = webhook.status === 'enabled';
   const toggle = h(
     'button',
-    { type: 'button', 'data-focus': 'toggle', 'data-write': '', onclick: () => setEnabled(!enabled) },
+    {
+      type: 'button',
+      'data-focus': 'toggle',
+      'data-write': '',
+      // Enabling what held deliveries asks first: send them, or drop them.
+      onclick: () =>
+        !enabled && waiting.held > 0
+          ? confirmEnable(context, toggle, webhook, waiting.held, (resume) => setEnabled(true, resume))
+          : setEnabled(!enabled),
+    },
     t(enabled ? 'detail.disable' : 'detail.enable'),
   );
   const remove = h(
@@ -52,14 +63,26 @@ export async function renderDetail(context, id, query = '') {
     h('button', { type: 'button', class: 'link back', onclick: () => context.navigate({ name: 'list' }) }, t('nav.all')),
     h('div', { class: 'bar' }, heading, h('div', { class: 'actions' }, toggle, remove)),
     h('p', { class: `status status-${status.kind}` }, status.text),
-    webhook.last_error && !enabled ? h('p', { class: 'hint' }, t('detail.lastError', { error: webhook.last_error })) : null,
+    webhook.last_error && !enabled
+      ? h('p', { class: 'hint' }, t('detail.lastError', { error: plainError(webhook.last_error) ?? '' }))
+      : null,
     actionSlot,
+    // A failing webhook: what went wrong, and how to get what waits delivered, before anything else.
+    enabled && webhook.failing_since
+      ? fixItPanel(context, webhook, waiting, () => {
+          log.refresh();
+          context.reload('toggle');
+        })
+      : null,
     // What a person comes here for most: is it working (test, log); the settings change rarely.
-    section(
-      t('detail.test'),
-      testEventPanel(context, webhook, () => log.refresh()),
-      true,
-    ),
+    // A test event needs it enabled: not offered while it is disabled.
+    enabled
+      ? section(
+          t('detail.test'),
+          testEventPanel(context, webhook, () => log.refresh()),
+          true,
+        )
+      : null,
     section(t('detail.overview'), overviewPanel(context, webhook.id)),
     section(t('detail.log'), log.element),
     section(t('verify.title'), verifyPanel(context, webhook)),
@@ -68,12 +91,24 @@ export async function renderDetail(context, id, query = '') {
     section(t('detail.settings'), settings, true),
   );
 
-  /** @param {boolean} on */
-  async function setEnabled(on) {
+  /**
+   * Enabling sends what was held unless `resumeHeld` is false (then it is dropped).
+   *
+   * @param {boolean} on
+   * @param {boolean} [resumeHeld]
+   */
+  async function setEnabled(on, resumeHeld = true) {
     actionSlot.replaceChildren();
     try {
-      await (on ? context.api.enable(webhook.id) : context.api.disable(webhook.id));
-      context.notify(t(on ? 'notice.enabled' : 'notice.disabled'));
+      await (on ? context.api.enable(webhook.id, resumeHeld) : context.api.disable(webhook.id));
+      const said = !on
+        ? 'notice.disabled'
+        : waiting.held === 0
+          ? 'notice.enabledNone'
+          : resumeHeld
+            ? 'notice.enabled'
+            : 'notice.enabledDropped';
+      context.notify(t(said));
       context.reload('toggle');
     } catch (error) {
       actionSlot.append(h('p', { class: 'error', role: 'alert' }, explain(error).text));

@@ -92,6 +92,33 @@ export function time(iso) {
   return h('time', { datetime: iso }, dateTime.format(new Date(iso)));
 }
 
+/** @type {Intl.RelativeTimeFormat | undefined} */
+let relativeFormat;
+const UNITS = /** @type {const} */ ([
+  ['day', 86_400_000],
+  ['hour', 3_600_000],
+  ['minute', 60_000],
+  ['second', 1000],
+]);
+
+/**
+ * An ISO time as "in 5 minutes" / "3 hours ago" (the reader's locale), the exact time on hover.
+ *
+ * @param {string | null | undefined} iso
+ * @param {number} [now]
+ */
+export function relative(iso, now = Date.now()) {
+  if (!iso) return null;
+  if (relativeFormat?.resolvedOptions().locale.split('-')[0] !== locale()) {
+    relativeFormat = new Intl.RelativeTimeFormat(locale(), { numeric: 'auto' });
+  }
+  const delta = Date.parse(iso) - now;
+  const [unit, ms] = UNITS.find(([, size]) => Math.abs(delta) >= size) ?? UNITS[3];
+  const text = relativeFormat.format(Math.round(delta / ms), unit);
+  const exact = dateTime.format(new Date(iso));
+  return h('time', { datetime: iso, title: exact }, text);
+}
+
 /** @param {string | null | undefined} iso */
 export function formatTime(iso) {
   return iso ? dateTime.format(new Date(iso)) : '';

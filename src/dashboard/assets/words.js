@@ -78,6 +78,11 @@ export const ERROR_WORDS = Object.freeze({
   ASSET_NOT_FOUND: [null, RELOAD],
   WEBHOOK_DISABLED: [null, 'This webhook is disabled. Enable it first, then try again.'],
   INVALID_CREDENTIALS: [null, 'You are not signed in, or not allowed to manage webhooks here. Sign in again and reload the page.'],
+  // Not a wire code: INVALID_CREDENTIALS as a page opened from a link says it (setLinkSession).
+  LINK_ENDED: [
+    null,
+    'Your session from a dashboard link has ended. Open the dashboard again from where you found the link, or ask for a new one.',
+  ],
   READ_ONLY_ACCESS: [
     null,
     'You can look but not change anything here: this link gives read-only access. Ask for a link that lets you manage webhooks.',
@@ -91,6 +96,12 @@ export const ERROR_WORDS = Object.freeze({
   NETWORK: [null, 'Could not reach the server. Check your connection and try again.'],
 });
 
+let linkSession = false;
+/** The page was opened from a dashboard link (its element has `session="link"`). @param {boolean} on */
+export function setLinkSession(on) {
+  linkSession = on;
+}
+
 /**
  * `{ field, text }` for an ApiError (field is null when the error belongs to the whole form).
  *
@@ -99,7 +110,8 @@ export const ERROR_WORDS = Object.freeze({
  */
 export function explain(error) {
   const failure = /** @type {ApiFailure | null | undefined} */ (error);
-  const code = failure?.code;
+  // A link's session has no sign-in to go back to: what ended is the link's session.
+  const code = failure?.code === 'INVALID_CREDENTIALS' && linkSession ? 'LINK_ENDED' : failure?.code;
   if (code !== undefined && Object.hasOwn(ERROR_WORDS, code)) {
     const [field, text] = ERROR_WORDS[/** @type {keyof typeof ERROR_WORDS} */ (code)];
     return { field, text: current.errors[code] ?? text };
@@ -170,7 +182,7 @@ const BUILT_IN = new Set(['kinde', 'identity-webhooks']);
  * `{key}.other`, by `Intl.PluralRules` (French says "0 tentative", English "0 attempts").
  *
  * @param {number} n
- * @param {'count.attempts' | 'count.recovered'} key
+ * @param {'count.attempts' | 'count.recovered' | 'count.waiting' | 'count.retried' | 'count.held'} key
  */
 export const plural = (n, key) =>
   t(/** @type {UiKey} */ (`${key}.${new Intl.PluralRules(current.locale).select(n) === 'one' ? 'one' : 'other'}`), {

@@ -1,0 +1,171 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { until } from '../helpers/cleanup.js';
+import { userData } from '../helpers/fixtures.js';
+import { startReceiver } from '../helpers/http.js';
+import { axeViolations, chromiumAvailable, launch, openDashboard } from './browser.js';
+import { type Site, startSite } from './site.js';
+
+/**
+ * An account holder with a problem, in real Chromium against a real engine and receiver: a
+ * failing webhook says what is wrong in plain words, since when, and when it will be disabled;
+ * each waiting delivery says when it is tried next; once the endpoint is fixed, Retry waiting now
+ * delivers everything (two clicks: open the webhook, retry). A disabled webhook offers nothing
+ * that needs it enabled, and Enable says how many deliveries were held and asks send or drop. A
+ * notice belongs to the view that raised it. The message view shows a Standard Webhooks request
+ * as it was sent.
+ */
+
+const run = chromiumAvailable('fix-it-browser.test.ts');
+// The docs' screenshots are written only when asked (UPDATE_SCREENSHOTS=1): a test run leaves the checkout alone.
+const SHOTS = process.env.UPDATE_SCREENSHOTS
+  ? new URL('../../docs/screenshots/', import.meta.url).pathname
+  : `${join(tmpdir(), 'iw-dashboard-shots')}/`;
+let browser: Browser;
+let site: Site;
+let receiver: Awaited<ReturnType<typeof startReceiver>>;
+/** Paths answering 500 until taken out of this set. */
+const down = new Set<string>();
+
+describe.runIf(run)('the dashboard in Chromium: fixing a failing webhook', () => {
+  beforeAll(async () => {
+    [browser, site, receiver] = await Promise.all([
+      launch(),
+      // The back-off waits an hour: what waits is sent only by Retry waiting now.
+      startSite({ backoff: { schedule: [3_600_000, 3_600_000], jitter: 0 }, secretsKey: randomBytes(32).toString('base64') }),
+      startReceiver((req) => (down.has(req.path) ? { status: 500, body: '<html><body>database is down</body></html>' } : 200)),
+    ]);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await site?.close();
+    await receiver?.close();
+  });
+
+  const emit = (environment: string) => site.hooks.emit({ environment, type: 'user.created', source: 'api', data: userData() });
+  const received = (path: string) => receiver.requests.filter((r) => r.path === path);
+  async function attempted(environment: string, webhookId: string, count: number) {
+    await until(
+      `${count} deliveries attempted once`,
+      async () => {
+        const { deliveries } = await site.hooks.deliveries.list({ environment, webhookId, limit: 100 });
+        return deliveries.length === count && deliveries.every((d) => d.attemptCount === 1 && d.status === 'pending');
+      },
+      10_000,
+      50,
+    );
+  }
+
+  test('failing → fixed → Retry waiting now → every delivery delivered; the message as it was sent', async () => {
+    down.add('/crm');
+    const hook = await site.hooks.webhooks.create({
+      environment: 'env-fix',
+      name: 'CRM',
+      endpoint: `${receiver.url}/crm`,
+      eventTypes: ['user.created'],
+      format: 'standard-webhooks',
+    });
+    for (let i = 0; i < 3; i++) await emit('env-fix');
+    await attempted('env-fix', hook.id, 3);
+
+    const { page, context, problems } = await openDashboard(browser, site, { env: 'env-fix', bypassCSP: true });
+    await page.goto(`${site.url}#/webhooks/${hook.id}`);
+    const panel = page.getByRole('region', { name: 'This webhook is failing' });
+    await panel.waitFor();
+    // First on the page, in plain words, with since when and the date it will be disabled.
+    const regions = await page.getByRole('region').evaluateAll((all) => all.map((r) => r.getAttribute('aria-labelledby')));
+    expect(regions[0]).toBe(await panel.getAttribute('aria-labelledby'));
+    await panel.getByText('Your endpoint answered HTTP 500. Only HTTP 200 counts as delivered.').waitFor();
+    expect(await panel.textContent()).not.toContain('<html>');
+    expect(await panel.getByText(/^Failing since .+ ago\.$/).count()).toBe(1);
+    const disables = await panel.locator('time').last().getAttribute('datetime');
+    const webhook = await site.hooks.webhooks.get(hook.id, { environment: 'env-fix' });
+    expect(Date.parse(disables!)).toBe(webhook.failingSince! + 72 * 3600_000);
+    await panel.getByText('3 deliveries waiting').waitFor();
+    // Each waiting row: its next attempt, relative, the exact time on hover.
+    const next = page.getByRole('list', { name: 'Deliveries' }).locator('time[title]');
+    await next.first().waitFor();
+    expect(await next.count()).toBe(3);
+    expect(await page.getByText(/next attempt in (59|60) minutes/).count()).toBe(3);
+    expect(await axeViolations(page)).toEqual([]);
+    mkdirSync(SHOTS, { recursive: true });
+    await page.screenshot({ path: `${SHOTS}fix-it.png` });
+
+    // The message view: a Standard Webhooks request, as sent.
+    await page.getByRole('button', { name: 'View' }).first().click();
+    await page.getByText(/The JSON body your endpoint received/).waitFor();
+    const headers = page.locator('table.headers');
+    expect(await headers.getByRole('row', { name: /content-type/ }).textContent()).toContain('application/json');
+    expect(await headers.getByRole('row', { name: /webhook-signature/ }).textContent()).toContain('v1,••••');
+    expect(await page.locator('pre.payload').textContent()).not.toContain('"iss"');
+    await page.goBack();
+    await panel.waitFor();
+
+    // Fixed: one click sends what waits, now rather than in an hour.
+    down.delete('/crm');
+    await page.getByRole('button', { name: 'Retry waiting now' }).click();
+    await page.getByText('3 waiting deliveries are being sent now.').waitFor();
+    await until('all three sent again', () => received('/crm').length === 6, 10_000, 50);
+    await until(
+      'the log says so',
+      async () =>
+        (await site.hooks.deliveries.list({ environment: 'env-fix', webhookId: hook.id, limit: 10 })).deliveries.every(
+          (d) => d.status === 'delivered',
+        ),
+      10_000,
+      50,
+    );
+    await page.reload();
+    await page.getByRole('heading', { name: 'CRM' }).waitFor();
+    expect(await page.getByRole('region', { name: 'This webhook is failing' }).count()).toBe(0);
+    expect(problems()).toEqual([]);
+    await context.close();
+  });
+
+  test('disabled: no test event, Resend or Recover; Enable says how many were held and drops them when asked; a notice stays with its view', async () => {
+    down.add('/held');
+    const hook = await site.hooks.webhooks.create({
+      environment: 'env-held',
+      name: 'Held',
+      endpoint: `${receiver.url}/held`,
+      eventTypes: ['user.created'],
+    });
+    for (let i = 0; i < 2; i++) await emit('env-held');
+    await attempted('env-held', hook.id, 2);
+    await site.hooks.webhooks.disable(hook.id, { environment: 'env-held' });
+
+    const { page, context, problems } = await openDashboard(browser, site, { env: 'env-held' });
+    await page.goto(site.url);
+    await page.getByRole('button', { name: 'Held' }).click();
+    await page.getByRole('heading', { name: 'Held' }).waitFor();
+    await page.getByRole('list', { name: 'Deliveries' }).getByRole('listitem').first().waitFor();
+    for (const name of ['Send test event', 'Resend', 'Recover failed since…']) {
+      expect(await page.getByRole('button', { name, exact: true }).count(), name).toBe(0);
+    }
+    expect(await page.getByRole('region', { name: 'Send a test event' }).count()).toBe(0);
+
+    await page.getByRole('button', { name: 'Enable', exact: true }).click();
+    const dialog = page.getByRole('alertdialog', { name: 'Enable “Held”?' });
+    await dialog.getByText('2 deliveries were held while it was disabled.').waitFor();
+    await dialog.getByRole('button', { name: 'Enable and drop them' }).click();
+    await page.getByText('Webhook enabled. The held deliveries were dropped.').waitFor();
+    const { deliveries } = await site.hooks.deliveries.list({ environment: 'env-held', webhookId: hook.id, limit: 10 });
+    expect(deliveries.map((d) => d.status)).toEqual(['failed', 'failed']);
+    expect(received('/held')).toHaveLength(2); // nothing more was sent
+
+    // Enabled again: Resend is offered; its notice goes with the view it was raised on, and the
+    // browser's Back to the list leaves it behind.
+    await page.getByRole('button', { name: 'Resend' }).first().click();
+    const resent = page.getByText('Delivery of user.created queued to be sent again.');
+    await resent.waitFor();
+    await page.goBack();
+    await page.getByRole('button', { name: 'Add webhook' }).waitFor();
+    expect(await resent.count()).toBe(0);
+    expect(problems()).toEqual([]);
+    await context.close();
+  });
+});
