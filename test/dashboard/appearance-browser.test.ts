@@ -143,7 +143,7 @@ describe.runIf(run)('the dashboard in Chromium: colour scheme, a phone, a webhoo
     expect(found).toEqual([]);
   });
 
-  test('a webhook the engine disabled for failing against a dead endpoint says "Disabled because failing since …", in the list and on its page', async () => {
+  test('a webhook the engine disabled for failing against a dead endpoint says "Disabled because failing since …" on its page, how long ago in the list', async () => {
     const dead = await startReceiver();
     const deadUrl = dead.url;
     await dead.close(); // nothing listens there any more: every attempt is refused
@@ -177,11 +177,13 @@ describe.runIf(run)('the dashboard in Chromium: colour scheme, a phone, a webhoo
       firstFailure,
     );
     const expected = `Disabled because failing since ${since}`;
-    expect(await card.locator('.status').textContent()).toBe(expected);
+    // The list says how long ago, the exact time on hover; the webhook's page says when.
+    expect(await card.locator('.status').textContent()).toMatch(/^Disabled because failing \(it started \d+ days ago\)$/);
+    expect(await card.locator('.status').getAttribute('title')).toBe(since);
     await card.getByRole('button', { name: 'Old CRM' }).click();
     await page.getByRole('heading', { name: 'Old CRM', level: 2 }).waitFor();
     expect(await page.locator('.status').first().textContent()).toBe(expected);
-    expect(await page.getByText(/^Last error: /).textContent()).toMatch(/ECONNREFUSED|refused|connect/i);
+    expect(await page.getByText(/^Last error: /).textContent()).toMatch(/Could not connect to your endpoint: ECONNREFUSED/);
     expect(await page.getByRole('button', { name: 'Enable' }).count()).toBe(1);
     expect(problems()).toEqual([]);
     await context.close();

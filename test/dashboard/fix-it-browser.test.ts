@@ -81,7 +81,7 @@ describe.runIf(run)('the dashboard in Chromium: fixing a failing webhook', () =>
     expect(regions[0]).toBe(await panel.getAttribute('aria-labelledby'));
     await panel.getByText('Your endpoint answered HTTP 500. Only HTTP 200 counts as delivered.').waitFor();
     expect(await panel.textContent()).not.toContain('<html>');
-    expect(await panel.getByText(/^Failing since .+ ago\.$/).count()).toBe(1);
+    expect(await panel.getByText(/^It started failing .+ ago\.$/).count()).toBe(1);
     const disables = await panel.locator('time').last().getAttribute('datetime');
     const webhook = await site.hooks.webhooks.get(hook.id, { environment: 'env-fix' });
     expect(Date.parse(disables!)).toBe(webhook.failingSince! + 72 * 3600_000);
@@ -165,6 +165,81 @@ describe.runIf(run)('the dashboard in Chromium: fixing a failing webhook', () =>
     await page.goBack();
     await page.getByRole('button', { name: 'Add webhook' }).waitFor();
     expect(await resent.count()).toBe(0);
+    expect(problems()).toEqual([]);
+    await context.close();
+  });
+});
+
+describe.runIf(run)('the dashboard in Chromium: a list that says what needs you', () => {
+  let browser2: Browser;
+  let site2: Site;
+  let receiver2: Awaited<ReturnType<typeof startReceiver>>;
+  beforeAll(async () => {
+    [browser2, site2, receiver2] = await Promise.all([
+      launch(),
+      startSite({ backoff: { schedule: [3_600_000], jitter: 0 } }),
+      startReceiver((req) => (req.path.startsWith('/down') ? 500 : 200)),
+    ]);
+  });
+  afterAll(async () => {
+    await browser2?.close();
+    await site2?.close();
+    await receiver2?.close();
+  });
+
+  test('a summary line, failing and disabled first, search by name or URL; the overview chart with axes and a tooltip per bar', async () => {
+    const env = 'env-list';
+    const make = (name: string, path: string) =>
+      site2.hooks.webhooks.create({ environment: env, name, endpoint: `${receiver2.url}${path}`, eventTypes: ['user.created'] });
+    await make('Analytics', '/ok-analytics');
+    const off = await make('Archive', '/ok-archive');
+    const billing = await make('Billing', '/down-billing');
+    await make('CRM', '/ok-crm');
+    const erp = await make('ERP', '/down-erp');
+    await site2.hooks.webhooks.disable(off.id, { environment: env });
+    await site2.hooks.emit({ environment: env, type: 'user.created', source: 'api', data: userData() });
+    await until(
+      'the failing ones failing',
+      async () =>
+        (await Promise.all([billing.id, erp.id].map((id) => site2.hooks.webhooks.get(id, { environment: env })))).every(
+          (w) => w.failingSince !== null,
+        ),
+      10_000,
+      50,
+    );
+
+    const { page, context, problems } = await openDashboard(browser2, site2, { env, bypassCSP: true });
+    await page.goto(site2.url);
+    await page.getByText('2 of 5 failing · disabled: 1').waitFor();
+    const titles = () => page.getByRole('list', { name: 'Your webhooks' }).getByRole('heading', { level: 3 }).allTextContents();
+    expect(await titles()).toEqual(['Billing', 'ERP', 'Archive', 'Analytics', 'CRM']);
+    // Relative, the exact time on hover.
+    const status = page.getByText(/^Enabled, failing \(it started .+ ago\)$/).first();
+    expect(await status.getAttribute('title')).toMatch(/\d{4}/);
+    expect(await axeViolations(page)).toEqual([]);
+    await page.screenshot({ path: `${SHOTS}list-failing.png` });
+
+    const search = page.getByLabel('Find by name or URL');
+    await search.fill('erp');
+    expect(
+      await page.getByRole('list', { name: 'Your webhooks' }).getByRole('heading', { level: 3, includeHidden: false }).allTextContents(),
+    ).toEqual(['ERP']);
+    await search.fill('ok-cr'); // part of an endpoint URL
+    expect(await page.locator('.card:not([hidden]) h3').allTextContents()).toEqual(['CRM']);
+    await search.fill('nothing like it');
+    await page.getByText('No webhook matches.').waitFor();
+    await search.fill('');
+    expect(await page.locator('.card:not([hidden])').count()).toBe(5);
+
+    // The overview: an error rate, axes, a tooltip per hour.
+    await page.getByRole('button', { name: 'Analytics' }).click();
+    const overview = page.getByRole('region', { name: 'Overview' });
+    await overview.getByText('Error rate').waitFor();
+    await overview.getByText('1 at most').waitFor();
+    const tips = await overview.locator('svg g.bar title').allTextContents();
+    expect(tips).toHaveLength(24);
+    expect(tips.filter((tip) => /: 1 delivered, 0 failed$/.test(tip))).toHaveLength(1);
+    expect(await overview.locator('.x-axis span').count()).toBe(2);
     expect(problems()).toEqual([]);
     await context.close();
   });

@@ -5,7 +5,8 @@
  * that says what it shows; the figures beside it carry the same facts as text.
  */
 /** @import { Activity, Overview } from './api.js' */
-import { formatNumber, t } from './words.js';
+import { formatTime, h } from './dom.js';
+import { formatNumber, formatPercent, t } from './words.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
 
@@ -24,8 +25,10 @@ function svg(tag, attributes, ...children) {
 /**
  * Stacked bars, delivered under failed, scaled to the busiest point (at least 1, so an idle
  * period draws flat); `width` × `height` in the SVG's own units, stretched to its box by CSS.
+ * Each point is a group with its own tooltip (its start, what was delivered and what failed),
+ * over the whole height so that hovering anywhere in its column shows it.
  *
- * @param {{ succeeded: number, failed: number }[]} points
+ * @param {{ at: string, succeeded: number, failed: number }[]} points
  * @param {{ width: number, height: number, label: string, className: string }} options
  */
 export function bars(points, { width, height, label, className }) {
@@ -39,9 +42,13 @@ export function bars(points, { width, height, label, className }) {
     const w = Math.max(0.5, step - gap);
     const ok = (p.succeeded / max) * (height - 1);
     const bad = (p.failed / max) * (height - 1);
-    rects.push(svg('rect', { class: 'bar-base', x, y: height - 1, width: w, height: 1 }));
-    if (ok > 0) rects.push(svg('rect', { class: 'bar-ok', x, y: height - ok, width: w, height: ok }));
-    if (bad > 0) rects.push(svg('rect', { class: 'bar-bad', x, y: height - ok - bad, width: w, height: bad }));
+    const tip = svg('title', {});
+    tip.textContent = t('chart.point', { at: formatTime(p.at), delivered: formatNumber(p.succeeded), failed: formatNumber(p.failed) });
+    const column = [tip, svg('rect', { class: 'bar-hit', x: i * step, y: 0, width: step, height })];
+    column.push(svg('rect', { class: 'bar-base', x, y: height - 1, width: w, height: 1 }));
+    if (ok > 0) column.push(svg('rect', { class: 'bar-ok', x, y: height - ok, width: w, height: ok }));
+    if (bad > 0) column.push(svg('rect', { class: 'bar-bad', x, y: height - ok - bad, width: w, height: bad }));
+    rects.push(svg('g', { class: 'bar' }, ...column));
   });
   const title = svg('title', {});
   title.textContent = label;
@@ -78,5 +85,29 @@ export function sparkline(activity) {
  */
 export function overviewChart(overview, rangeLabel) {
   const label = t('chart.range', { range: rangeLabel, delivered: formatNumber(overview.succeeded), failed: formatNumber(overview.failed) });
-  return bars(overview.points, { width: 300, height: 80, label, className: 'overview-chart' });
+  const points = overview.points;
+  const max = Math.max(1, ...points.map((p) => p.succeeded + p.failed));
+  // Axes as text beside the drawing (the SVG stretches, its own text would too): the scale's top
+  // and bottom on the left, the period's first and last points below.
+  return h(
+    'div',
+    { class: 'chart-frame' },
+    h('div', { class: 'y-axis', 'aria-hidden': 'true' }, h('span', {}, t('chart.max', { count: formatNumber(max) })), h('span', {}, '0')),
+    bars(points, { width: 300, height: 80, label, className: 'overview-chart' }),
+    h(
+      'div',
+      { class: 'x-axis', 'aria-hidden': 'true' },
+      h('span', {}, formatTime(points[0]?.at)),
+      h('span', {}, formatTime(points.at(-1)?.at)),
+    ),
+  );
+}
+
+/**
+ * The share of attempts that failed: `failed / attempts`, null with none.
+ *
+ * @param {{ attempts: number, failed: number }} counts
+ */
+export function errorRate(counts) {
+  return formatPercent(counts.attempts === 0 ? null : counts.failed / counts.attempts);
 }

@@ -119,6 +119,15 @@ export function relative(iso, now = Date.now()) {
   return h('time', { datetime: iso, title: exact }, text);
 }
 
+/**
+ * An ISO time as text: "3 hours ago" (the reader's locale).
+ *
+ * @param {string | null | undefined} iso
+ */
+export function formatRelative(iso) {
+  return relative(iso)?.textContent ?? '';
+}
+
 /** @param {string | null | undefined} iso */
 export function formatTime(iso) {
   return iso ? dateTime.format(new Date(iso)) : '';

@@ -1,7 +1,11 @@
-/** The environment's webhooks, or an empty state that says what to do. */
+/**
+ * The environment's webhooks, or an empty state that says what to do. What needs the reader
+ * comes first: a summary line ("2 of 20 failing"), the failing and disabled webhooks at the top,
+ * and a search by name or URL.
+ */
 /** @import { Activity, ViewContext, Webhook } from './api.js' */
 import { sparkline } from './chart.js';
-import { formatTime, h } from './dom.js';
+import { formatRelative, formatTime, h, uid } from './dom.js';
 import { formatNumber, formatPercent, t, webhookStatus } from './words.js';
 
 /** How many event codes a card lists before "and N more". */
@@ -27,15 +31,49 @@ export async function renderList(context) {
       h('div', { class: 'empty' }, h('p', { class: 'empty-title' }, t('list.emptyTitle')), h('p', {}, t('list.emptyText'))),
     );
   }
+  // Failing first, then disabled, then the rest, each group in the order they were created.
+  const rank = (/** @type {Webhook} */ w) => (w.status === 'enabled' ? (w.failing_since ? 0 : 2) : 1);
+  const ordered = webhooks.map((w, i) => ({ w, i })).sort((a, b) => rank(a.w) - rank(b.w) || a.i - b.i);
+  const cards = ordered.map(({ w }) => ({ webhook: w, element: card(context, w, byId.get(w.id)) }));
+  const failing = webhooks.filter((w) => rank(w) === 0).length;
+  const disabled = webhooks.filter((w) => rank(w) === 1).length;
+  const total = formatNumber(webhooks.length);
+  const summary = [
+    failing > 0 ? t('list.failing', { count: formatNumber(failing), total }) : t('list.allWorking', { total }),
+    disabled > 0 ? t('list.disabled', { count: formatNumber(disabled) }) : null,
+  ]
+    .filter(Boolean)
+    .join(' · ');
+  const searchId = uid('search');
+  const none = h('p', { class: 'hint', hidden: true }, t('list.noMatch'));
+  const list = h(
+    'ul',
+    { class: 'cards', 'aria-label': t('list.label') },
+    cards.map((c) => c.element),
+  );
+  const search = h('input', {
+    id: searchId,
+    type: 'search',
+    autocomplete: 'off',
+    oninput: () => {
+      const words = /** @type {HTMLInputElement} */ (search).value.trim().toLowerCase();
+      let shown = 0;
+      for (const c of cards) {
+        const hit = !words || `${c.webhook.name}\n${c.webhook.endpoint}`.toLowerCase().includes(words);
+        c.element.hidden = !hit;
+        if (hit) shown++;
+      }
+      none.hidden = shown > 0;
+    },
+  });
   return h(
     'section',
     { class: 'view' },
     header,
-    h(
-      'ul',
-      { class: 'cards', 'aria-label': t('list.label') },
-      webhooks.map((webhook) => card(context, webhook, byId.get(webhook.id))),
-    ),
+    h('p', { class: `summary${failing > 0 ? ' summary-failing' : ''}` }, summary),
+    h('div', { class: 'field inline list-search' }, h('label', { for: searchId }, t('list.search')), search),
+    none,
+    list,
   );
 }
 
@@ -45,7 +83,9 @@ export async function renderList(context) {
  * @param {Activity | undefined} activity
  */
 function card(context, webhook, activity) {
-  const status = webhookStatus(webhook, formatTime);
+  // Since when, relative ("2 hours ago"); the exact time on hover.
+  const status = webhookStatus(webhook, formatRelative, true);
+  const since = webhook.failing_since ?? webhook.disabled_on;
   const codes = webhook.event_types;
   const more = codes.length - SHOWN_EVENTS;
   return h(
@@ -56,7 +96,7 @@ function card(context, webhook, activity) {
       { class: 'card-title' },
       h('button', { type: 'button', class: 'link', onclick: () => context.navigate({ name: 'webhook', id: webhook.id }) }, webhook.name),
     ),
-    h('p', { class: `status status-${status.kind}` }, status.text),
+    h('p', { class: `status status-${status.kind}`, title: since && status.kind !== 'enabled' ? formatTime(since) : null }, status.text),
     activity ? activityLine(activity) : null,
     h('p', { class: 'endpoint' }, h('span', { class: 'label' }, `${t('webhook.endpoint')} `), webhook.endpoint),
     h(
@@ -83,6 +123,13 @@ function activityLine(activity) {
       { class: 'figures' },
       h('span', {}, h('span', { class: 'label' }, `${t('stats.rate24')} `), h('strong', {}, formatPercent(activity.success_rate))),
       h('span', {}, h('span', { class: 'label' }, `${t('stats.requests24')} `), h('strong', {}, formatNumber(activity.attempts))),
+      // Failures at a glance: their number, marked when there are any.
+      h(
+        'span',
+        {},
+        h('span', { class: 'label' }, `${t('stats.failed24')} `),
+        h('strong', { class: activity.failed > 0 ? 'bad' : null }, formatNumber(activity.failed)),
+      ),
     ),
     sparkline(activity),
   );

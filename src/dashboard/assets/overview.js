@@ -3,7 +3,7 @@
  * hourly counters), success rate, requests, and median and 95th percentile durations.
  */
 /** @import { ViewContext } from './api.js' */
-import { overviewChart } from './chart.js';
+import { errorRate, overviewChart } from './chart.js';
 import { h, replace } from './dom.js';
 import { explain, formatMs, formatNumber, formatPercent, t } from './words.js';
 
@@ -44,6 +44,7 @@ export function overviewPanel(context, webhookId) {
           'p',
           { class: 'figures' },
           figure('stats.rate', formatPercent(o.success_rate)),
+          figure('stats.errorRate', errorRate(o)),
           figure('stats.requests', formatNumber(o.attempts)),
           figure('stats.delivered', formatNumber(o.succeeded)),
           figure('stats.failed', formatNumber(o.failed)),

@@ -127,17 +127,20 @@ export function explain(error) {
  *
  * @param {Pick<Webhook, 'status' | 'disabled_reason' | 'disabled_on' | 'failing_since'>} webhook
  * @param {(iso: string | null) => string} formatTime
+ * @param {boolean} [ago] `formatTime` says how long ago ("2 hours ago"), not when.
  * @returns {{ kind: 'enabled' | 'warning' | 'disabled' | 'failing', text: string }}
  */
-export function webhookStatus(webhook, formatTime) {
+export function webhookStatus(webhook, formatTime, ago = false) {
   if (webhook.status === 'disabled') {
     if (webhook.disabled_reason === 'failing') {
-      return { kind: 'failing', text: t('status.disabledFailing', { since: formatTime(webhook.failing_since ?? webhook.disabled_on) }) };
+      const since = formatTime(webhook.failing_since ?? webhook.disabled_on);
+      return { kind: 'failing', text: t(ago ? 'status.disabledFailingAgo' : 'status.disabledFailing', { since }) };
     }
     if (webhook.disabled_reason === 'gone') return { kind: 'failing', text: t('status.disabledGone') };
     return { kind: 'disabled', text: t('status.disabled') };
   }
-  if (webhook.failing_since) return { kind: 'warning', text: t('status.failing', { since: formatTime(webhook.failing_since) }) };
+  if (webhook.failing_since)
+    return { kind: 'warning', text: t(ago ? 'status.failingAgo' : 'status.failing', { since: formatTime(webhook.failing_since) }) };
   return { kind: 'enabled', text: t('status.enabled') };
 }
 
