@@ -96,12 +96,17 @@ describe.runIf(run)('the dashboard in Chromium: fixing a failing webhook', () =>
     await page.screenshot({ path: `${SHOTS}fix-it.png` });
 
     // The message view: a Standard Webhooks request, as sent.
-    await page.getByRole('button', { name: 'View' }).first().click();
+    await page.getByRole('button', { name: 'View message' }).first().click();
     await page.getByText(/The JSON body your endpoint received/).waitFor();
     const headers = page.locator('table.headers');
     expect(await headers.getByRole('row', { name: /content-type/ }).textContent()).toContain('application/json');
     expect(await headers.getByRole('row', { name: /webhook-signature/ }).textContent()).toContain('v1,••••');
     expect(await page.locator('pre.payload').textContent()).not.toContain('"iss"');
+    // Ids copy with one click.
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: site.origin });
+    await page.getByRole('button', { name: 'Copy the event id' }).click();
+    await page.getByText('Copied to the clipboard.').waitFor();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toMatch(/^event_/);
     await page.goBack();
     await panel.waitFor();
 
@@ -240,6 +245,22 @@ describe.runIf(run)('the dashboard in Chromium: a list that says what needs you'
     expect(tips).toHaveLength(24);
     expect(tips.filter((tip) => /: 1 delivered, 0 failed$/.test(tip))).toHaveLength(1);
     expect(await overview.locator('.x-axis span').count()).toBe(2);
+
+    // The page in sections, health first, each a button away; focus lands on its heading, with no ring.
+    const jump = page.getByRole('navigation', { name: 'On this page' });
+    expect(await jump.getByRole('button').allTextContents()).toEqual([
+      'Overview',
+      'Delivery log',
+      'Send a test event',
+      'How to verify',
+      'Settings',
+    ]);
+    await jump.getByRole('button', { name: 'Settings' }).click();
+    const focused = await page.evaluate(() => {
+      const active = document.querySelector('webhooks-dashboard')!.shadowRoot!.activeElement as HTMLElement;
+      return { tag: active.tagName, text: active.textContent, outline: getComputedStyle(active).outlineStyle };
+    });
+    expect(focused).toEqual({ tag: 'H3', text: 'Settings', outline: 'none' });
     expect(problems()).toEqual([]);
     await context.close();
   });

@@ -255,7 +255,7 @@ describe.runIf(run)('the dashboard in Chromium, in French and in German', () => 
     await page.locator('.recover-area > button').click();
     await page.locator('form.recover button[type="submit"]').click();
     await page.locator('.recover-area .result:not(:empty)').waitFor();
-    await page.locator('form.inline-form button[type="submit"]').first().click(); // Send test event
+    await page.locator('form.test-event button[type="submit"]').click(); // Send test event
     await page.locator('.result .ok').waitFor({ timeout: 15_000 });
     await page.locator('[data-delivery]').first().click(); // Resend: its notice
     await page.locator('.notice:not(:empty)').waitFor();
@@ -304,7 +304,7 @@ describe.runIf(run)('the dashboard in Chromium, in French and in German', () => 
     await go(`#/webhooks/${failing.id}`, '.deliveries .delivery');
     await page.locator('button.expand').first().click();
     await page.locator('.attempts .attempt').first().waitFor();
-    await page.locator('form.inline-form button[type="submit"]').first().click(); // a test event, not delivered
+    await page.locator('form.test-event button[type="submit"]').click(); // a test event, not delivered
     await page.locator('.result .bad').waitFor({ timeout: 15_000 });
     texts.failing = await read(page);
 
@@ -359,33 +359,38 @@ describe.runIf(run)('the dashboard in Chromium, in French and in German', () => 
       'ui.catalog.intro',
     ])
       expect(shownInEnglish, key).toContain(key);
-  });
+  }, 120_000);
 
-  test.each(['fr', 'de'])('%s: no English from the tables on any view, the locale’s words for all of it', async (locale) => {
-    expect(english, 'the English tour ran first').toBeDefined();
-    const identical = Object.keys(ENGLISH).filter((key) => localized(locale, key) === ENGLISH[key]);
-    expect(identical.sort(), 'the words allowed to stay English are exactly those the same in both').toEqual([...SAME[locale]!].sort());
+  test.each(['fr', 'de'])(
+    '%s: no English from the tables on any view, the locale’s words for all of it',
+    async (locale) => {
+      expect(english, 'the English tour ran first').toBeDefined();
+      const identical = Object.keys(ENGLISH).filter((key) => localized(locale, key) === ENGLISH[key]);
+      expect(identical.sort(), 'the words allowed to stay English are exactly those the same in both').toEqual([...SAME[locale]!].sort());
 
-    const seen = await tour(locale);
-    for (const [view, texts] of Object.entries(seen.texts)) expect(englishShown(texts, SAME[locale]!), `${locale} ${view}`).toEqual([]);
-    // Dates in the locale's own format (the browser's language is English): "28 nov. 2026, 09:15:00", "28.11.2026, 09:15:00".
-    expect(seen.times.length).toBeGreaterThan(2);
-    for (const { text, expected } of seen.times) expect(text).toBe(expected);
-    for (const { text } of seen.times) expect(text).not.toMatch(/\b[AP]M\b|\b(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d/);
-    for (const { text } of english.times) expect(text).toMatch(/\b[AP]M\b/);
-    // Percentages: "100 %" with the locale's no-break space before the sign, where English writes "100%".
-    expect(seen.percents.length).toBe(3);
-    for (const text of seen.percents) expect(text).toMatch(/^\d+[\u00a0\u202f]%$/);
-    for (const text of english.percents) expect(text).toMatch(/^\d+%$/);
-    // A decimal in a field: 1,5 seconds, read back as 1.5 when saved (the tour's Save would otherwise show a refusal).
-    expect([english.timeout, seen.timeout]).toEqual(['1.5', '1,5']);
-    expect((await site.hooks.webhooks.get(hookId, { environment: 'env-loc' })).timeoutMs).toBe(1500);
-    const translated = Object.fromEntries(shownInEnglish.map((key) => [key, localized(locale, key)]));
-    // A pending row's next attempt shows only while its retry waits (150 ms here): whether a tour
-    // catches one is timing, so it is not asked of the other tour (fix-it-browser.test.ts shows it).
-    const missing = shownInEnglish.filter((key) => key !== 'ui.log.nextAttempt' && !keysShown(seen.all, translated).includes(key));
-    expect(missing, `${locale}: keys the English tour showed whose ${locale} words are not on the page`).toEqual([]);
-  });
+      const seen = await tour(locale);
+      for (const [view, texts] of Object.entries(seen.texts)) expect(englishShown(texts, SAME[locale]!), `${locale} ${view}`).toEqual([]);
+      // Dates in the locale's own format (the browser's language is English): "28 nov. 2026, 09:15:00", "28.11.2026, 09:15:00".
+      expect(seen.times.length).toBeGreaterThan(2);
+      for (const { text, expected } of seen.times) expect(text).toBe(expected);
+      for (const { text } of seen.times) expect(text).not.toMatch(/\b[AP]M\b|\b(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d/);
+      for (const { text } of english.times) expect(text).toMatch(/\b[AP]M\b/);
+      // Percentages: "100 %" with the locale's no-break space before the sign, where English writes "100%".
+      expect(seen.percents.length).toBe(3);
+      for (const text of seen.percents) expect(text).toMatch(/^\d+[\u00a0\u202f]%$/);
+      for (const text of english.percents) expect(text).toMatch(/^\d+%$/);
+      // A decimal in a field: 1,5 seconds, read back as 1.5 when saved (the tour's Save would otherwise show a refusal).
+      expect([english.timeout, seen.timeout]).toEqual(['1.5', '1,5']);
+      expect((await site.hooks.webhooks.get(hookId, { environment: 'env-loc' })).timeoutMs).toBe(1500);
+      const translated = Object.fromEntries(shownInEnglish.map((key) => [key, localized(locale, key)]));
+      // A pending row's next attempt shows only while its retry waits (150 ms here): whether a tour
+      // catches one is timing, so it is not asked of the other tour (fix-it-browser.test.ts shows it).
+      const missing = shownInEnglish.filter((key) => key !== 'ui.log.nextAttempt' && !keysShown(seen.all, translated).includes(key));
+      expect(missing, `${locale}: keys the English tour showed whose ${locale} words are not on the page`).toEqual([]);
+      // A whole tour of the views: about 13 s on a quiet machine, generously bounded for a busy one.
+    },
+    120_000,
+  );
 
   test.each(['fr', 'de'])(
     '%s at 360 px: the list, a webhook with its log and Advanced open, the message: nothing scrolls sideways, nothing serious for axe',

@@ -57,6 +57,24 @@ export async function renderDetail(context, id, query = '') {
     },
   });
 
+  // What a person comes here for most, health first: is it working (overview, log, a test); the
+  // settings change rarely. A test event needs it enabled: not offered while it is disabled.
+  const sections = [
+    section(t('detail.overview'), overviewPanel(context, webhook.id)),
+    section(t('detail.log'), log.element),
+    enabled
+      ? section(
+          t('detail.test'),
+          testEventPanel(context, webhook, () => log.refresh()),
+          true,
+        )
+      : null,
+    section(t('verify.title'), verifyPanel(context, webhook)),
+    // The signing secret's reveal and rotation: not for a read-only session (its server refuses both).
+    webhook.format === 'standard-webhooks' ? section(t('detail.secret'), signingPanel(context, webhook), true) : null,
+    section(t('detail.settings'), settings, true),
+  ].filter((s) => s !== null);
+
   return h(
     'section',
     { class: 'view' },
@@ -74,21 +92,8 @@ export async function renderDetail(context, id, query = '') {
           context.reload('toggle');
         })
       : null,
-    // What a person comes here for most: is it working (test, log); the settings change rarely.
-    // A test event needs it enabled: not offered while it is disabled.
-    enabled
-      ? section(
-          t('detail.test'),
-          testEventPanel(context, webhook, () => log.refresh()),
-          true,
-        )
-      : null,
-    section(t('detail.overview'), overviewPanel(context, webhook.id)),
-    section(t('detail.log'), log.element),
-    section(t('verify.title'), verifyPanel(context, webhook)),
-    // The signing secret's reveal and rotation: not for a read-only session (its server refuses both).
-    webhook.format === 'standard-webhooks' ? section(t('detail.secret'), signingPanel(context, webhook), true) : null,
-    section(t('detail.settings'), settings, true),
+    jump(sections),
+    ...sections,
   );
 
   /**
@@ -137,5 +142,39 @@ export async function renderDetail(context, id, query = '') {
  */
 function section(title, content, write = false) {
   const id = uid('section');
-  return h('section', { class: 'panel', 'aria-labelledby': id, 'data-write': write ? '' : null }, h('h3', { id }, title), content);
+  return h(
+    'section',
+    { class: 'panel', 'aria-labelledby': id, 'data-write': write ? '' : null },
+    h('h3', { id, tabindex: -1 }, title),
+    content,
+  );
+}
+
+/**
+ * "On this page": a button per section that brings it into view and moves focus to its heading
+ * (the address's #fragment is the view's, so these are not links).
+ *
+ * @param {HTMLElement[]} sections
+ */
+function jump(sections) {
+  return h(
+    'nav',
+    { class: 'jump', 'aria-label': t('detail.jump') },
+    sections.map((s) => {
+      const heading = /** @type {HTMLElement} */ (s.querySelector('h3'));
+      return h(
+        'button',
+        {
+          type: 'button',
+          class: 'link',
+          'data-write': s.hasAttribute('data-write') ? '' : null,
+          onclick: () => {
+            heading.focus({ preventScroll: true });
+            s.scrollIntoView({ block: 'start' });
+          },
+        },
+        heading.textContent ?? '',
+      );
+    }),
+  );
 }

@@ -128,6 +128,34 @@ export function formatRelative(iso) {
   return relative(iso)?.textContent ?? '';
 }
 
+/**
+ * A button that copies `text`, named for screen readers by what it copies (`label`: "Copy the
+ * event id"); says in the notice line whether it worked.
+ *
+ * @param {{ notify(text: string): void }} context
+ * @param {string} text
+ * @param {string} label
+ */
+export function copyButton(context, text, label) {
+  return h(
+    'button',
+    {
+      type: 'button',
+      class: 'copy',
+      'aria-label': label,
+      onclick: async () => {
+        try {
+          await navigator.clipboard.writeText(text);
+          context.notify(t('copy.done'));
+        } catch {
+          context.notify(t('copy.failed'));
+        }
+      },
+    },
+    t('copy.button'),
+  );
+}
+
 /** @param {string | null | undefined} iso */
 export function formatTime(iso) {
   return iso ? dateTime.format(new Date(iso)) : '';

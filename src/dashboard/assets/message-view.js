@@ -5,7 +5,7 @@
  */
 /** @import { ViewContext } from './api.js' */
 import { attemptItem } from './delivery-log.js';
-import { h, time, uid } from './dom.js';
+import { copyButton, h, time, uid } from './dom.js';
 import { DELIVERY_STATUS, plural, t, tParts } from './words.js';
 
 /**
@@ -52,7 +52,14 @@ export async function renderMessage(context, webhookId, deliveryId) {
       ' · ',
       plural(delivery.attempt_count, 'count.attempts'),
     ),
-    h('p', { class: 'hint' }, tParts('message.ids', { delivery: h('code', {}, delivery.id), event: h('code', {}, delivery.event_id) })),
+    h(
+      'p',
+      { class: 'hint ids' },
+      tParts('message.ids', {
+        delivery: h('span', {}, h('code', {}, delivery.id), ' ', copyButton(context, delivery.id, t('copy.deliveryId'))),
+        event: h('span', {}, h('code', {}, delivery.event_id), ' ', copyButton(context, delivery.event_id, t('copy.eventId'))),
+      }),
+    ),
     panel(
       t('message.payload'),
       h('p', { class: 'hint' }, t(message.format === 'standard-webhooks' ? 'message.payloadHintStandard' : 'message.payloadHint')),

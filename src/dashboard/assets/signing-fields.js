@@ -5,7 +5,7 @@
  * keeps the stored secret.
  */
 /** @import { ViewContext, Webhook } from './api.js' */
-import { confirmDanger, formatTime, h, uid } from './dom.js';
+import { confirmDanger, copyButton, formatTime, h, uid } from './dom.js';
 import { explain, t } from './words.js';
 
 /** What the server answers for a stored secret, and takes back as "keep it". */
@@ -140,7 +140,7 @@ export function signingPanel(context, webhook) {
     out.replaceChildren();
     try {
       const secret = await context.api.secret(webhook.id);
-      out.append(h('p', {}, h('code', { class: 'secret' }, secret.secret)));
+      out.append(h('p', {}, h('code', { class: 'secret' }, secret.secret), ' ', copyButton(context, secret.secret, t('copy.secret'))));
     } catch (error) {
       out.append(h('p', { class: 'error', role: 'alert' }, explain(error).text));
     }
@@ -154,7 +154,16 @@ export function signingPanel(context, webhook) {
       async action(close) {
         const secret = await context.api.rotateSecret(webhook.id);
         close();
-        out.replaceChildren(h('p', {}, `${t('secret.new')} `, h('code', { class: 'secret' }, secret.secret)));
+        out.replaceChildren(
+          h(
+            'p',
+            {},
+            `${t('secret.new')} `,
+            h('code', { class: 'secret' }, secret.secret),
+            ' ',
+            copyButton(context, secret.secret, t('copy.secret')),
+          ),
+        );
         context.notify(t('secret.rotated'));
       },
     });

@@ -41,7 +41,7 @@ export function testEventPanel(context, webhook, onSent) {
   let busy = false;
   return h(
     'form',
-    { class: 'inline-form', novalidate: true, onsubmit: send },
+    { class: 'inline-form test-event', novalidate: true, onsubmit: send },
     h('div', { class: 'field' }, h('label', { for: id }, t('test.type')), select),
     h('div', { class: 'buttons' }, h('button', { type: 'submit' }, t('test.send'))),
     result,

@@ -30,6 +30,10 @@ export default {
     'copy.button': 'Kopieren',
     'copy.done': 'In die Zwischenablage kopiert.',
     'copy.failed': 'Kopieren nicht möglich: Markieren Sie den Text und kopieren Sie ihn selbst.',
+    'copy.deliveryId': 'Zustellungs-ID kopieren',
+    'copy.eventId': 'Ereignis-ID kopieren',
+    'copy.secret': 'Geheimnis kopieren',
+    'detail.jump': 'Auf dieser Seite',
     'dialog.catalogLink': 'Was jedes Ereignis enthält: der Ereigniskatalog',
     'verify.title': 'So prüfen Sie',
     'verify.intro':

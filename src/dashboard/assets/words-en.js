@@ -28,6 +28,10 @@ export default {
     'copy.button': 'Copy',
     'copy.done': 'Copied to the clipboard.',
     'copy.failed': 'Could not copy: select the text and copy it yourself.',
+    'copy.deliveryId': 'Copy the delivery id',
+    'copy.eventId': 'Copy the event id',
+    'copy.secret': 'Copy the secret',
+    'detail.jump': 'On this page',
     'dialog.catalogLink': 'What each event contains: the event catalog',
     'verify.title': 'How to verify',
     'verify.intro':

@@ -30,6 +30,10 @@ export default {
     'copy.button': 'Copier',
     'copy.done': 'Copié dans le presse-papiers.',
     'copy.failed': 'Copie impossible : sélectionnez le texte et copiez-le vous-même.',
+    'copy.deliveryId': 'Copier l’identifiant de livraison',
+    'copy.eventId': 'Copier l’identifiant d’événement',
+    'copy.secret': 'Copier le secret',
+    'detail.jump': 'Sur cette page',
     'dialog.catalogLink': 'Le contenu de chaque événement : le catalogue des événements',
     'verify.title': 'Comment vérifier',
     'verify.intro':
