@@ -138,6 +138,7 @@ async function main() {
       await page.screenshot({ path: name('webhook'), fullPage: true });
       if (width === 1280 && colorScheme === 'light') {
         await page.setViewportSize({ width: 1100, height: 1180 });
+        await page.evaluate(() => window.scrollTo(0, 0)); // the webhook's head, its health, then its log
         await page.screenshot({ path: README_IMAGE, fullPage: false });
       }
       await page.goto(`${url}#/catalog`);
