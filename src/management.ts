@@ -225,17 +225,19 @@ export function createManagement(deps: ManagementDeps): Management {
         );
         retried += batch.retried;
         if (batch.retried > 0) deps.wake();
-        if (batch.retried < RECOVER_BATCH) return { retried };
+        if (!batch.more) return { retried };
       }
     },
     async waiting(id, options) {
       const environment = env(options);
+      const now = clock.now();
       const [webhook, counts] = await Promise.all([
         webhooks.get(id, { environment }),
-        access.find('webhook', id, 'counting waiting deliveries', (s) => s.countWaiting(environment, id)),
+        access.find('webhook', id, 'counting waiting deliveries', (s) => s.countWaiting(environment, id, now)),
       ]);
-      const failing = webhook.status === 'enabled' && webhook.failingSince !== null;
-      return { ...counts, disablesAt: failing ? webhook.failingSince! + deps.disableAfterMs : null };
+      // It is disabled at a failure past the threshold: with nothing pending there is none to come.
+      const failing = webhook.status === 'enabled' && webhook.failingSince !== null && counts.pending > 0;
+      return { ...counts, disablesAt: failing ? Math.max(now, webhook.failingSince! + deps.disableAfterMs) : null };
     },
     async test(id, options) {
       const environment = env(options);

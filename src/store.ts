@@ -133,13 +133,21 @@ export interface Store<Tx = unknown> {
   ): Promise<{ recovered: number; last: DeliveryCursor | null } | null>;
   /**
    * One bounded batch of "retry waiting now": up to `limit` of the webhook's pending deliveries
-   * waiting for a later attempt (not in flight, not waiting behind another of their subject) made
-   * due `now`, soonest first; made due, they do not match the next batch. Null when the webhook is
-   * not found; throws WebhookDisabledError when it is disabled.
+   * waiting for a later attempt (not in flight, not waiting behind another of their subject, last
+   * attempted before `now`) made due `now`, soonest first; made due, they do not match the next
+   * batch. `more`: a full batch was read. Null when the webhook is not found; throws
+   * WebhookDisabledError when it is disabled.
    */
-  retryWaiting(environment: string, webhookId: string, args: { now: number; limit: number }): Promise<{ retried: number } | null>;
-  /** How many of the webhook's deliveries are pending and held; null when the webhook is not found. */
-  countWaiting(environment: string, webhookId: string): Promise<{ pending: number; held: number } | null>;
+  retryWaiting(
+    environment: string,
+    webhookId: string,
+    args: { now: number; limit: number },
+  ): Promise<{ retried: number; more: boolean } | null>;
+  /**
+   * How many of the webhook's deliveries are pending and held, and how many pending ones
+   * `retryWaiting` would take at `now`; null when the webhook is not found.
+   */
+  countWaiting(environment: string, webhookId: string, now: number): Promise<{ pending: number; held: number; retryable: number } | null>;
 
   /**
    * Claims up to `limit` due deliveries (pending, `next_attempt_at <= now`, not under a live

@@ -345,7 +345,7 @@ export interface WebhookOverview extends Omit<WebhookActivity, 'series'> {
 /** A delivery as its receiver got it (`hooks.deliveries.message`). */
 export interface DeliveryMessage {
   delivery: DeliveryRecord;
-  /** The webhook's signing format, which decides the body and the headers. */
+  /** The webhook's signing format as it is now, which decides the body and the headers. */
   format: 'jwt' | 'standard-webhooks';
   /**
    * The body as the receiver got it, built again from the stored event (neither tokens nor
@@ -355,8 +355,9 @@ export interface DeliveryMessage {
    */
   payload: Record<string, unknown>;
   /**
-   * The request headers the attempts sent to the webhook as it is now: the format's, the
-   * webhook's own, its auth's; credential values, signatures and tokens masked.
+   * The request headers the attempts send to the webhook as it is configured now (a delivery
+   * keeps no copy of its request; a format or header changed since shows the new one): the
+   * format's, the webhook's own, its auth's; credential values, signatures and tokens masked.
    */
   headers: Record<string, string>;
   /** Oldest first. */
@@ -390,10 +391,15 @@ export interface Management {
      */
     retryWaiting(id: string, options?: EnvironmentOption): Promise<{ retried: number }>;
     /**
-     * What waits on the webhook: its pending and held deliveries, and when it will be disabled if
-     * it keeps failing (`failingSince + disableAfterMs`; null when it is not failing).
+     * What waits on the webhook: its pending and held deliveries, the pending ones `retryWaiting`
+     * would send now (`retryable`: waiting for a later attempt, not in flight, not behind another
+     * of their subject), and when it will be disabled if it keeps failing (`failingSince +
+     * disableAfterMs`, at the earliest now; null when it is not failing or nothing is pending).
      */
-    waiting(id: string, options?: EnvironmentOption): Promise<{ pending: number; held: number; disablesAt: number | null }>;
+    waiting(
+      id: string,
+      options?: EnvironmentOption,
+    ): Promise<{ pending: number; held: number; retryable: number; disablesAt: number | null }>;
     /**
      * Sends one event of `eventType` (default: the webhook's first subscribed type; any type of
      * the catalog) to this webhook only, with the type's example data plus `test: true` (so a

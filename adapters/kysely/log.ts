@@ -261,10 +261,12 @@ export async function recoverBatch(
 /**
  * One bounded batch of "retry waiting now": up to `limit` pending deliveries of the webhook that
  * wait for a later attempt (`next_attempt_at > now`) made due `now`, soonest first (the partial
- * index `iw_deliveries_pending`). Rows made due no longer match, so the next batch goes on where
- * this one ended. Those in flight (a live lease) and those waiting behind another of their
- * subject (`next_attempt_at` null: ordered) are left as they are. Null when the webhook is not
- * found; throws WebhookDisabledError when it is disabled (its deliveries are held, not waiting).
+ * index `iw_deliveries_pending`). Only those last attempted before `now` (or never): one made due
+ * by an earlier batch, attempted and failed again meanwhile, is not taken twice. Those in flight
+ * (a live lease, checked again as they change) and those waiting behind another of their subject
+ * (`next_attempt_at` null: ordered) are left as they are. `more`: a full batch was read (the
+ * caller asks again). Null when the webhook is not found; throws WebhookDisabledError when it is
+ * disabled (its deliveries are held, not waiting).
  */
 export async function retryBatch(
   trx: Trx,
@@ -272,7 +274,7 @@ export async function retryBatch(
   webhookId: string,
   { now, limit }: { now: number; limit: number },
   rowLocks: boolean,
-): Promise<{ retried: number } | null> {
+): Promise<{ retried: number; more: boolean } | null> {
   const { status } = await webhookStatus(trx, environment, webhookId, rowLocks);
   if (status === null) return null;
   if (status !== 'enabled') throw new WebhookDisabledError(webhookId);
@@ -283,14 +285,15 @@ export async function retryBatch(
     .where('status', '=', sql.lit('pending'))
     .where('next_attempt_at', '>', now)
     .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', now)]))
+    .where((eb) => eb.or([eb('last_attempt_at', 'is', null), eb('last_attempt_at', '<', now)]))
     .orderBy('next_attempt_at')
     .orderBy('id')
     .limit(limit)
     .execute();
-  if (batch.length === 0) return { retried: 0 };
+  if (batch.length === 0) return { retried: 0, more: false };
   const done = await trx
     .updateTable('iw_deliveries')
-    .set({ next_attempt_at: now })
+    .set({ next_attempt_at: now, updated_at: now })
     .where(
       'id',
       'in',
@@ -298,13 +301,18 @@ export async function retryBatch(
     )
     .where('status', '=', sql.lit('pending'))
     .where('next_attempt_at', '>', now)
+    .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', now)]))
     .returning('id')
     .execute();
-  return { retried: done.length };
+  return { retried: done.length, more: batch.length === limit };
 }
 
-/** How many of the webhook's deliveries wait: pending (to be attempted) and held (while it is disabled). */
-export async function countWaiting(db: Db, webhookId: string): Promise<{ pending: number; held: number }> {
+/**
+ * How many of the webhook's deliveries wait: pending (to be attempted), held (while it is
+ * disabled), and `retryable`: the pending ones that "retry waiting now" would take (waiting for a
+ * later attempt, not in flight, not behind another of their subject).
+ */
+export async function countWaiting(db: Db, webhookId: string, now: number): Promise<{ pending: number; held: number; retryable: number }> {
   const rows = await db
     .selectFrom('iw_deliveries')
     .select(['status', (eb) => eb.fn.countAll<string | number>().as('n')])
@@ -312,6 +320,14 @@ export async function countWaiting(db: Db, webhookId: string): Promise<{ pending
     .where('status', 'in', [sql.lit('pending'), sql.lit('held')])
     .groupBy('status')
     .execute();
+  const retryable = await db
+    .selectFrom('iw_deliveries')
+    .select((eb) => eb.fn.countAll<string | number>().as('n'))
+    .where('webhook_id', '=', webhookId)
+    .where('status', '=', sql.lit('pending'))
+    .where('next_attempt_at', '>', now)
+    .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', now)]))
+    .executeTakeFirst();
   const of = (status: string) => Number(rows.find((r) => r.status === status)?.n ?? 0);
-  return { pending: of('pending'), held: of('held') };
+  return { pending: of('pending'), held: of('held'), retryable: Number(retryable?.n ?? 0) };
 }

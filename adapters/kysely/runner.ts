@@ -26,11 +26,12 @@ export function statementKysely(dialect: 'sqlite' | 'postgres', run: RunStatemen
       return { rows: (await run(compiled.sql, compiled.parameters)) as R[] };
     },
     streamQuery() {
-      throw new TypeError('an ORM transaction cannot stream');
+      throw new Error('an ORM transaction cannot stream');
     },
   };
   const refuse = async () => {
-    throw new TypeError('the engine writes inside the ORM transaction it was given: it opens none of its own');
+    // Not a TypeError: the plugin counts those as refused data, and this is the engine's own mistake.
+    throw new Error('the engine writes inside the ORM transaction it was given: it opens none of its own');
   };
   const driver: Driver = {
     init: async () => {},

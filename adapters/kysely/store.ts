@@ -433,7 +433,7 @@ export class KyselyStore implements Store<HostTransaction> {
     });
   }
 
-  async countWaiting(environment: string, webhookId: string) {
+  async countWaiting(environment: string, webhookId: string, now: number) {
     if (!known(environment, webhookId)) return null;
     const webhook = await this.db
       .selectFrom('iw_webhooks')
@@ -441,7 +441,7 @@ export class KyselyStore implements Store<HostTransaction> {
       .where('environment', '=', environment)
       .where('id', '=', webhookId)
       .executeTakeFirst();
-    return webhook ? countWaiting(this.db, webhookId) : null;
+    return webhook ? countWaiting(this.db, webhookId, now) : null;
   }
 
   async getDelivery(environment: string, id: string): Promise<DeliveryRecord | null> {

@@ -27,7 +27,6 @@ import { refuseUnknown } from '../unknown-options.js';
 import { type WatchedAdapter, watchAdapter } from './adapter.js';
 import { sharedStore, transactionTracker } from './database.js';
 import { AUTH_EVENT_TYPES, type Cause, createEmitter, type EnvironmentOf, type EventOverrides, watched } from './events.js';
-import { holdingExit } from './exit-hold.js';
 import type { AuthUser } from './mapping.js';
 import { type OrmOption, ormBinding } from './orm.js';
 import { createServing, type Manage, type ServedContext } from './serve.js';
@@ -165,7 +164,7 @@ export function webhooks(options: BetterAuthWebhooksOptions) {
         authorize: serving.authorize,
         dashboard,
       });
-      await holdingExit(engine.start());
+      await engine.start();
       const emitting = createEmitter({
         hooks: engine,
         environment,

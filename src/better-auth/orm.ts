@@ -28,13 +28,14 @@ export interface OrmBinding {
   current(): unknown;
   /** When the current ORM transaction cannot be joined: where to put work for after its commit. */
   afterCommit(): ((job: () => Promise<void>) => void) | undefined;
-  /** Which ORM, and whether its transactions are joined (for the start-up log and the tests). */
-  describe: { orm: 'drizzle' | 'prisma'; joins: boolean };
 }
 
 interface Scope {
   tx: unknown;
+  /** The transaction has not ended (committed or rolled back). */
   open: boolean;
+  /** Its callback is still running: the engine may write in it. */
+  joinable: boolean;
   joined?: unknown;
   after: Array<() => Promise<void>>;
 }
@@ -66,10 +67,7 @@ export function ormBinding(orm: OrmOption, onError?: (message: string, error: un
         "webhooks(): with Prisma, set orm.database: the pg Pool you gave PrismaPg, or the SQLite file's path (Prisma does not share its connection)",
       );
     }
-    const { store, dialect } =
-      typeof database === 'string'
-        ? { store: sqliteStore({ filename: database, ...warn }), dialect: 'sqlite' as const }
-        : sharedStore(database, onError);
+    const { store, dialect } = typeof database === 'string' ? sqliteFile(database, warn) : sharedStore(database, onError);
     const join =
       dialect === 'postgres'
         ? (tx: unknown) =>
@@ -77,20 +75,28 @@ export function ormBinding(orm: OrmOption, onError?: (message: string, error: un
               (tx as { $queryRawUnsafe(sql: string, ...p: unknown[]): Promise<unknown[]> }).$queryRawUnsafe(sql, ...parameters),
             )
         : undefined;
-    return bind(client, '$transaction', store, dialect, join, 'prisma');
+    return bind(client, '$transaction', store, dialect, join);
   }
   if (typeof client.transaction === 'function' && '$client' in client) {
-    const { store, dialect } = sharedStore(orm.database ?? client.$client, onError);
+    let shared: ReturnType<typeof sharedStore>;
+    try {
+      shared = sharedStore(orm.database ?? client.$client, onError);
+    } catch {
+      throw new TypeError(
+        "webhooks(): this Drizzle database's client is neither a pg Pool nor a better-sqlite3 Database: pass orm.database, a pg Pool on the same database",
+      );
+    }
+    const { store, dialect } = shared;
     if (dialect === 'sqlite') {
       // Nothing to wrap: better-sqlite3's transactions are synchronous, Drizzle's with them, and
       // better-auth's writes are not; each write commits alone (see the atomicity table).
-      return { store, dialect, current: () => undefined, afterCommit: () => undefined, describe: { orm: 'drizzle', joins: false } };
+      return { store, dialect, current: () => undefined, afterCommit: () => undefined };
     }
     const join = (tx: unknown) => {
       const pgClient = drizzleConnection(tx);
       return statementKysely('postgres', async (sql, parameters) => (await pgClient.query(sql, parameters as unknown[])).rows);
     };
-    return bind(client, 'transaction', store, dialect, join, 'drizzle');
+    return bind(client, 'transaction', store, dialect, join);
   }
   throw new TypeError(
     'webhooks(): orm.client is neither a Drizzle database (drizzle-orm/node-postgres, drizzle-orm/better-sqlite3) nor a PrismaClient',
@@ -115,7 +121,6 @@ function bind(
   store: KyselyStore,
   dialect: SharedDialect,
   join: ((tx: unknown) => unknown) | undefined,
-  orm: 'drizzle' | 'prisma',
 ): OrmBinding {
   const storage = new AsyncLocalStorage<Scope>();
   const original = client[method] as Transacting;
@@ -124,12 +129,16 @@ function bind(
     const [fn, ...rest] = args;
     // Prisma's batch form (an array of queries) runs no code of ours: nothing to record.
     if (typeof fn !== 'function') return original.apply(this, args);
-    const scope: Scope = { tx: undefined, open: true, after: [] };
+    const scope: Scope = { tx: undefined, open: true, joinable: true, after: [] };
     const run = original.call(
       this,
       (tx: unknown, ...more: unknown[]) => {
         scope.tx = tx;
-        return storage.run(scope, () => (fn as Transacting)(tx, ...more));
+        // Joined until its callback ends: a promise of it still running then must not be handed
+        // a transaction about to commit. What waits for the commit still waits (`after`).
+        return Promise.resolve(storage.run(scope, () => (fn as Transacting)(tx, ...more))).finally(() => {
+          scope.joinable = false;
+        });
       },
       ...rest,
     ) as Promise<unknown>;
@@ -152,7 +161,7 @@ function bind(
     dialect,
     current() {
       const scope = storage.getStore();
-      if (!scope?.open || !join) return undefined;
+      if (!scope?.open || !scope.joinable || !join) return undefined;
       scope.joined ??= join(scope.tx);
       return scope.joined;
     },
@@ -161,6 +170,19 @@ function bind(
       if (!scope?.open || join) return undefined;
       return (job) => scope.after.push(job);
     },
-    describe: { orm, joins: join !== undefined },
   };
+}
+
+/**
+ * The engine's own connection to Prisma's SQLite file: its path, or Prisma's `file:` URL of it.
+ * A URL of another scheme is refused (Prisma on PostgreSQL takes the pg Pool it was given).
+ */
+function sqliteFile(database: string, warn: { onError?: (message: string, error: unknown) => void }) {
+  if (/^[a-z][a-z0-9+.-]+:/i.test(database) && !database.startsWith('file:')) {
+    throw new TypeError(
+      'webhooks(): orm.database is a SQLite file path (or file: URL); for Prisma on PostgreSQL pass the pg Pool you gave PrismaPg',
+    );
+  }
+  const filename = database.startsWith('file:') ? database.slice('file:'.length).replace(/^\/\/(?=\/)/, '') : database;
+  return { store: sqliteStore({ filename, ...warn }), dialect: 'sqlite' as const };
 }

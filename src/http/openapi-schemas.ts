@@ -448,14 +448,20 @@ export const SCHEMAS = {
       waiting: {
         type: 'object',
         additionalProperties: false,
-        required: ['pending', 'held', 'disables_on'],
+        required: ['pending', 'held', 'retryable', 'disables_on'],
         properties: {
           pending: { type: 'integer', minimum: 0, description: 'Deliveries still to be attempted.' },
           held: { type: 'integer', minimum: 0, description: 'Deliveries held while the webhook is disabled.' },
+          retryable: {
+            type: 'integer',
+            minimum: 0,
+            description:
+              'Pending deliveries that POST …/retry would send now (waiting for a later attempt, not in flight, not ordered behind another).',
+          },
           disables_on: {
             type: ['string', 'null'],
             format: 'date-time',
-            description: 'When the webhook will be disabled if it keeps failing; null when it is not failing.',
+            description: 'When the webhook will be disabled if it keeps failing; null when it is not failing or nothing is pending.',
           },
         },
       },

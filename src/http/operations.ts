@@ -140,8 +140,9 @@ export async function retryWaiting({ management, request, environment, params }:
 
 /** Extension: what waits on the webhook (pending, held) and when it will be disabled if it keeps failing. */
 export async function getWaiting({ management, environment, params }: OperationContext): Promise<Response> {
-  const { pending, held, disablesAt } = await management.webhooks.waiting(params.webhook_id!, { environment });
-  return ok('OK', { waiting: { pending, held, disables_on: disablesAt === null ? null : new Date(disablesAt).toISOString() } });
+  const { pending, held, retryable, disablesAt } = await management.webhooks.waiting(params.webhook_id!, { environment });
+  const disables_on = disablesAt === null ? null : new Date(disablesAt).toISOString();
+  return ok('OK', { waiting: { pending, held, retryable, disables_on } });
 }
 
 /** Extension: send one event of a type (default: the first subscribed) with the type's example data. */

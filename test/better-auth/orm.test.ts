@@ -15,6 +15,7 @@ import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { webhooks, webhooksOf } from '../../src/better-auth/index.js';
+import { ormBinding } from '../../src/better-auth/orm.js';
 import type { EmitInput, Webhooks } from '../../src/index.js';
 import { testKey, userData } from '../helpers/fixtures.js';
 import { tempDir } from '../helpers/http.js';
@@ -292,4 +293,12 @@ test('an ORM adapter without orm: { client }, orm with a raw database, an unknow
   });
   await expect(rawWithOrm.$context).rejects.toThrow(/orm is for a better-auth whose database is drizzleAdapter/);
   expect(() => webhooks({ keys: [key], orm: { client: db, databse: sqlite } as never })).toThrow(/orm\.databse.*orm\.database/);
+  // Prisma: its SQLite file as a path or Prisma's file: URL; another database's URL is refused.
+  const prismaLike = { $transaction: async () => {}, $queryRawUnsafe: async () => [] };
+  expect(() => ormBinding({ client: prismaLike, database: 'postgresql://127.0.0.1/app' })).toThrow(/pass the pg Pool you gave PrismaPg/);
+  expect(() => ormBinding({ client: prismaLike })).toThrow(/set orm\.database/);
+  const viaUrl = ormBinding({ client: prismaLike, database: `file:${files.file('prisma-url.db')}` });
+  await viaUrl.store.migrate(Date.now());
+  await viaUrl.store.close();
+  expect(existsSync(files.file('prisma-url.db'))).toBe(true);
 });

@@ -363,7 +363,7 @@ describe.each(['direct', 'http'] as const)('management routes (%s)', (mode) => {
     expect(recovered.json).toEqual({ code: 'DELIVERIES_RECOVERED', message: 'Failed deliveries queued to be sent again', recovered: 0 });
     const retried = await api('POST', `${base}/retry`);
     expect(retried.json).toEqual({ code: 'DELIVERIES_RETRIED', message: 'Waiting deliveries queued to be sent now', retried: 0 });
-    expect((await api('GET', `${base}/waiting`)).json.waiting).toEqual({ pending: 0, held: 0, disables_on: null });
+    expect((await api('GET', `${base}/waiting`)).json.waiting).toEqual({ pending: 0, held: 0, retryable: 0, disables_on: null });
   });
 });
 

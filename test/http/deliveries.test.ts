@@ -504,11 +504,13 @@ describe('retry waiting now (the endpoint was fixed)', () => {
     expect(waiting.json.waiting).toEqual({
       pending: 5,
       held: 0,
+      retryable: 5,
       disables_on: new Date(Date.parse(webhook.failing_since) + 72 * 3600_000).toISOString(),
     });
     expect(Date.parse(webhook.failing_since)).toBe(started);
 
     healthy = true;
+    await clock.advance(60_000); // fixed a minute later
     const retried = await api('POST', `${base}/retry`, { body: {} });
     expect(retried.json).toEqual({ code: 'DELIVERIES_RETRIED', message: 'Waiting deliveries queued to be sent now', retried: 5 });
     await hooks.drain();
@@ -519,7 +521,7 @@ describe('retry waiting now (the endpoint was fixed)', () => {
         .map((r) => r.headers['webhook-id'])
         .sort(),
     ).toEqual([...ids].sort());
-    expect((await api('GET', `${base}/waiting`)).json.waiting).toEqual({ pending: 0, held: 0, disables_on: null });
+    expect((await api('GET', `${base}/waiting`)).json.waiting).toEqual({ pending: 0, held: 0, retryable: 0, disables_on: null });
     expect((await api('POST', `${base}/retry`, { body: {} })).json.retried).toBe(0);
 
     await api('POST', `${base}/disable`, { body: {} });

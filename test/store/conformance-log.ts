@@ -189,23 +189,36 @@ export function describeLogContract(store: () => TestableStore, ready: () => Pro
             disableAfterMs: 1e12,
           })),
       );
-      expect(await s.countWaiting('env_a', hook.id)).toEqual({ pending: 6, held: 0 });
       const now = at + 1_000;
+      // Six pending; five of them retryable (the one in flight is not).
+      expect(await s.countWaiting('env_a', hook.id, now)).toEqual({ pending: 6, held: 0, retryable: 5 });
       let total = 0;
       let batches = 0;
       for (;;) {
         const r = await s.retryWaiting('env_a', hook.id, { now, limit: 2 });
         total += r!.retried;
         batches++;
-        if (r!.retried < 2) break;
+        if (!r!.more) break;
       }
       expect({ total, batches }).toEqual({ total: 5, batches: 3 });
       const due = await s.claimDue({ now, limit: 1000, workerId: 'w2', leaseMs: LEASE });
       expect(due.map((c) => c.delivery.id).sort()).toEqual(ids.slice(0, 5).sort());
+      // Attempted again after `now` and failed: a retry that began at `now` does not take them twice.
+      await s.recordAttempts(
+        due.map((c) => ({
+          attempt: attempt(c.delivery.id, hook.id, 'env_a', false, now + 5),
+          workerId: 'w2',
+          now: now + 5,
+          nextAttemptAt: later,
+          disableAfterMs: 1e12,
+        })),
+      );
+      expect(await s.retryWaiting('env_a', hook.id, { now, limit: 2 })).toEqual({ retried: 0, more: false });
+      expect((await s.retryWaiting('env_a', hook.id, { now: now + 10, limit: 10 }))!.retried).toBe(5);
       expect(await s.retryWaiting('env_b', hook.id, { now, limit: 2 })).toBeNull();
-      expect(await s.countWaiting('env_b', hook.id)).toBeNull();
+      expect(await s.countWaiting('env_b', hook.id, now)).toBeNull();
       await s.disableWebhook('env_a', hook.id, 'manual', now);
-      expect(await s.countWaiting('env_a', hook.id)).toEqual({ pending: 0, held: 6 });
+      expect(await s.countWaiting('env_a', hook.id, now)).toEqual({ pending: 0, held: 6, retryable: 0 });
       await expect(s.retryWaiting('env_a', hook.id, { now, limit: 2 })).rejects.toBeInstanceOf(WebhookDisabledError);
     });
 

@@ -196,7 +196,7 @@ export function createClient(element) {
     retry: (webhookId) => call('POST', `/webhooks/${id(webhookId)}/retry`, {}),
     /**
      * What waits on the webhook, and when it will be disabled if it keeps failing.
-     * @param {string} webhookId @returns {Promise<{ pending: number, held: number, disables_on: string | null }>}
+     * @param {string} webhookId @returns {Promise<{ pending: number, held: number, retryable: number, disables_on: string | null }>}
      */
     waiting: (webhookId) => call('GET', `/webhooks/${id(webhookId)}/waiting`).then((r) => r.waiting),
     /** @param {string} webhookId @param {string} since @returns {Promise<{ recovered: number }>} */

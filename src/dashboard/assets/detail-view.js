@@ -20,7 +20,8 @@ import { explain, t, webhookStatus } from './words.js';
  * @param {string} [query] The log's filters, as the address keeps them.
  */
 export async function renderDetail(context, id, query = '') {
-  const [webhook, waiting] = await Promise.all([context.api.getWebhook(id), context.api.waiting(id)]);
+  // What waits is for the fix-it panel and Enable's question: the page shows without it.
+  const [webhook, waiting] = await Promise.all([context.api.getWebhook(id), context.api.waiting(id).catch(() => null)]);
   const status = webhookStatus(webhook, formatTime);
   const heading = h('h2', { tabindex: -1 }, webhook.name);
   const actionSlot = h('div', { class: 'slot' });
@@ -33,8 +34,8 @@ export async function renderDetail(context, id, query = '') {
       'data-write': '',
       // Enabling what held deliveries asks first: send them, or drop them.
       onclick: () =>
-        !enabled && waiting.held > 0
-          ? confirmEnable(context, toggle, webhook, waiting.held, (resume) => setEnabled(true, resume))
+        !enabled && waiting && waiting.held > 0
+          ? confirmEnable(context, toggle, webhook, waiting.held, (resume) => setEnabled(true, resume, true))
           : setEnabled(!enabled),
     },
     t(enabled ? 'detail.disable' : 'detail.enable'),
@@ -86,7 +87,7 @@ export async function renderDetail(context, id, query = '') {
       : null,
     actionSlot,
     // A failing webhook: what went wrong, and how to get what waits delivered, before anything else.
-    enabled && webhook.failing_since
+    enabled && webhook.failing_since && waiting
       ? fixItPanel(context, webhook, waiting, () => {
           log.refresh();
           context.reload('toggle');
@@ -101,14 +102,15 @@ export async function renderDetail(context, id, query = '') {
    *
    * @param {boolean} on
    * @param {boolean} [resumeHeld]
+   * @param {boolean} [rethrow] A dialog asked: its refusal shows there.
    */
-  async function setEnabled(on, resumeHeld = true) {
+  async function setEnabled(on, resumeHeld = true, rethrow = false) {
     actionSlot.replaceChildren();
     try {
       await (on ? context.api.enable(webhook.id, resumeHeld) : context.api.disable(webhook.id));
       const said = !on
         ? 'notice.disabled'
-        : waiting.held === 0
+        : !waiting || waiting.held === 0
           ? 'notice.enabledNone'
           : resumeHeld
             ? 'notice.enabled'
@@ -116,6 +118,7 @@ export async function renderDetail(context, id, query = '') {
       context.notify(t(said));
       context.reload('toggle');
     } catch (error) {
+      if (rethrow) throw error;
       actionSlot.append(h('p', { class: 'error', role: 'alert' }, explain(error).text));
     }
   }

@@ -21,7 +21,7 @@ export function plainError(error) {
   if (code) return t(code.startsWith('3') ? 'plain.redirect' : 'plain.status', { code });
   const [, kind = '', detail = ''] = /^(\w+): ([\s\S]*)$/.exec(error) ?? [];
   if (kind === 'timeout') {
-    const ms = /within (\d+) ms/.exec(detail);
+    const ms = /within (\d+) ms/.exec(detail) ?? /\((\d+) ms\)/.exec(detail);
     return t('plain.timeout', { seconds: ms ? String(Math.round(Number(ms[1]) / 100) / 10) : '?' });
   }
   if (kind === 'network') {
@@ -40,16 +40,17 @@ export function plainError(error) {
  *
  * @param {ViewContext} context
  * @param {Webhook} webhook
- * @param {{ pending: number, held: number, disables_on: string | null }} waiting
+ * @param {{ pending: number, held: number, retryable: number, disables_on: string | null }} waiting
  * @param {() => void} onRetried
  */
 export function fixItPanel(context, webhook, waiting, onRetried) {
   const titleId = uid('fix');
   const slot = h('div', { class: 'slot' });
-  const count = h('span', { class: 'hint' }, waiting.pending > 0 ? plural(waiting.pending, 'count.waiting') : t('fix.nothing'));
+  // What Retry would send: waiting for a later attempt (not in flight, not behind another of its subject).
+  const count = h('span', { class: 'hint' }, waiting.retryable > 0 ? plural(waiting.retryable, 'count.waiting') : t('fix.nothing'));
   const retry = h(
     'button',
-    { type: 'button', class: 'primary', 'data-write': '', disabled: waiting.pending === 0, onclick: () => run() },
+    { type: 'button', class: 'primary', 'data-write': '', disabled: waiting.retryable === 0, onclick: () => run() },
     t('fix.retry'),
   );
   return h(
@@ -97,11 +98,14 @@ export function confirmEnable(context, opener, webhook, held, enable) {
   /** @param {boolean} resume */
   const choose = async (resume) => {
     slot.replaceChildren();
+    // One answer at a time: a second click must not drop what the first is sending.
+    for (const b of dialog.querySelectorAll('button')) b.disabled = true;
     try {
       await enable(resume);
       dialog.close();
     } catch (error) {
       slot.append(h('p', { class: 'error', role: 'alert' }, explain(error).text));
+      for (const b of dialog.querySelectorAll('button')) b.disabled = false;
     }
   };
   const dialog = /** @type {HTMLDialogElement} */ (

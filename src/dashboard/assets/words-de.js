@@ -254,7 +254,8 @@ export default {
     'message.copied': 'Nutzdaten kopiert.',
     'message.copyFailed': 'Kopieren nicht möglich: Markieren Sie die Nutzdaten und kopieren Sie sie selbst.',
     'message.headers': 'Header der Anfrage',
-    'message.headersHint': 'Mit jedem Versuch gesendet; Werte von Zugangsdaten, Signaturen und Tokens sind verborgen.',
+    'message.headersHint':
+      'Mit jedem Versuch an den Webhook in seiner jetzigen Einstellung gesendet; Werte von Zugangsdaten, Signaturen und Tokens sind verborgen.',
     'error.refused': 'Die Anfrage wurde abgelehnt.',
     'resource.user': 'Benutzer',
     'resource.organization': 'Organisation',

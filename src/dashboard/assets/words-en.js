@@ -251,7 +251,8 @@ export default {
     'message.copied': 'Payload copied.',
     'message.copyFailed': 'Could not copy: select the payload and copy it instead.',
     'message.headers': 'Request headers',
-    'message.headersHint': 'Sent with every attempt; credential values, signatures and tokens are hidden.',
+    'message.headersHint':
+      'Sent with every attempt to the webhook as it is configured now; credential values, signatures and tokens are hidden.',
     'error.refused': 'The request was refused.',
     // The built-in event types and their resources (a host's own types keep the catalog's name).
     'resource.user': 'User',

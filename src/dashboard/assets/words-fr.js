@@ -255,7 +255,8 @@ export default {
     'message.copied': 'Contenu copié.',
     'message.copyFailed': 'Copie impossible : sélectionnez le contenu et copiez-le vous-même.',
     'message.headers': 'En-têtes de la requête',
-    'message.headersHint': 'Envoyés avec chaque tentative ; les valeurs d’identification, signatures et jetons sont masqués.',
+    'message.headersHint':
+      'Envoyés avec chaque tentative au webhook tel qu’il est configuré maintenant ; les valeurs d’identification, signatures et jetons sont masqués.',
     'error.refused': 'La requête a été refusée.',
     'resource.user': 'Utilisateur',
     'resource.organization': 'Organisation',
