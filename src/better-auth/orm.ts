@@ -108,7 +108,8 @@ function drizzleConnection(tx: unknown): { query(sql: string, parameters: unknow
   const t = tx as { _?: { session?: { client?: unknown } }; session?: { client?: unknown } };
   const found = (t._?.session?.client ?? t.session?.client) as { query?: unknown } | undefined;
   if (typeof found?.query !== 'function') {
-    throw new TypeError(
+    // Not a TypeError: those count as refused data (the write would go on without its event).
+    throw new Error(
       'identity-webhooks/better-auth: this Drizzle transaction has no node-postgres client (drizzle-orm/node-postgres is the one supported on PostgreSQL)',
     );
   }
