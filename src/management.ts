@@ -215,17 +215,17 @@ export function createManagement(deps: ManagementDeps): Management {
       } while (after);
       return { recovered };
     },
-    async retryWaiting(id, options) {
+    async sendWaiting(id, options) {
       const environment = env(options);
       const now = clock.now();
-      let retried = 0;
+      let sent = 0;
       for (;;) {
-        const batch = await access.find('webhook', id, 'retrying waiting deliveries', (s) =>
-          s.retryWaiting(environment, id, { now, limit: RECOVER_BATCH }),
+        const batch = await access.find('webhook', id, 'sending waiting deliveries', (s) =>
+          s.sendWaiting(environment, id, { now, limit: RECOVER_BATCH }),
         );
-        retried += batch.retried;
-        if (batch.retried > 0) deps.wake();
-        if (!batch.more) return { retried };
+        sent += batch.sent;
+        if (batch.sent > 0) deps.wake();
+        if (!batch.more) return { sent };
       }
     },
     async waiting(id, options) {

@@ -132,22 +132,22 @@ export interface Store<Tx = unknown> {
     args: { since: number; until: number; now: number; limit: number; after: DeliveryCursor | null },
   ): Promise<{ recovered: number; last: DeliveryCursor | null } | null>;
   /**
-   * One bounded batch of "retry waiting now": up to `limit` of the webhook's pending deliveries
+   * One bounded batch of "send waiting now": up to `limit` of the webhook's pending deliveries
    * waiting for a later attempt (not in flight, not waiting behind another of their subject, last
    * attempted before `now`) made due `now`, soonest first; made due, they do not match the next
    * batch. `more`: a full batch was read. Null when the webhook is not found; throws
    * WebhookDisabledError when it is disabled.
    */
-  retryWaiting(
+  sendWaiting(
     environment: string,
     webhookId: string,
     args: { now: number; limit: number },
-  ): Promise<{ retried: number; more: boolean } | null>;
+  ): Promise<{ sent: number; more: boolean } | null>;
   /**
    * How many of the webhook's deliveries are pending and held, and how many pending ones
-   * `retryWaiting` would take at `now`; null when the webhook is not found.
+   * `sendWaiting` would take at `now`; null when the webhook is not found.
    */
-  countWaiting(environment: string, webhookId: string, now: number): Promise<{ pending: number; held: number; retryable: number } | null>;
+  countWaiting(environment: string, webhookId: string, now: number): Promise<{ pending: number; held: number; sendable: number } | null>;
 
   /**
    * Claims up to `limit` due deliveries (pending, `next_attempt_at <= now`, not under a live

@@ -384,22 +384,22 @@ export interface Management {
      */
     recover(id: string, options: EnvironmentOption & { since: number | Date; until?: number | Date }): Promise<{ recovered: number }>;
     /**
-     * "Retry waiting now" (the endpoint was fixed): every pending delivery of the webhook waiting
+     * "Send waiting now" (the endpoint was fixed): every pending delivery of the webhook waiting
      * for a later attempt is made due now, in bounded batches. Those in flight, and those waiting
      * behind another of their subject (ordered), are left as they are; the webhook's rate limit
      * and a `Retry-After` it was given still apply. `ERR_WEBHOOK_DISABLED` on a disabled webhook.
      */
-    retryWaiting(id: string, options?: EnvironmentOption): Promise<{ retried: number }>;
+    sendWaiting(id: string, options?: EnvironmentOption): Promise<{ sent: number }>;
     /**
-     * What waits on the webhook: its pending and held deliveries, the pending ones `retryWaiting`
-     * would send now (`retryable`: waiting for a later attempt, not in flight, not behind another
+     * What waits on the webhook: its pending and held deliveries, the pending ones `sendWaiting`
+     * would send now (`sendable`: waiting for a later attempt, not in flight, not behind another
      * of their subject), and when it will be disabled if it keeps failing (`failingSince +
      * disableAfterMs`, at the earliest now; null when it is not failing or nothing is pending).
      */
     waiting(
       id: string,
       options?: EnvironmentOption,
-    ): Promise<{ pending: number; held: number; retryable: number; disablesAt: number | null }>;
+    ): Promise<{ pending: number; held: number; sendable: number; disablesAt: number | null }>;
     /**
      * Sends one event of `eventType` (default: the webhook's first subscribed type; any type of
      * the catalog) to this webhook only, with the type's example data plus `test: true` (so a

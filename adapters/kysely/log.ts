@@ -259,7 +259,7 @@ export async function recoverBatch(
 }
 
 /**
- * One bounded batch of "retry waiting now": up to `limit` pending deliveries of the webhook that
+ * One bounded batch of "send waiting now": up to `limit` pending deliveries of the webhook that
  * wait for a later attempt (`next_attempt_at > now`) made due `now`, soonest first (the partial
  * index `iw_deliveries_pending`). Only those last attempted before `now` (or never): one made due
  * by an earlier batch, attempted and failed again meanwhile, is not taken twice. Those in flight
@@ -268,13 +268,13 @@ export async function recoverBatch(
  * caller asks again). Null when the webhook is not found; throws WebhookDisabledError when it is
  * disabled (its deliveries are held, not waiting).
  */
-export async function retryBatch(
+export async function sendWaitingBatch(
   trx: Trx,
   environment: string,
   webhookId: string,
   { now, limit }: { now: number; limit: number },
   rowLocks: boolean,
-): Promise<{ retried: number; more: boolean } | null> {
+): Promise<{ sent: number; more: boolean } | null> {
   const { status } = await webhookStatus(trx, environment, webhookId, rowLocks);
   if (status === null) return null;
   if (status !== 'enabled') throw new WebhookDisabledError(webhookId);
@@ -290,7 +290,7 @@ export async function retryBatch(
     .orderBy('id')
     .limit(limit)
     .execute();
-  if (batch.length === 0) return { retried: 0, more: false };
+  if (batch.length === 0) return { sent: 0, more: false };
   const done = await trx
     .updateTable('iw_deliveries')
     .set({ next_attempt_at: now, updated_at: now })
@@ -304,15 +304,15 @@ export async function retryBatch(
     .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', now)]))
     .returning('id')
     .execute();
-  return { retried: done.length, more: batch.length === limit };
+  return { sent: done.length, more: batch.length === limit };
 }
 
 /**
  * How many of the webhook's deliveries wait: pending (to be attempted), held (while it is
- * disabled), and `retryable`: the pending ones that "retry waiting now" would take (waiting for a
+ * disabled), and `sendable`: the pending ones that "send waiting now" would take (waiting for a
  * later attempt, not in flight, not behind another of their subject).
  */
-export async function countWaiting(db: Db, webhookId: string, now: number): Promise<{ pending: number; held: number; retryable: number }> {
+export async function countWaiting(db: Db, webhookId: string, now: number): Promise<{ pending: number; held: number; sendable: number }> {
   const rows = await db
     .selectFrom('iw_deliveries')
     .select(['status', (eb) => eb.fn.countAll<string | number>().as('n')])
@@ -320,7 +320,7 @@ export async function countWaiting(db: Db, webhookId: string, now: number): Prom
     .where('status', 'in', [sql.lit('pending'), sql.lit('held')])
     .groupBy('status')
     .execute();
-  const retryable = await db
+  const sendable = await db
     .selectFrom('iw_deliveries')
     .select((eb) => eb.fn.countAll<string | number>().as('n'))
     .where('webhook_id', '=', webhookId)
@@ -329,5 +329,5 @@ export async function countWaiting(db: Db, webhookId: string, now: number): Prom
     .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', now)]))
     .executeTakeFirst();
   const of = (status: string) => Number(rows.find((r) => r.status === status)?.n ?? 0);
-  return { pending: of('pending'), held: of('held'), retryable: Number(retryable?.n ?? 0) };
+  return { pending: of('pending'), held: of('held'), sendable: Number(sendable?.n ?? 0) };
 }

@@ -20,7 +20,7 @@ import { storable } from '../../src/validate.js';
 import { getSession, insertGrant, redeemLink } from './dashboard-grants.js';
 import { NEXT_DELIVERY, NEXT_NOTICE } from './due.js';
 import { readCounts, readHours } from './hours.js';
-import { countWaiting, listPage, recoverBatch, resend, retryBatch } from './log.js';
+import { countWaiting, listPage, recoverBatch, resend, sendWaitingBatch } from './log.js';
 import { runMigrations } from './migrations.js';
 import { claimNotices, finishNotice, listNotices } from './notices.js';
 import { endQueues, enqueue, isOrdered, leaveEnded, PER_SUBJECT, waitBehindHeads } from './ordering.js';
@@ -424,11 +424,11 @@ export class KyselyStore implements Store<HostTransaction> {
     });
   }
 
-  async retryWaiting(environment: string, webhookId: string, args: { now: number; limit: number }) {
+  async sendWaiting(environment: string, webhookId: string, args: { now: number; limit: number }) {
     if (!known(environment, webhookId)) return null;
     return this.db.transaction().execute(async (trx) => {
-      const result = await retryBatch(trx, environment, webhookId, args, this.dialect.rowLocks);
-      if (result && result.retried > 0) await this.dialect.notify?.(trx);
+      const result = await sendWaitingBatch(trx, environment, webhookId, args, this.dialect.rowLocks);
+      if (result && result.sent > 0) await this.dialect.notify?.(trx);
       return result;
     });
   }

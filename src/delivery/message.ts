@@ -17,7 +17,7 @@ import { USER_AGENT } from './attempt.js';
  */
 export function messagePayload(event: EventRecord, issuer: string, at: number, webhook?: WebhookRecord): Record<string, unknown> {
   if (webhook?.format === 'standard-webhooks') return JSON.parse(standardBody(event, at)) as Record<string, unknown>;
-  return { ...buildClaims(event, issuer, at) };
+  return buildClaims(event, issuer, at) as unknown as Record<string, unknown>;
 }
 
 /** What a credential header's value shows instead of itself. */

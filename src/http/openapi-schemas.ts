@@ -437,10 +437,10 @@ export const SCHEMAS = {
     { recovered: { type: 'integer', minimum: 0, description: 'How many failed deliveries were queued again.' } },
     ['recovered'],
   ),
-  RetryWaitingResponse: envelope(
-    ['DELIVERIES_RETRIED'],
-    { retried: { type: 'integer', minimum: 0, description: 'How many waiting deliveries were made due now.' } },
-    ['retried'],
+  SendWaitingResponse: envelope(
+    ['WAITING_SENT'],
+    { sent: { type: 'integer', minimum: 0, description: 'How many waiting deliveries were made due now.' } },
+    ['sent'],
   ),
   GetWaitingResponse: envelope(
     ['OK'],
@@ -448,15 +448,15 @@ export const SCHEMAS = {
       waiting: {
         type: 'object',
         additionalProperties: false,
-        required: ['pending', 'held', 'retryable', 'disables_on'],
+        required: ['pending', 'held', 'sendable', 'disables_on'],
         properties: {
           pending: { type: 'integer', minimum: 0, description: 'Deliveries still to be attempted.' },
           held: { type: 'integer', minimum: 0, description: 'Deliveries held while the webhook is disabled.' },
-          retryable: {
+          sendable: {
             type: 'integer',
             minimum: 0,
             description:
-              'Pending deliveries that POST …/retry would send now (waiting for a later attempt, not in flight, not ordered behind another).',
+              'Pending deliveries that POST …/send_waiting would send now (waiting for a later attempt, not in flight, not ordered behind another).',
           },
           disables_on: {
             type: ['string', 'null'],

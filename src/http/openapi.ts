@@ -110,9 +110,9 @@ const OPS: Record<string, Op> = {
     response: 'RecoverResponse',
     errors: [...BODY, 'NotFound', 'Conflict'],
   },
-  RetryWaitingDeliveries: {
+  SendWaitingDeliveries: {
     summary: 'Send now every pending delivery that waits for a later attempt (extension)',
-    response: 'RetryWaitingResponse',
+    response: 'SendWaitingResponse',
     errors: [...BODY, 'NotFound', 'Conflict'],
   },
   GetWebHookWaiting: {

@@ -28,7 +28,7 @@ export const SUCCESS = {
   WEBHOOK_DISABLED: 'Webhook disabled',
   DELIVERY_RESENT: 'Delivery queued to be sent again',
   DELIVERIES_RECOVERED: 'Failed deliveries queued to be sent again',
-  DELIVERIES_RETRIED: 'Waiting deliveries queued to be sent now',
+  WAITING_SENT: 'Waiting deliveries queued to be sent now',
   TEST_EVENT_SENT: 'Test event queued',
   // Signing formats and endpoint auth (issue 37)
   SECRET_ROTATED: 'Signing secret rotated',
@@ -131,18 +131,18 @@ export async function recoverDeliveries({ management, request, environment, para
   return ok('DELIVERIES_RECOVERED', { recovered });
 }
 
-/** Extension: "retry waiting now": every pending delivery waiting for a later attempt is due now. */
-export async function retryWaiting({ management, request, environment, params }: OperationContext): Promise<Response> {
+/** Extension: "send waiting now": every pending delivery waiting for a later attempt is due now. */
+export async function sendWaiting({ management, request, environment, params }: OperationContext): Promise<Response> {
   resendInput(await readJsonObject(request, { required: false }));
-  const { retried } = await management.webhooks.retryWaiting(params.webhook_id!, { environment });
-  return ok('DELIVERIES_RETRIED', { retried });
+  const { sent } = await management.webhooks.sendWaiting(params.webhook_id!, { environment });
+  return ok('WAITING_SENT', { sent });
 }
 
 /** Extension: what waits on the webhook (pending, held) and when it will be disabled if it keeps failing. */
 export async function getWaiting({ management, environment, params }: OperationContext): Promise<Response> {
-  const { pending, held, retryable, disablesAt } = await management.webhooks.waiting(params.webhook_id!, { environment });
+  const { pending, held, sendable, disablesAt } = await management.webhooks.waiting(params.webhook_id!, { environment });
   const disables_on = disablesAt === null ? null : new Date(disablesAt).toISOString();
-  return ok('OK', { waiting: { pending, held, retryable, disables_on } });
+  return ok('OK', { waiting: { pending, held, sendable, disables_on } });
 }
 
 /** Extension: send one event of a type (default: the first subscribed) with the type's example data. */

@@ -117,11 +117,11 @@ export const ROUTES: readonly Route[] = Object.freeze([
   },
   {
     method: 'POST',
-    path: '/api/v1/webhooks/{webhook_id}/retry',
-    operationId: 'RetryWaitingDeliveries',
+    path: '/api/v1/webhooks/{webhook_id}/send_waiting',
+    operationId: 'SendWaitingDeliveries',
     extension: true,
     resource: 'webhook',
-    run: m.retryWaiting,
+    run: m.sendWaiting,
   },
   {
     method: 'GET',

@@ -13,8 +13,8 @@ import { type Site, startSite } from './site.js';
 /**
  * An account holder with a problem, in real Chromium against a real engine and receiver: a
  * failing webhook says what is wrong in plain words, since when, and when it will be disabled;
- * each waiting delivery says when it is tried next; once the endpoint is fixed, Retry waiting now
- * delivers everything (two clicks: open the webhook, retry). A disabled webhook offers nothing
+ * each waiting delivery says when it is tried next; once the endpoint is fixed, Send waiting now
+ * delivers everything (two clicks: open the webhook, send). A disabled webhook offers nothing
  * that needs it enabled, and Enable says how many deliveries were held and asks send or drop. A
  * notice belongs to the view that raised it. The message view shows a Standard Webhooks request
  * as it was sent.
@@ -35,7 +35,7 @@ describe.runIf(run)('the dashboard in Chromium: fixing a failing webhook', () =>
   beforeAll(async () => {
     [browser, site, receiver] = await Promise.all([
       launch(),
-      // The back-off waits an hour: what waits is sent only by Retry waiting now.
+      // The back-off waits an hour: what waits is sent only by Send waiting now.
       startSite({ backoff: { schedule: [3_600_000, 3_600_000], jitter: 0 }, secretsKey: randomBytes(32).toString('base64') }),
       startReceiver((req) => (down.has(req.path) ? { status: 500, body: '<html><body>database is down</body></html>' } : 200)),
     ]);
@@ -60,7 +60,7 @@ describe.runIf(run)('the dashboard in Chromium: fixing a failing webhook', () =>
     );
   }
 
-  test('failing → fixed → Retry waiting now → every delivery delivered; the message as it was sent', async () => {
+  test('failing → fixed → Send waiting now → every delivery delivered; the message as it was sent', async () => {
     down.add('/crm');
     const hook = await site.hooks.webhooks.create({
       environment: 'env-fix',
@@ -112,7 +112,7 @@ describe.runIf(run)('the dashboard in Chromium: fixing a failing webhook', () =>
 
     // Fixed: one click sends what waits, now rather than in an hour.
     down.delete('/crm');
-    await page.getByRole('button', { name: 'Retry waiting now' }).click();
+    await page.getByRole('button', { name: 'Send waiting now' }).click();
     await page.getByText('3 waiting deliveries are being sent now.').waitFor();
     await until('all three sent again', () => received('/crm').length === 6, 10_000, 50);
     await until(

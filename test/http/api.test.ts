@@ -361,9 +361,9 @@ describe.each(['direct', 'http'] as const)('management routes (%s)', (mode) => {
 
     const recovered = await api('POST', `${base}/recover`, { body: { since: '2000-01-01T00:00:00Z' } });
     expect(recovered.json).toEqual({ code: 'DELIVERIES_RECOVERED', message: 'Failed deliveries queued to be sent again', recovered: 0 });
-    const retried = await api('POST', `${base}/retry`);
-    expect(retried.json).toEqual({ code: 'DELIVERIES_RETRIED', message: 'Waiting deliveries queued to be sent now', retried: 0 });
-    expect((await api('GET', `${base}/waiting`)).json.waiting).toEqual({ pending: 0, held: 0, retryable: 0, disables_on: null });
+    const sentNow = await api('POST', `${base}/send_waiting`);
+    expect(sentNow.json).toEqual({ code: 'WAITING_SENT', message: 'Waiting deliveries queued to be sent now', sent: 0 });
+    expect((await api('GET', `${base}/waiting`)).json.waiting).toEqual({ pending: 0, held: 0, sendable: 0, disables_on: null });
   });
 });
 
@@ -438,9 +438,9 @@ test('OpenAPI document: served publicly at /api/v1/openapi.json, servers follow 
     '/api/v1/webhooks/{webhook_id}/disable',
     '/api/v1/webhooks/{webhook_id}/enable',
     '/api/v1/webhooks/{webhook_id}/recover',
-    '/api/v1/webhooks/{webhook_id}/retry',
     '/api/v1/webhooks/{webhook_id}/secret',
     '/api/v1/webhooks/{webhook_id}/secret/rotate',
+    '/api/v1/webhooks/{webhook_id}/send_waiting',
     '/api/v1/webhooks/{webhook_id}/stats',
     '/api/v1/webhooks/{webhook_id}/test',
     '/api/v1/webhooks/{webhook_id}/waiting',
@@ -453,7 +453,7 @@ test('OpenAPI document: served publicly at /api/v1/openapi.json, servers follow 
       ref,
     ).toBeDefined();
   expect(doc.paths['/api/v1/webhooks/{webhook_id}/enable'].post['x-extension']).toBe(true);
-  for (const route of ROUTES.filter((r) => r.path.includes('deliveries') || /\/(recover|retry|waiting|test)$/.test(r.path)))
+  for (const route of ROUTES.filter((r) => r.path.includes('deliveries') || /\/(recover|send_waiting|waiting|test)$/.test(r.path)))
     expect(doc.paths[route.path][route.method.toLowerCase()]['x-extension'], route.path).toBe(true);
   expect(
     doc.paths['/api/v1/webhooks/{webhook_id}/deliveries'].get.parameters.map((p: { name: string; in: string }) => `${p.in} ${p.name}`),

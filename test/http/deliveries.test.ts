@@ -483,8 +483,8 @@ test('a disabled webhook: resend, recover and test answer 409 WEBHOOK_DISABLED a
   expect(receiver.requests.length).toBe(sent + 2); // the resent delivery (recover found it already queued) and the test event
 });
 
-describe('retry waiting now (the endpoint was fixed)', () => {
-  test('what waits is counted with the date of the disable; retry sends it now, once each, and a disabled webhook is refused', async () => {
+describe('send waiting now (the endpoint was fixed)', () => {
+  test('what waits is counted with the date of the disable; sending what waits sends it now, once each, and a disabled webhook is refused', async () => {
     let healthy = false;
     const receiver = await startReceiver(() => (healthy ? 200 : 500));
     cleanups.push(() => receiver.close());
@@ -504,31 +504,31 @@ describe('retry waiting now (the endpoint was fixed)', () => {
     expect(waiting.json.waiting).toEqual({
       pending: 5,
       held: 0,
-      retryable: 5,
+      sendable: 5,
       disables_on: new Date(Date.parse(webhook.failing_since) + 72 * 3600_000).toISOString(),
     });
     expect(Date.parse(webhook.failing_since)).toBe(started);
 
     healthy = true;
     await clock.advance(60_000); // fixed a minute later
-    const retried = await api('POST', `${base}/retry`, { body: {} });
-    expect(retried.json).toEqual({ code: 'DELIVERIES_RETRIED', message: 'Waiting deliveries queued to be sent now', retried: 5 });
+    const sent = await api('POST', `${base}/send_waiting`, { body: {} });
+    expect(sent.json).toEqual({ code: 'WAITING_SENT', message: 'Waiting deliveries queued to be sent now', sent: 5 });
     await hooks.drain();
-    // Each sent once more, with its own webhook-id; nothing waits; a second retry finds nothing.
+    // Each sent once more, with its own webhook-id; nothing waits; a second send finds nothing.
     expect(
       receiver.requests
         .slice(5)
         .map((r) => r.headers['webhook-id'])
         .sort(),
     ).toEqual([...ids].sort());
-    expect((await api('GET', `${base}/waiting`)).json.waiting).toEqual({ pending: 0, held: 0, retryable: 0, disables_on: null });
-    expect((await api('POST', `${base}/retry`, { body: {} })).json.retried).toBe(0);
+    expect((await api('GET', `${base}/waiting`)).json.waiting).toEqual({ pending: 0, held: 0, sendable: 0, disables_on: null });
+    expect((await api('POST', `${base}/send_waiting`, { body: {} })).json.sent).toBe(0);
 
     await api('POST', `${base}/disable`, { body: {} });
-    const refused = await api('POST', `${base}/retry`, { body: {} });
+    const refused = await api('POST', `${base}/send_waiting`, { body: {} });
     expect(refused.status).toBe(409);
     expect(refused.json.errors[0].code).toBe('WEBHOOK_DISABLED');
-    expect((await api('POST', `${base}/retry`, { body: { now: true } })).status).toBe(400);
+    expect((await api('POST', `${base}/send_waiting`, { body: { now: true } })).status).toBe(400);
     expect((await api('GET', '/api/v1/webhooks/webhook_0123456789abcdef0123456789abcdef/waiting')).status).toBe(404);
   });
 });

@@ -171,7 +171,7 @@ export function describeLogContract(store: () => TestableStore, ready: () => Pro
       );
     });
 
-    test('retryWaiting and countWaiting: what waits for a later attempt is due now in batches; in flight is left alone', async () => {
+    test('sendWaiting and countWaiting: what waits for a later attempt is due now in batches; in flight is left alone', async () => {
       const { hook, deliveries } = await withDeliveries(7);
       const ids = deliveries.map((d) => d.id);
       const at = T0 + 10_000;
@@ -190,20 +190,20 @@ export function describeLogContract(store: () => TestableStore, ready: () => Pro
           })),
       );
       const now = at + 1_000;
-      // Six pending; five of them retryable (the one in flight is not).
-      expect(await s.countWaiting('env_a', hook.id, now)).toEqual({ pending: 6, held: 0, retryable: 5 });
+      // Six pending; five of them sendable (the one in flight is not).
+      expect(await s.countWaiting('env_a', hook.id, now)).toEqual({ pending: 6, held: 0, sendable: 5 });
       let total = 0;
       let batches = 0;
       for (;;) {
-        const r = await s.retryWaiting('env_a', hook.id, { now, limit: 2 });
-        total += r!.retried;
+        const r = await s.sendWaiting('env_a', hook.id, { now, limit: 2 });
+        total += r!.sent;
         batches++;
         if (!r!.more) break;
       }
       expect({ total, batches }).toEqual({ total: 5, batches: 3 });
       const due = await s.claimDue({ now, limit: 1000, workerId: 'w2', leaseMs: LEASE });
       expect(due.map((c) => c.delivery.id).sort()).toEqual(ids.slice(0, 5).sort());
-      // Attempted again after `now` and failed: a retry that began at `now` does not take them twice.
+      // Attempted again after `now` and failed: a send that began at `now` does not take them twice.
       await s.recordAttempts(
         due.map((c) => ({
           attempt: attempt(c.delivery.id, hook.id, 'env_a', false, now + 5),
@@ -213,13 +213,13 @@ export function describeLogContract(store: () => TestableStore, ready: () => Pro
           disableAfterMs: 1e12,
         })),
       );
-      expect(await s.retryWaiting('env_a', hook.id, { now, limit: 2 })).toEqual({ retried: 0, more: false });
-      expect((await s.retryWaiting('env_a', hook.id, { now: now + 10, limit: 10 }))!.retried).toBe(5);
-      expect(await s.retryWaiting('env_b', hook.id, { now, limit: 2 })).toBeNull();
+      expect(await s.sendWaiting('env_a', hook.id, { now, limit: 2 })).toEqual({ sent: 0, more: false });
+      expect((await s.sendWaiting('env_a', hook.id, { now: now + 10, limit: 10 }))!.sent).toBe(5);
+      expect(await s.sendWaiting('env_b', hook.id, { now, limit: 2 })).toBeNull();
       expect(await s.countWaiting('env_b', hook.id, now)).toBeNull();
       await s.disableWebhook('env_a', hook.id, 'manual', now);
-      expect(await s.countWaiting('env_a', hook.id, now)).toEqual({ pending: 0, held: 6, retryable: 0 });
-      await expect(s.retryWaiting('env_a', hook.id, { now, limit: 2 })).rejects.toBeInstanceOf(WebhookDisabledError);
+      expect(await s.countWaiting('env_a', hook.id, now)).toEqual({ pending: 0, held: 6, sendable: 0 });
+      await expect(s.sendWaiting('env_a', hook.id, { now, limit: 2 })).rejects.toBeInstanceOf(WebhookDisabledError);
     });
 
     test('insertEvent to chosen webhooks: subscribed or not, no one else; a disabled target writes nothing', async () => {

@@ -192,11 +192,11 @@ export function createClient(element) {
       call('GET', `/webhooks/${id(webhookId)}/deliveries/${id(deliveryId)}/attempts`).then((r) => r.attempts ?? []),
     /** @param {string} webhookId @param {string} deliveryId @returns {Promise<void>} */
     resend: (webhookId, deliveryId) => call('POST', `/webhooks/${id(webhookId)}/deliveries/${id(deliveryId)}/resend`, {}),
-    /** @param {string} webhookId @returns {Promise<{ retried: number }>} */
-    retry: (webhookId) => call('POST', `/webhooks/${id(webhookId)}/retry`, {}),
+    /** @param {string} webhookId @returns {Promise<{ sent: number }>} */
+    sendWaiting: (webhookId) => call('POST', `/webhooks/${id(webhookId)}/send_waiting`, {}),
     /**
      * What waits on the webhook, and when it will be disabled if it keeps failing.
-     * @param {string} webhookId @returns {Promise<{ pending: number, held: number, retryable: number, disables_on: string | null }>}
+     * @param {string} webhookId @returns {Promise<{ pending: number, held: number, sendable: number, disables_on: string | null }>}
      */
     waiting: (webhookId) => call('GET', `/webhooks/${id(webhookId)}/waiting`).then((r) => r.waiting),
     /** @param {string} webhookId @param {string} since @returns {Promise<{ recovered: number }>} */

@@ -1,6 +1,6 @@
 /**
  * What an account holder with a problem needs first: for a failing webhook, the last error in
- * plain words, since when, the date it will be disabled, and Retry waiting now (every pending
+ * plain words, since when, the date it will be disabled, and Send waiting now (every pending
  * delivery sent now, once the endpoint is fixed); for a disabled one, an Enable that says how many
  * deliveries were held and asks whether to send or drop them.
  */
@@ -40,18 +40,18 @@ export function plainError(error) {
  *
  * @param {ViewContext} context
  * @param {Webhook} webhook
- * @param {{ pending: number, held: number, retryable: number, disables_on: string | null }} waiting
- * @param {() => void} onRetried
+ * @param {{ pending: number, held: number, sendable: number, disables_on: string | null }} waiting
+ * @param {() => void} onSent
  */
-export function fixItPanel(context, webhook, waiting, onRetried) {
+export function fixItPanel(context, webhook, waiting, onSent) {
   const titleId = uid('fix');
   const slot = h('div', { class: 'slot' });
-  // What Retry would send: waiting for a later attempt (not in flight, not behind another of its subject).
-  const count = h('span', { class: 'hint' }, waiting.retryable > 0 ? plural(waiting.retryable, 'count.waiting') : t('fix.nothing'));
-  const retry = h(
+  // What Send would send: waiting for a later attempt (not in flight, not behind another of its subject).
+  const count = h('span', { class: 'hint' }, waiting.sendable > 0 ? plural(waiting.sendable, 'count.waiting') : t('fix.nothing'));
+  const send = h(
     'button',
-    { type: 'button', class: 'primary', 'data-write': '', disabled: waiting.retryable === 0, onclick: () => run() },
-    t('fix.retry'),
+    { type: 'button', class: 'primary', 'data-write': '', disabled: waiting.sendable === 0, onclick: () => run() },
+    t('fix.send'),
   );
   return h(
     'section',
@@ -63,20 +63,20 @@ export function fixItPanel(context, webhook, waiting, onRetried) {
       ? h('p', {}, tParts('fix.disablesOn', { date: h('time', { datetime: waiting.disables_on }, formatTime(waiting.disables_on)) }))
       : null,
     h('p', { class: 'hint', 'data-write': '' }, t('fix.steps')),
-    h('div', { class: 'buttons', 'data-write': '' }, retry, count),
+    h('div', { class: 'buttons', 'data-write': '' }, send, count),
     slot,
   );
 
   async function run() {
     slot.replaceChildren();
-    retry.disabled = true;
+    send.disabled = true;
     try {
-      const { retried } = await context.api.retry(webhook.id);
-      context.notify(plural(retried, 'count.retried'));
+      const { sent } = await context.api.sendWaiting(webhook.id);
+      context.notify(plural(sent, 'count.sent'));
       count.textContent = t('fix.nothing');
-      onRetried();
+      onSent();
     } catch (error) {
-      retry.disabled = false;
+      send.disabled = false;
       slot.append(h('p', { class: 'error', role: 'alert' }, explain(error).text));
     }
   }

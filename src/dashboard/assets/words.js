@@ -185,7 +185,7 @@ const BUILT_IN = new Set(['kinde', 'identity-webhooks']);
  * `{key}.other`, by `Intl.PluralRules` (French says "0 tentative", English "0 attempts").
  *
  * @param {number} n
- * @param {'count.attempts' | 'count.recovered' | 'count.waiting' | 'count.retried' | 'count.held'} key
+ * @param {'count.attempts' | 'count.recovered' | 'count.waiting' | 'count.sent' | 'count.held'} key
  */
 export const plural = (n, key) =>
   t(/** @type {UiKey} */ (`${key}.${new Intl.PluralRules(current.locale).select(n) === 'one' ? 'one' : 'other'}`), {
