@@ -42,8 +42,9 @@
  * - **key**: an RS256 private key; the first signs, all are published in the key set (JWKS)
  *   under the **issuer** (`iss`: the environment's base address), which receivers verify against.
  * - **resend** (one new attempt of a delivery now), **recover** (a webhook's failed deliveries
- *   queued again) and **test event** (a type's example data sent to one webhook): what an
- *   account holder does by hand, each recorded like any other attempt or event.
+ *   queued again), **send waiting now** (a webhook's pending deliveries that wait for a later
+ *   attempt made due now) and **test event** (a type's example data sent to one webhook): what
+ *   an account holder does by hand, each recorded like any other attempt or event.
  * - **hourly counters**: each webhook's attempts per hour (succeeded, failed, durations in
  *   buckets), added to in the transaction that records the attempts (`stats.ts`); the
  *   dashboard's **stats** (a webhook's **activity** over the last 24 hours on the list, its
