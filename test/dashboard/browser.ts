@@ -1,5 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { expect, test } from 'vitest';
 
@@ -8,6 +10,11 @@ import { expect, test } from 'vitest';
  * loudly and are skipped, except under CI=true, where a missing browser is a failure (`.ci/run`
  * installs it).
  */
+/** Where the browser tests write screenshots: docs/screenshots/ only when asked (UPDATE_SCREENSHOTS=1), so a test run leaves the checkout alone. */
+export const SHOTS = process.env.UPDATE_SCREENSHOTS
+  ? new URL('../../docs/screenshots/', import.meta.url).pathname
+  : `${join(tmpdir(), 'iw-dashboard-shots')}/`;
+
 export const CHROMIUM = [process.env.CHROMIUM_PATH, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find(
   (path): path is string => !!path && existsSync(path),
 );

@@ -1,13 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { until } from '../helpers/cleanup.js';
 import { userData } from '../helpers/fixtures.js';
 import { startReceiver } from '../helpers/http.js';
-import { axeViolations, chromiumAvailable, launch, openDashboard } from './browser.js';
+import { axeViolations, chromiumAvailable, launch, openDashboard, SHOTS } from './browser.js';
 import { type Site, startSite } from './site.js';
 
 /**
@@ -21,10 +19,6 @@ import { type Site, startSite } from './site.js';
  */
 
 const run = chromiumAvailable('fix-it-browser.test.ts');
-// The docs' screenshots are written only when asked (UPDATE_SCREENSHOTS=1): a test run leaves the checkout alone.
-const SHOTS = process.env.UPDATE_SCREENSHOTS
-  ? new URL('../../docs/screenshots/', import.meta.url).pathname
-  : `${join(tmpdir(), 'iw-dashboard-shots')}/`;
 let browser: Browser;
 let site: Site;
 let receiver: Awaited<ReturnType<typeof startReceiver>>;

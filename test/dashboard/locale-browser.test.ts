@@ -1,7 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 // @ts-expect-error: a .js asset, typed only under checkJs
@@ -15,7 +13,7 @@ import fr from '../../src/dashboard/assets/words-fr.js';
 import { until } from '../helpers/cleanup.js';
 import { userData } from '../helpers/fixtures.js';
 import { startReceiver } from '../helpers/http.js';
-import { axeViolations, chromiumAvailable, horizontalOverflow, launch, openDashboard } from './browser.js';
+import { axeViolations, chromiumAvailable, horizontalOverflow, launch, openDashboard, SHOTS } from './browser.js';
 import { type Site, startSite } from './site.js';
 
 /**
@@ -34,10 +32,6 @@ import { type Site, startSite } from './site.js';
  */
 
 const run = chromiumAvailable('locale-browser.test.ts');
-// The docs' screenshots are written only when asked (UPDATE_SCREENSHOTS=1): a test run leaves the checkout alone.
-const SHOTS = process.env.UPDATE_SCREENSHOTS
-  ? new URL('../../docs/screenshots/', import.meta.url).pathname
-  : `${join(tmpdir(), 'iw-dashboard-shots')}/`;
 
 type Table = { ui: Record<string, string>; errors: Record<string, string>; statuses: Record<string, string> };
 const TABLES: Record<string, Table> = { fr, de };

@@ -1,13 +1,11 @@
 import { mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createVerifier } from '../../src/receiver/index.js';
 import { until } from '../helpers/cleanup.js';
 import { userData } from '../helpers/fixtures.js';
 import { startReceiver } from '../helpers/http.js';
-import { axeViolations, chromiumAvailable, horizontalOverflow, launch, openDashboard, tabTo } from './browser.js';
+import { axeViolations, chromiumAvailable, horizontalOverflow, launch, openDashboard, SHOTS, tabTo } from './browser.js';
 import { type Site, startSite } from './site.js';
 
 /**
@@ -19,10 +17,6 @@ import { type Site, startSite } from './site.js';
  */
 
 const run = chromiumAvailable('stats-browser.test.ts');
-// The docs' screenshots are written only when asked (UPDATE_SCREENSHOTS=1): a test run leaves the checkout alone.
-const SHOTS = process.env.UPDATE_SCREENSHOTS
-  ? new URL('../../docs/screenshots/', import.meta.url).pathname
-  : `${join(tmpdir(), 'iw-dashboard-shots')}/`;
 let browser: Browser;
 let site: Site;
 let receiver: Awaited<ReturnType<typeof startReceiver>>;
