@@ -97,9 +97,9 @@ export const refusalText = (locale: string, ended: boolean) => `${wordsFor(local
 
 /**
  * The full page: the element in a minimal document. Every address is absolute, computed from the
- * request path, so the page works at `{prefix}` and at `{prefix}/` alike. The modules the list
- * needs, and the reader's word table, are preloaded, so the browser fetches them in parallel
- * rather than one import at a time.
+ * request path, so the page works at `{prefix}` and at `{prefix}/` alike. Its first render needs
+ * the document, one stylesheet (the page's rules and the element's), one script (every module and
+ * the reader's word table, bundled: `AssetSet.bundle`), the icon and the list's API calls.
  */
 export function pageHtml(
   prefix: string,
@@ -107,14 +107,8 @@ export function pageHtml(
   options: PageOptions = { locale: 'en', theme: {}, capability: 'manage' },
 ): string {
   const at = (name: string) => escapeHtml(`${prefix}/assets/${assets.lookup(name)!.asset.hashedName}`);
-  const preloads = assets
-    .staticGraph('dashboard.js')
-    .filter((a) => a.name !== 'dashboard.js')
-    .map((a) => `<link rel="modulepreload" href="${escapeHtml(`${prefix}/assets/${a.hashedName}`)}">`);
   const { theme, locale, capability } = options;
-  // The reader's word table too (words-en.js, words-fr.js, …): the element imports it before its first render.
-  const table = assets.lookup(`words-${locale}.js`)?.asset;
-  if (table) preloads.push(`<link rel="modulepreload" href="${escapeHtml(`${prefix}/assets/${table.hashedName}`)}">`);
+  const script = assets.bundle(locale) ?? assets.bundle('en') ?? assets.lookup('dashboard.js')!.asset;
   const words = wordsFor(locale);
   const mode = theme.mode === 'light' || theme.mode === 'dark' ? theme.mode : null;
   const attributes = [
@@ -137,10 +131,9 @@ export function pageHtml(
     `<title>${escapeHtml(theme.name ? `${words.webhooks} · ${theme.name}` : words.webhooks)}</title>`,
     // An icon of our own, or the browser asks the host's /favicon.ico (outside the prefix).
     `<link rel="icon" href="${at('icon.svg')}" type="image/svg+xml">`,
-    `<link rel="stylesheet" href="${at('page.css')}">`,
-    `<link rel="preload" as="style" href="${at('dashboard.css')}">`,
-    `<script type="module" src="${at('dashboard.js')}"></script>`,
-    ...preloads,
+    // the element's shadow root links this same file, which the browser then has
+    `<link rel="stylesheet" href="${at('dashboard.css')}">`,
+    `<script type="module" src="${escapeHtml(`${prefix}/assets/${script.hashedName}`)}"></script>`,
     '</head>',
     '<body>',
     // The element's own headings start at h2 (it is made to sit inside a host's page); the full
@@ -161,7 +154,7 @@ export function pageHtml(
  */
 export function linkPageHtml(prefix: string, assets: AssetSet, locale: string, to: string | null): string {
   const words = wordsFor(locale);
-  const css = escapeHtml(`${prefix}/assets/${assets.lookup('page.css')!.asset.hashedName}`);
+  const css = escapeHtml(`${prefix}/assets/${assets.lookup('dashboard.css')!.asset.hashedName}`);
   const icon = escapeHtml(`${prefix}/assets/${assets.lookup('icon.svg')!.asset.hashedName}`);
   const head = [
     '<!doctype html>',

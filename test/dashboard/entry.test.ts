@@ -51,7 +51,7 @@ describe('hooks.dashboard from createWebhooks', () => {
     expect(res.headers.get('content-security-policy')).toContain("default-src 'self'");
     const html = await res.text();
     expect(html).toContain(`<webhooks-dashboard api="${PREFIX}/api/v1" history `);
-    expect(html).toMatch(new RegExp(`<script type="module" src="${PREFIX}/assets/dashboard\\.[0-9a-f]{12}\\.js"></script>`));
+    expect(html).toMatch(new RegExp(`<script type="module" src="${PREFIX}/assets/bundle-en\\.[0-9a-f]{12}\\.js"></script>`));
     // …and that API answers, scoped by the same authorize.
     const list = await call(`${PREFIX}/api/v1/webhooks`);
     expect(list.status).toBe(200);

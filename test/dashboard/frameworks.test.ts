@@ -95,7 +95,7 @@ describe.each(Object.entries(frameworks))('the dashboard mounted in %s', (name, 
         expect(page.status, path).toBe(200);
         expect(page.headers.get('content-security-policy')).toContain("default-src 'self'");
         const html = await page.text();
-        const script = /src="([^"]+dashboard\.[0-9a-f]{12}\.js)"/.exec(html)![1]!;
+        const script = /src="([^"]+bundle-en\.[0-9a-f]{12}\.js)"/.exec(html)![1]!;
         const asset = await fetch(`${site.url}${script}`);
         expect(asset.status).toBe(200);
         expect(asset.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');

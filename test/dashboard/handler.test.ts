@@ -63,11 +63,12 @@ describe('the page', () => {
     expect(res.headers.get('x-content-type-options')).toBe('nosniff');
     expect(res.headers.get('referrer-policy')).toBe('no-referrer');
     const html = await res.text();
-    expect(html).toMatch(new RegExp(`<script type="module" src="${PREFIX}/assets/dashboard\\.[0-9a-f]{12}\\.js"></script>`));
+    // One script (every module and the reader's word table) and one stylesheet: the first render's files.
+    expect(html).toMatch(new RegExp(`<script type="module" src="${PREFIX}/assets/bundle-en\\.[0-9a-f]{12}\\.js"></script>`));
+    expect(html.match(/<script/g)).toHaveLength(1);
+    expect(html.match(/rel="stylesheet"/g)).toHaveLength(1);
+    expect(html).not.toContain('modulepreload');
     expect(html).toContain(`<webhooks-dashboard api="${PREFIX}/api/v1" history `);
-    // What the list needs is preloaded; the other views are not (they load on demand).
-    expect(html).toMatch(/<link rel="modulepreload" href="[^"]+\/list-view\.[0-9a-f]{12}\.js">/);
-    expect(html).not.toContain('detail-view');
     // nothing inline, nothing from elsewhere
     expect(html).not.toMatch(/<script>|<style|style=|https?:\/\//);
   });
@@ -124,8 +125,9 @@ describe('assets', () => {
   test('hashed names: a year of immutable caching, with their type, nosniff and CSP; public (no credentials needed)', async () => {
     const { call, authorizeCalls } = await setup();
     const names = await assetNames(call);
-    expect(names.some((n) => n.startsWith('dashboard.') && n.endsWith('.js'))).toBe(true);
-    expect(names.some((n) => n.startsWith('page.') && n.endsWith('.css'))).toBe(true);
+    expect(names.some((n) => n.startsWith('bundle-en.') && n.endsWith('.js'))).toBe(true);
+    expect(names.some((n) => n.startsWith('dashboard.') && n.endsWith('.css'))).toBe(true);
+    names.push((await (await call(`${PREFIX}/assets/dashboard.js`)).text()).match(/dom\.[0-9a-f]{12}\.js/)![0]);
     const before = authorizeCalls();
     for (const name of names) {
       const res = await call(`${PREFIX}/assets/${name}`, { env: null });
@@ -141,8 +143,8 @@ describe('assets', () => {
 
   test('imports between modules name the hashed files, so a cached module never loads a stale one', async () => {
     const { call } = await setup();
-    const element = (await assetNames(call)).find((n) => n.startsWith('dashboard.') && n.endsWith('.js'))!;
-    const source = await (await call(`${PREFIX}/assets/${element}`)).text();
+    // the element's own module, as a host that embeds it loads it
+    const source = await (await call(`${PREFIX}/assets/dashboard.js`)).text();
     const imports = [...source.matchAll(/from '\.\/([^']+)'/g)].map((m) => m[1]!);
     expect(imports.length).toBeGreaterThan(2);
     // Views other than the list load on demand, by their hashed names too.
@@ -169,29 +171,40 @@ describe('assets', () => {
     expect((await call('/assets/dashboard.js')).status).toBe(200);
   });
 
-  test('the assets stay under 150 KB uncompressed: all of them, every locale, and what one reader can load', async () => {
+  test('the assets stay under 150 KB uncompressed: every module, and what one reader of the page loads', async () => {
     const { call } = await setup();
     const size = new Map<string, number>();
-    // Everything reachable from the page: what it names, and what those name (imports, import(), the stylesheet).
-    const all = new Set(await assetNames(call));
-    for (const name of all) {
+    const fetched = async (name: string) => {
       const body = await (await call(`${PREFIX}/assets/${name}`)).arrayBuffer();
       size.set(name, body.byteLength);
-      for (const m of new TextDecoder().decode(body).matchAll(/'\.\/([a-z0-9-]+\.[0-9a-f]{12}\.(?:js|css|svg))'/g)) all.add(m[1]!);
-    }
-    expect(all.size).toBe(readdirSync(new URL('../../src/dashboard/assets/', import.meta.url)).length);
-    // A reader gets one locale (useLocale in words.js imports one table): the other tables are never fetched.
-    const tables = [...all].filter((name) => /^words-[a-z]+\./.test(name));
-    expect(tables.map((name) => name.slice(6, 8)).sort()).toEqual(['de', 'en', 'fr']);
-    const sum = (names: string[]) => names.reduce((total, name) => total + size.get(name)!, 0);
-    const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
-    const perReader = tables.map((table) => ({ table, bytes: sum([...all].filter((name) => !tables.includes(name) || name === table)) }));
-    console.log(
-      `dashboard assets: ${all.size} files, ${kb(sum([...all]))} uncompressed in all; a reader loads at most ${perReader.map((r) => `${kb(r.bytes)} (${r.table.slice(0, 8)})`).join(', ')}`,
+      return [...new TextDecoder().decode(body).matchAll(/'\.\/([a-z0-9-]+\.[0-9a-f]{12}\.(?:js|css|svg))'/g)].map((m) => m[1]!);
+    };
+    // The page's files (bundle, stylesheet, icon) and the modules that the element, embedded, reaches.
+    const page = await assetNames(call);
+    for (const name of page) await fetched(name);
+    const modules = new Set<string>(['dashboard.js']);
+    for (const name of modules) for (const next of await fetched(name)) modules.add(next);
+    expect(modules.size + page.filter((n) => n.startsWith('bundle-')).length).toBe(
+      readdirSync(new URL('../../src/dashboard/assets/', import.meta.url)).length,
     );
-    for (const { table, bytes } of perReader) expect(bytes, table).toBeLessThan(150 * 1024);
-    // Every file served, all three tables included (as served: without comments and indentation).
-    expect(sum([...all]), 'all assets').toBeLessThan(150 * 1024);
+    const sum = (names: Iterable<string>) => [...names].reduce((total, name) => total + size.get(name)!, 0);
+    const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
+    const files = page.filter((n) => !n.startsWith('bundle-'));
+    const perReader = await Promise.all(
+      ['en', 'fr', 'de'].map(async (locale) => {
+        const html = await (await call(PREFIX, { headers: { 'accept-language': locale } })).text();
+        const bundle = html.match(/bundle-[a-z]+\.[0-9a-f]{12}\.js/)![0];
+        await fetched(bundle);
+        return { locale, bundle, bytes: sum([bundle, ...files]) };
+      }),
+    );
+    console.log(
+      `dashboard assets: ${modules.size} modules and files, ${kb(sum(modules))} uncompressed; the page loads ${perReader.map((r) => `${kb(r.bytes)} (${r.locale})`).join(', ')}`,
+    );
+    expect(new Set(perReader.map((r) => r.bundle)).size).toBe(3);
+    for (const { locale, bytes } of perReader) expect(bytes, locale).toBeLessThan(150 * 1024);
+    // Every module and table, as served (without comments and indentation).
+    expect(sum(modules), 'all modules').toBeLessThan(150 * 1024);
   });
 });
 

@@ -71,12 +71,14 @@ export const uid = (stem) => `${stem}-${++nextId}`;
 
 /** @type {Intl.DateTimeFormat | undefined} */
 let dateTimeFormat;
+let dateTimeLocale = '';
 /** Dates and times in the page's locale (words.js `useLocale`), in the reader's own zone. */
 const dateTime = {
   /** @param {Date} date */
   format(date) {
-    if (dateTimeFormat?.resolvedOptions().locale.split('-')[0] !== locale()) {
-      dateTimeFormat = new Intl.DateTimeFormat(locale(), { dateStyle: 'medium', timeStyle: 'medium' });
+    if (!dateTimeFormat || dateTimeLocale !== locale()) {
+      dateTimeLocale = locale();
+      dateTimeFormat = new Intl.DateTimeFormat(dateTimeLocale, { dateStyle: 'medium', timeStyle: 'medium' });
     }
     return dateTimeFormat.format(date);
   },
@@ -94,6 +96,7 @@ export function time(iso) {
 
 /** @type {Intl.RelativeTimeFormat | undefined} */
 let relativeFormat;
+let relativeLocale = '';
 const UNITS = /** @type {const} */ ([
   ['day', 86_400_000],
   ['hour', 3_600_000],
@@ -109,8 +112,9 @@ const UNITS = /** @type {const} */ ([
  */
 export function relative(iso, now = Date.now()) {
   if (!iso) return null;
-  if (relativeFormat?.resolvedOptions().locale.split('-')[0] !== locale()) {
-    relativeFormat = new Intl.RelativeTimeFormat(locale(), { numeric: 'auto' });
+  if (!relativeFormat || relativeLocale !== locale()) {
+    relativeLocale = locale();
+    relativeFormat = new Intl.RelativeTimeFormat(relativeLocale, { numeric: 'auto' });
   }
   const delta = Date.parse(iso) - now;
   const [unit, ms] = UNITS.find(([, size]) => Math.abs(delta) >= size) ?? UNITS[3];

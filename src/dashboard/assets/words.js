@@ -188,9 +188,34 @@ const BUILT_IN = new Set(['kinde', 'identity-webhooks']);
  * @param {'count.attempts' | 'count.recovered' | 'count.waiting' | 'count.sent' | 'count.held'} key
  */
 export const plural = (n, key) =>
-  t(/** @type {UiKey} */ (`${key}.${new Intl.PluralRules(current.locale).select(n) === 'one' ? 'one' : 'other'}`), {
+  t(/** @type {UiKey} */ (`${key}.${plurals().select(n) === 'one' ? 'one' : 'other'}`), {
     count: formatNumber(n),
   });
+
+/** @type {Map<string, Intl.NumberFormat>} */
+const numberFormats = new Map();
+/** @type {Intl.PluralRules | undefined} */
+let pluralRules;
+/**
+ * One number format per locale and options, made once: making one is far dearer than using it,
+ * and a list of webhooks formats a few numbers per card.
+ *
+ * @param {Intl.NumberFormatOptions} options
+ */
+function numberFormat(options) {
+  const key = `${current.locale} ${JSON.stringify(options)}`;
+  let format = numberFormats.get(key);
+  if (!format) {
+    format = new Intl.NumberFormat(current.locale, options);
+    numberFormats.set(key, format);
+  }
+  return format;
+}
+/** The current locale's plural rules, made once per locale. */
+function plurals() {
+  if (pluralRules?.resolvedOptions().locale !== current.locale) pluralRules = new Intl.PluralRules(current.locale);
+  return pluralRules;
+}
 
 /** @typedef {keyof typeof import('./words-en.js').default.ui} UiKey */
 
@@ -226,6 +251,9 @@ export async function useLocale(tag) {
     .default;
   current = { locale, ui: table.ui, errors: table.errors ?? {} };
   Object.assign(DELIVERY_STATUS, ENGLISH_STATUS, table.statuses ?? {});
+  // The browser's first Intl formatter loads its locale data, which takes a while: done in the
+  // next task, while the view's first API calls (started once this returns) are on the wire.
+  setTimeout(() => formatNumber(0));
   return locale;
 }
 
@@ -258,13 +286,13 @@ export function tParts(key, values) {
 }
 
 /** @param {number} n */
-export const formatNumber = (n) => new Intl.NumberFormat(current.locale).format(n);
+export const formatNumber = (n) => numberFormat({}).format(n);
 
 /** A duration in milliseconds, in the locale's words and digits. @param {number} ms */
-export const formatMs = (ms) => new Intl.NumberFormat(current.locale, { style: 'unit', unit: 'millisecond' }).format(ms);
+export const formatMs = (ms) => numberFormat({ style: 'unit', unit: 'millisecond' }).format(ms);
 
 /** `0.987` → "98.7%" ("98,7 %" in French); null → "–". @param {number | null} rate */
 export function formatPercent(rate) {
   if (rate === null) return '–';
-  return new Intl.NumberFormat(current.locale, { style: 'percent', maximumFractionDigits: rate > 0.99 && rate < 1 ? 1 : 0 }).format(rate);
+  return numberFormat({ style: 'percent', maximumFractionDigits: rate > 0.99 && rate < 1 ? 1 : 0 }).format(rate);
 }
