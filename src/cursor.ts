@@ -2,7 +2,7 @@ import { ValidationError } from './errors.js';
 import type { DeliveryCursor } from './store.js';
 
 /**
- * The delivery log's page token: opaque to callers, a position to us (the last row's creation
+ * The page token of the delivery log and of a search by subject: opaque to callers, a position to us (the last row's creation
  * time and id), so a page never shifts when new deliveries arrive. Versioned (`1.`) so the
  * format can change; anything that does not decode to a plausible position is refused.
  */
@@ -10,7 +10,8 @@ export function encodeCursor(cursor: DeliveryCursor): string {
   return `1.${Buffer.from(JSON.stringify([cursor.createdAt, cursor.id])).toString('base64url')}`;
 }
 
-export function decodeCursor(token: unknown, field = 'cursor'): DeliveryCursor {
+/** `prefix`: the kind of id a page of this list ends on (`msg` for the log, `event` for a search by subject). */
+export function decodeCursor(token: unknown, field = 'cursor', prefix: 'msg' | 'event' = 'msg'): DeliveryCursor {
   const refused = () => new ValidationError(`${field} is not a page token this API gave out`, { field: field });
   if (typeof token !== 'string' || token.length > 300 || !/^1\.[A-Za-z0-9_-]+$/.test(token)) throw refused();
   let value: unknown;
@@ -22,6 +23,6 @@ export function decodeCursor(token: unknown, field = 'cursor'): DeliveryCursor {
   if (!Array.isArray(value) || value.length !== 2) throw refused();
   const [createdAt, id] = value as [unknown, unknown];
   if (!Number.isSafeInteger(createdAt) || (createdAt as number) < 0) throw refused();
-  if (typeof id !== 'string' || !/^msg_[0-9a-f]{32}$/.test(id)) throw refused();
+  if (typeof id !== 'string' || !new RegExp(`^${prefix}_[0-9a-f]{32}$`).test(id)) throw refused();
   return { createdAt: createdAt as number, id };
 }

@@ -8,6 +8,7 @@ import { messageHeaders, messagePayload } from './delivery/message.js';
 import type { LooseEmitInput } from './emit.js';
 import { maskHeaders, mergeHeaders, needsSeal } from './endpoint-options.js';
 import { NotFoundError, ValidationError, WebhooksError } from './errors.js';
+import { searchEvents } from './event-search.js';
 import { newId } from './ids.js';
 import { type DeliveryStatus, type WebhookRecord, withCircuit } from './model.js';
 import { type CleanSigningInput, signingInput } from './secrets/auth-input.js';
@@ -333,12 +334,13 @@ export function createManagement(deps: ManagementDeps): Management {
         ['deliveryId', 'msg'],
       ] as const) {
         const value = filter[key];
-        if (value !== undefined && !v.isPlausibleId(value, prefix)) return { deliveries: [], nextCursor: null };
+        if (value !== undefined && !v.isPlausibleId(value, prefix)) return { deliveries: [], events: {}, nextCursor: null };
       }
       const page = await access.run('listing deliveries', async (s) => {
         // Another environment's webhook: nothing, found by its key, not by walking its log.
-        if (filter.webhookId !== undefined && !(await s.getWebhook(environment, filter.webhookId))) return { deliveries: [], next: null };
-        return s.listDeliveries(environment, {
+        if (filter.webhookId !== undefined && !(await s.getWebhook(environment, filter.webhookId)))
+          return { deliveries: [], next: null, events: [] };
+        const found = await s.listDeliveries(environment, {
           webhookId: filter.webhookId,
           eventId: filter.eventId,
           status: filter.status,
@@ -349,8 +351,15 @@ export function createManagement(deps: ManagementDeps): Management {
           limit,
           after,
         });
+        // What each row's event is about, and whether it is a test event: one read by key for the page.
+        const events = await s.summarizeEvents(environment, [...new Set(found.deliveries.map((d) => d.eventId))]);
+        return { ...found, events };
       });
-      return { deliveries: page.deliveries, nextCursor: page.next ? encodeCursor(page.next) : null };
+      return {
+        deliveries: page.deliveries,
+        events: Object.fromEntries(page.events.map((e) => [e.id, e])),
+        nextCursor: page.next ? encodeCursor(page.next) : null,
+      };
     },
     async get(id, options) {
       const environment = env(options);
@@ -452,6 +461,7 @@ export function createManagement(deps: ManagementDeps): Management {
         const environment = env(options);
         return access.find('event', id, 'reading an event', (s) => s.getEvent(environment, id));
       },
+      search: (options) => searchEvents(access, env(options), options),
     },
     deliveries,
     eventTypes: { list: () => catalog.list() },

@@ -126,6 +126,20 @@ export interface EventRecord {
   createdAt: number;
 }
 
+/**
+ * An event as a search by subject and the delivery log show it: what it is about (its catalog
+ * subject, or null), and whether it is a test event (`data.test`), without its data.
+ */
+export interface EventSummary {
+  id: string;
+  type: string;
+  source: EventSource;
+  subject: string | null;
+  test: boolean;
+  eventTimestamp: number;
+  createdAt: number;
+}
+
 export interface DeliveryRecord {
   /** The `webhook-id` header value. */
   id: string;

@@ -5,6 +5,7 @@ import type {
   DeliveryRecord,
   DeliveryStatus,
   EventRecord,
+  EventSummary,
   NoticeRecord,
   NoticeStatus,
   WebhookAuth,
@@ -148,6 +149,18 @@ export interface Store<Tx = unknown> {
    * `sendWaiting` would take at `now`; null when the webhook is not found.
    */
   countWaiting(environment: string, webhookId: string, now: number): Promise<{ pending: number; held: number; sendable: number } | null>;
+  /**
+   * The environment's events about `key`, newest first: those whose subject is `key`, or whose
+   * user's email is `key` (compared lowercased). Up to `limit` of them, created before `before`
+   * (exclusive, by time then id), with every delivery of each, to every webhook. By an index of
+   * (environment, key, time): the cost does not grow with the environment's other events.
+   */
+  searchEvents(
+    environment: string,
+    args: { key: string; limit: number; before: EventCursor | null },
+  ): Promise<{ events: EventSummary[]; deliveries: DeliveryRecord[] }>;
+  /** What these events of the environment are about, and whether each is a test event: for the log's rows. */
+  summarizeEvents(environment: string, ids: readonly string[]): Promise<EventSummary[]>;
 
   /**
    * Claims up to `limit` due deliveries (pending, `next_attempt_at <= now`, not under a live
@@ -291,6 +304,12 @@ export interface InsertEventOptions<Tx> {
    * event. When none of them is enabled, nothing is written and WebhookDisabledError is thrown.
    */
   webhookIds?: string[];
+}
+
+/** A position in a search by subject: the last event of a page. */
+export interface EventCursor {
+  createdAt: number;
+  id: string;
 }
 
 /** A position in the delivery log: the last row of a page. */

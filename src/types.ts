@@ -165,6 +165,7 @@ import type {
   DeliveryStatus,
   EventRecord,
   EventSource,
+  EventSummary,
   NoticeRecord,
   NoticeStatus,
   WebhookAuth,
@@ -298,8 +299,26 @@ export interface DeliveryListOptions extends EnvironmentOption {
   cursor?: string | null;
 }
 
+export interface EventSearchOptions extends EnvironmentOption {
+  /** A subject (`kp_123`, `org_acme`) or a user's email; 1–255 characters. */
+  subject: string;
+  /** Events per page, 1–100. Default 20. */
+  limit?: number;
+  /** `nextCursor` of the previous page. */
+  cursor?: string | null;
+}
+
+export interface EventSearchPage {
+  /** Newest first, each with its deliveries (to every webhook of the environment, oldest first). */
+  events: Array<EventSummary & { deliveries: DeliveryRecord[] }>;
+  /** Pass as `cursor` for the next page; null on the last page. */
+  nextCursor: string | null;
+}
+
 export interface DeliveryPage {
   deliveries: DeliveryRecord[];
+  /** What the page's deliveries' events are about, and which are test events, by event id. */
+  events: Record<string, EventSummary>;
   /** Pass as `cursor` for the next page; null on the last page. */
   nextCursor: string | null;
 }
@@ -428,7 +447,15 @@ export interface Management {
      */
     resealSecrets(): Promise<{ resealed: number }>;
   };
-  events: { get(id: string, options?: EnvironmentOption): Promise<EventRecord> };
+  events: {
+    get(id: string, options?: EnvironmentOption): Promise<EventRecord>;
+    /**
+     * What was sent about a user or an organization: the environment's events whose subject is
+     * `subject` (a user's id, an organization's code: the catalog's subject) or whose user's
+     * email is `subject` (any case), newest first, each with its deliveries to every webhook.
+     */
+    search(options: EventSearchOptions): Promise<EventSearchPage>;
+  };
   deliveries: {
     /** One page of the delivery log, newest first; pass `nextCursor` back as `cursor` for the next. */
     list(filter?: DeliveryListOptions): Promise<DeliveryPage>;

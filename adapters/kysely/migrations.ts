@@ -512,6 +512,29 @@ export const MIGRATIONS: readonly Migration[] = [
       await db.schema.createIndex('iw_hour_packs_hour').on('iw_hour_packs').column('hour').execute();
     },
   },
+  {
+    version: 25,
+    name: 'events by subject and email (what was sent about a user)',
+    async up(db, dialect) {
+      // What an event is about, to find every delivery about a user or an organization across
+      // the environment's webhooks (Store.searchEvents): its subject as emit found it (the
+      // catalog's pointer) and its user's email, lowercased, both written with the event. Not a
+      // column generated from `data`: PostgreSQL's jsonb refuses some JSON that `data` keeps (a
+      // \u0000 escape), and a generated column would refuse those emits. Partial indexes: events
+      // without one cost them nothing.
+      await db.schema.alterTable('iw_events').addColumn('subject', 'text').execute();
+      await db.schema.alterTable('iw_events').addColumn('email', 'text').execute();
+      if (dialect === 'postgres') await db.executeQuery(CompiledQuery.raw(EMIT_FUNCTION_V3));
+      for (const key of ['subject', 'email'] as const) {
+        await db.schema
+          .createIndex(`iw_events_${key}`)
+          .on('iw_events')
+          .columns(['environment', key, 'created_at', 'id'])
+          .where(sql.ref(key), 'is not', null)
+          .execute();
+      }
+    },
+  },
 ];
 
 /**
@@ -761,6 +784,27 @@ begin
   order by array_position(p_ids, "made"."id");
 end
 $emit$`;
+
+/**
+ * Migration 25's `iw_emit_3`: `iw_emit_2` with one more argument, `p_email`, and the event's row
+ * keeps its subject and email, which the search by subject reads; the rules are V2's. Made from
+ * V2's frozen text by these changes, each checked to apply.
+ */
+const EMIT_FUNCTION_V3 = [
+  ['create or replace function iw_emit_2(', 'create or replace function iw_emit_3('],
+  ['p_notify boolean, p_subject text)', 'p_notify boolean, p_subject text, p_email text)'],
+  [
+    `"created_at", "traceparent")
+    select p_id, p_environment, p_type, p_source, p_data, p_event_timestamp, p_created_at, p_traceparent
+`,
+    `"created_at", "traceparent", "subject", "email")
+    select p_id, p_environment, p_type, p_source, p_data, p_event_timestamp, p_created_at, p_traceparent, p_subject, p_email
+`,
+  ],
+].reduce((text, [before, after]) => {
+  if (!text.includes(before!)) throw new Error(`migration 25: the emit function has no ${JSON.stringify(before)} to change`);
+  return text.replace(before!, after!);
+}, EMIT_FUNCTION_V2);
 
 /**
  * Migration 21's `iw_dequeue` (`adapters/kysely/ordering.ts` calls it, in the transaction that

@@ -14,7 +14,7 @@ import type {
 } from '../../src/model.js';
 import type { AttemptRow, DeliveryRow, EventRow, WebhookRow } from './schema.js';
 
-const ms = (v: number | string): number => (typeof v === 'number' ? v : Number(v));
+export const ms = (v: number | string): number => (typeof v === 'number' ? v : Number(v));
 const msOrNull = (v: number | string | null): number | null => (v === null ? null : ms(v));
 
 export function toWebhook(r: WebhookRow): WebhookRecord {
@@ -87,7 +87,9 @@ export function fromWebhook(w: WebhookRecord): WebhookRow {
   };
 }
 
-export function toEvent(r: EventRow): EventRecord {
+export function toEvent(
+  r: Pick<EventRow, 'id' | 'environment' | 'type' | 'source' | 'data' | 'event_timestamp' | 'created_at'>,
+): EventRecord {
   return {
     id: r.id,
     environment: r.environment,
@@ -101,9 +103,9 @@ export function toEvent(r: EventRow): EventRecord {
 
 /**
  * An event's values in the order of the emit's insert (`id, environment, type, source, data,
- * event_timestamp, created_at, traceparent`), for the statements written as text.
+ * event_timestamp, created_at, traceparent, subject, email`), for the statements written as text.
  */
-export function eventInsertParams(event: EventRecord, traceparent: string | null): unknown[] {
+export function eventInsertParams(event: EventRecord, traceparent: string | null, subject: string | null): unknown[] {
   return [
     event.id,
     event.environment,
@@ -113,7 +115,16 @@ export function eventInsertParams(event: EventRecord, traceparent: string | null
     event.eventTimestamp,
     event.createdAt,
     traceparent,
+    subject,
+    emailOf(event),
   ];
+}
+
+/** What a search by email finds an event by: its user's email (`data.user.email`), lowercased, or null. */
+export function emailOf(event: EventRecord): string | null {
+  const user = event.data.user;
+  const email = user !== null && typeof user === 'object' ? (user as { email?: unknown }).email : undefined;
+  return typeof email === 'string' && email !== '' ? email.toLowerCase() : null;
 }
 
 export function toDelivery(r: DeliveryRow): DeliveryRecord {

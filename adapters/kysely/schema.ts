@@ -63,6 +63,10 @@ export interface EventRow {
   created_at: Millis;
   /** W3C traceparent of the emit span, or null (migration 4). */
   traceparent: string | null;
+  /** What the event is about (the catalog's subject), or null (migration 25). */
+  subject: string | null;
+  /** Its user's email (`data.user.email`), lowercased, or null (migration 25). */
+  email: string | null;
 }
 
 export interface DeliveryRow {

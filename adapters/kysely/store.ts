@@ -41,6 +41,7 @@ import {
   toWebhook,
 } from './rows.js';
 import type { ClaimRow, DeliveryRow, EngineTables, EventRow, WebhookRow } from './schema.js';
+import { searchEvents, summarizeEvents } from './subjects.js';
 import { countDueQuery } from './telemetry.js';
 import { commaJoined, list, type Mark, precompiled, text } from './texts.js';
 
@@ -346,7 +347,7 @@ export class KyselyStore implements Store<HostTransaction> {
       const { run, texts } = precompiled(db, this.dialect.name);
       const inserted = await run<{ id: string }>(
         text(texts, 'emit event', insertEventText),
-        eventInsertParams(event, options.traceparent ?? null),
+        eventInsertParams(event, options.traceparent ?? null, options.subject ?? null),
       );
       // Idempotent by event id: a transient retry after a commit whose reply was lost finds the
       // event and answers with the deliveries that commit wrote, instead of failing or writing
@@ -442,6 +443,20 @@ export class KyselyStore implements Store<HostTransaction> {
       .where('id', '=', webhookId)
       .executeTakeFirst();
     return webhook ? countWaiting(this.db, webhookId, now) : null;
+  }
+
+  async searchEvents(environment: string, args: Parameters<Store['searchEvents']>[1]) {
+    // A key the database could not store matches nothing (as it would not be found).
+    if (!known(environment, args.key)) return { events: [], deliveries: [] };
+    return searchEvents(this.db, environment, args);
+  }
+
+  summarizeEvents(environment: string, ids: readonly string[]) {
+    return summarizeEvents(
+      this.db,
+      environment,
+      ids.filter((id) => known(environment, id)),
+    );
   }
 
   async getDelivery(environment: string, id: string): Promise<DeliveryRecord | null> {
@@ -686,7 +701,18 @@ export function subscribes(webhook: { event_types: string }, type: string): bool
 }
 
 /** The emit's statements as text, shared with SQLite's synchronous emit (`adapters/sqlite/emit.ts`). */
-export const EVENT_COLUMNS = ['id', 'environment', 'type', 'source', 'data', 'event_timestamp', 'created_at', 'traceparent'];
+export const EVENT_COLUMNS = [
+  'id',
+  'environment',
+  'type',
+  'source',
+  'data',
+  'event_timestamp',
+  'created_at',
+  'traceparent',
+  'subject',
+  'email',
+];
 /** The event's insert, idempotent by id; its values are `eventInsertParams`. */
 export const insertEventOnceText = (p: Mark) => `${insertRowsText('iw_events', EVENT_COLUMNS, 1, p)} on conflict ("id") do nothing`;
 const insertEventText = (p: Mark) => `${insertEventOnceText(p)} returning "id"`;

@@ -1,7 +1,7 @@
 import { CompiledQuery, type Kysely } from 'kysely';
 import type { DeliveryRecord, EventRecord } from '../../src/model.js';
 import type { InsertEventOptions } from '../../src/store.js';
-import { toDelivery } from '../kysely/rows.js';
+import { emailOf, toDelivery } from '../kysely/rows.js';
 import type { DeliveryRow } from '../kysely/schema.js';
 import { pendingDelivery } from '../kysely/store.js';
 
@@ -10,8 +10,9 @@ import { pendingDelivery } from '../kysely/store.js';
  * subscribed to the type, and the wake-up hint, in one round trip and atomic on its own (no
  * BEGIN/COMMIT), or one statement of the host's transaction. Six round trips (BEGIN, event,
  * webhooks, deliveries, pg_notify, COMMIT) cost several times one, and more at the tail.
- * The statement is migration 21's function `iw_emit_2` (migration 11's `iw_emit` with the event's subject for ordered
- * delivery per subject; its text and rules are there), so a
+ * The statement is migration 25's function `iw_emit_3` (migration 11's `iw_emit` with the event's subject for ordered
+ * delivery per subject, migration 21, and the subject and email kept for the search by subject; its text and rules are
+ * there), so a
  * connection parses and plans it once: sent as text it was parsed, analysed and planned at every
  * call, about a third of its time.
  *
@@ -21,7 +22,7 @@ import { pendingDelivery } from '../kysely/store.js';
  * The answer always has a row: `inserted` is 0 when the event id was already stored (a transient
  * retry after a lost reply).
  */
-export const EMIT_CALL = 'select * from "iw_emit_2"($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)';
+export const EMIT_CALL = 'select * from "iw_emit_3"($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)';
 
 /** The deliveries an earlier commit of the same event wrote (a new statement: it sees that commit). */
 const EXISTING_SQL = 'select * from iw_deliveries where event_id = $1 order by id';
@@ -70,6 +71,7 @@ export function oneStatementEmit({ notify }: { notify: boolean }) {
         ids,
         notify,
         options.subject ?? null,
+        emailOf(event),
       ];
       const { rows } = await db.executeQuery<EmitRow>(CompiledQuery.raw(EMIT_CALL, params));
       const head = rows[0]!;

@@ -36,6 +36,7 @@ export const HTTP_ERROR_CODES = [
   'INVALID_SINCE',
   'INVALID_UNTIL',
   'INVALID_SEARCH',
+  'INVALID_SUBJECT',
   'INVALID_RANGE',
   'INVALID_HOST',
   'INVALID_REQUEST_TARGET',
@@ -170,6 +171,7 @@ const PARAMETER_CODES: Record<string, HttpErrorCode> = {
   since: 'INVALID_SINCE',
   until: 'INVALID_UNTIL',
   range: 'INVALID_RANGE',
+  subject: 'INVALID_SUBJECT',
   graceMs: 'INVALID_GRACE_MS', // signing secret rotation (issue 37)
 };
 

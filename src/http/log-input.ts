@@ -82,6 +82,43 @@ export function logQuery(url: URL): LogQuery {
   return query;
 }
 
+const SEARCH_PARAMETERS = ['subject', 'page_size', 'next_token'] as const;
+
+/**
+ * `GET /api/v1/events?subject=&page_size=&next_token=`: a subject or an email (required), as the
+ * log's query is judged: an unknown or repeated parameter is refused.
+ */
+export function searchQuery(url: URL): { subject: string; limit?: number; cursor?: string } {
+  const seen = new Set<string>();
+  for (const key of url.searchParams.keys()) {
+    if (!(SEARCH_PARAMETERS as readonly string[]).includes(key)) {
+      throw new HttpError(
+        'UNKNOWN_PARAMETER',
+        `${JSON.stringify(key.slice(0, 64))} is not a parameter of this request (allowed: ${SEARCH_PARAMETERS.join(', ')})`,
+        { status: 400 },
+      );
+    }
+    if (seen.has(key)) throw new HttpError(invalidCode(key as 'subject'), `${key} may be given once`, { status: 400 });
+    seen.add(key);
+  }
+  const subject = url.searchParams.get('subject')?.trim();
+  if (!subject) throw new HttpError('INVALID_SUBJECT', 'subject is required: a user id, an organization code or an email', { status: 400 });
+  const query: { subject: string; limit?: number; cursor?: string } = { subject };
+  const pageSize = url.searchParams.get('page_size') || undefined;
+  if (pageSize !== undefined) {
+    const n = /^[0-9]{1,4}$/.test(pageSize) ? Number(pageSize) : Number.NaN;
+    if (!(n >= PAGE_SIZE.min && n <= PAGE_SIZE.max))
+      throw new HttpError('INVALID_PAGE_SIZE', `page_size must be an integer from ${PAGE_SIZE.min} to ${PAGE_SIZE.max}`, { status: 400 });
+    query.limit = n;
+  }
+  const token = url.searchParams.get('next_token') || undefined;
+  if (token !== undefined) {
+    decodeCursor(token, 'next_token', 'event');
+    query.cursor = token;
+  }
+  return query;
+}
+
 /**
  * The stats' query: `range` where `allowed` has it (its value is the engine's to judge); any other
  * parameter is refused, as the log's are.

@@ -65,7 +65,7 @@ export const ERROR_CODES_DOC = [
   '400: INVALID_JSON, INVALID_BODY, UNKNOWN_FIELD, INVALID_NAME, INVALID_DESCRIPTION, INVALID_ENDPOINT, INVALID_EVENT_TYPES,',
   'UNKNOWN_EVENT_TYPE, ENDPOINT_NOT_ALLOWED, INVALID_RESUME_HELD, WEBHOOK_LIMIT_REACHED, INVALID_REQUEST,',
   'UNKNOWN_PARAMETER, INVALID_STATUS, INVALID_EVENT_TYPE, INVALID_PAGE_SIZE, INVALID_NEXT_TOKEN, INVALID_SINCE, INVALID_UNTIL,',
-  'INVALID_HEADERS, INVALID_TIMEOUT_MS, INVALID_RATE_LIMIT_PER_SECOND, SECRETS_KEY_REQUIRED, INVALID_SEARCH, INVALID_RANGE,',
+  'INVALID_HEADERS, INVALID_TIMEOUT_MS, INVALID_RATE_LIMIT_PER_SECOND, SECRETS_KEY_REQUIRED, INVALID_SEARCH, INVALID_SUBJECT, INVALID_RANGE,',
   'INVALID_FORMAT, INVALID_AUTH, INVALID_GRACE_MS, INVALID_ORDERING;',
   '403: INVALID_CREDENTIALS, CROSS_SITE_REQUEST; 404: ROUTE_NOT_FOUND, WEBHOOK_NOT_FOUND, EVENT_NOT_FOUND, DELIVERY_NOT_FOUND; 405: METHOD_NOT_ALLOWED;',
   '409: WEBHOOK_DISABLED;',
@@ -137,6 +137,31 @@ export const LOG_QUERY = [
     required: false,
     schema: str,
     description: 'The next_token of the previous page (a position, so pages do not shift as new deliveries arrive).',
+  },
+] as const;
+
+/** The query of `GET /api/v1/events` (search by subject). */
+export const SEARCH_QUERY = [
+  {
+    name: 'subject',
+    in: 'query',
+    required: true,
+    schema: { type: 'string', minLength: 1, maxLength: 255 },
+    description: "A subject (a user's id, an organization's code: the event type's subject) or a user's email, in any case.",
+  },
+  {
+    name: 'page_size',
+    in: 'query',
+    required: false,
+    schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+    description: 'Events per page.',
+  },
+  {
+    name: 'next_token',
+    in: 'query',
+    required: false,
+    schema: str,
+    description: 'The next_token of the previous page.',
   },
 ] as const;
 
@@ -321,6 +346,9 @@ export const SCHEMAS = {
       last_attempt_on: nullableTime,
       last_status_code: { type: ['integer', 'null'], description: 'HTTP status of the last attempt; null if none was received.' },
       last_error: { type: ['string', 'null'], description: 'What went wrong in the last attempt; null after a success.' },
+      webhook_id: { ...str, description: 'In a search by subject: the webhook it is owed to.' },
+      subject: { type: ['string', 'null'], description: "In the log: what its event is about (the event type's subject), or null." },
+      test: { type: 'boolean', description: 'In the log: whether its event is a test event (Send test event).' },
     },
   },
   Attempt: {
@@ -365,6 +393,34 @@ export const SCHEMAS = {
       next_token: { type: ['string', 'null'], description: 'Pass as next_token for the next page; null on the last page.' },
     },
     ['deliveries', 'next_token'],
+  ),
+  SearchEventsResponse: envelope(
+    ['OK'],
+    {
+      events: {
+        type: 'array',
+        description: 'Newest first.',
+        items: {
+          type: 'object',
+          required: ['event_id', 'type', 'source', 'subject', 'test', 'timestamp', 'created_on', 'deliveries'],
+          properties: {
+            event_id: str,
+            type: str,
+            source: { type: 'string', enum: ['admin', 'api', 'user'] },
+            subject: {
+              type: ['string', 'null'],
+              description: "The event type's subject in its data, or null (found by its user's email).",
+            },
+            test: { type: 'boolean', description: 'A test event (Send test event).' },
+            timestamp: { ...time, description: 'When the event happened.' },
+            created_on: { ...time, description: 'When it was emitted.' },
+            deliveries: { type: 'array', items: ref('Delivery'), description: 'To every webhook, each with its webhook_id.' },
+          },
+        },
+      },
+      next_token: { type: ['string', 'null'], description: 'Pass as next_token for the next page; null on the last page.' },
+    },
+    ['events', 'next_token'],
   ),
   WebhookActivity: {
     type: 'object',

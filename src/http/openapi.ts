@@ -1,5 +1,5 @@
 import { JWKS_PATHS } from './jwks.js';
-import { LOG_QUERY, SCHEMAS, STATS_QUERY } from './openapi-schemas.js';
+import { LOG_QUERY, SCHEMAS, SEARCH_QUERY, STATS_QUERY } from './openapi-schemas.js';
 import { API_BASE, ROUTES, type Route } from './routes.js';
 
 /** Where the document itself is served. */
@@ -137,6 +137,13 @@ const OPS: Record<string, Op> = {
     request: 'RotateSecretRequest',
     response: 'SecretResponse',
     errors: [...BODY, 'NotFound'],
+  },
+  SearchEvents: {
+    summary:
+      "What was sent about a user or an organization: the environment's events by subject or email, with their deliveries (extension)",
+    response: 'SearchEventsResponse',
+    errors: ['BadRequest'],
+    query: SEARCH_QUERY,
   },
   GetEvent: { summary: 'Get an event', response: 'GetEventResponse', errors: ['NotFound'] },
   GetEventTypes: { summary: 'List event types', response: 'GetEventTypesResponse', errors: [] },

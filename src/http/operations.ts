@@ -3,9 +3,20 @@ import type { DeliveryRecord } from '../model.js';
 import type { Management } from '../types.js';
 import { readJsonObject } from './body.js';
 import { createInput, disableInput, enableInput, patchInput } from './input.js';
-import { logQuery, overviewQuery, recoverInput, resendInput, testInput } from './log-input.js';
+import { logQuery, overviewQuery, recoverInput, resendInput, searchQuery, testInput } from './log-input.js';
 import { jsonResponse } from './responses.js';
-import { wireActivity, wireAttempt, wireDelivery, wireEvent, wireEventType, wireMessage, wireOverview, wireWebhook } from './wire.js';
+import {
+  wireActivity,
+  wireAttempt,
+  wireDelivery,
+  wireEvent,
+  wireEventType,
+  wireFoundEvent,
+  wireLogDelivery,
+  wireMessage,
+  wireOverview,
+  wireWebhook,
+} from './wire.js';
 
 /** What a route operation runs with: the management functions, the caller's environment and the path ids. */
 export interface OperationContext {
@@ -90,6 +101,12 @@ export async function getEvent({ management, environment, params }: OperationCon
   return ok('OK', { event: wireEvent(event) });
 }
 
+/** Extension: what was sent about a user or an organization, across the environment's webhooks. */
+export async function searchEvents({ management, request, environment }: OperationContext): Promise<Response> {
+  const page = await management.events.search({ environment, ...searchQuery(new URL(request.url)) });
+  return ok('OK', { events: page.events.map(wireFoundEvent), next_token: page.nextCursor });
+}
+
 /** Extension: the issuer and JWKS URL a receiver verifies this environment's deliveries with (the dashboard's "How to verify"). */
 export async function getVerification({ management, environment }: OperationContext): Promise<Response> {
   const { issuer, jwksUrl } = management.verification.get({ environment });
@@ -107,7 +124,7 @@ export async function listDeliveries({ management, request, environment, params 
   // environment's): the page query then never walks another environment's log to find nothing.
   const webhook = await management.webhooks.get(params.webhook_id!, { environment });
   const page = await management.deliveries.list({ webhookId: webhook.id, environment, ...query });
-  return ok('OK', { deliveries: page.deliveries.map(wireDelivery), next_token: page.nextCursor });
+  return ok('OK', { deliveries: page.deliveries.map((d) => wireLogDelivery(d, page.events[d.eventId])), next_token: page.nextCursor });
 }
 
 /** Extension: the attempts of one delivery of this webhook, oldest first. */

@@ -156,6 +156,7 @@ export const ROUTES: readonly Route[] = Object.freeze([
     resource: 'webhook',
     run: rotateSecret,
   },
+  { method: 'GET', path: '/api/v1/events', operationId: 'SearchEvents', extension: true, run: m.searchEvents },
   { method: 'GET', path: '/api/v1/events/{event_id}', operationId: 'GetEvent', extension: false, resource: 'event', run: m.getEvent },
   { method: 'GET', path: '/api/v1/event_types', operationId: 'GetEventTypes', extension: false, run: m.listEventTypes },
   { method: 'GET', path: '/api/v1/verification', operationId: 'GetVerification', extension: true, run: m.getVerification },

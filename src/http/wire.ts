@@ -1,6 +1,14 @@
 import type { CatalogEntry } from '../catalog/catalog.js';
-import { type AttemptRecord, circuitOf, type DeliveryRecord, type EventRecord, type WebhookCircuit, type WebhookRecord } from '../model.js';
-import type { ActivityPoint, DeliveryMessage, WebhookActivity, WebhookOverview } from '../types.js';
+import {
+  type AttemptRecord,
+  circuitOf,
+  type DeliveryRecord,
+  type EventRecord,
+  type EventSummary,
+  type WebhookCircuit,
+  type WebhookRecord,
+} from '../model.js';
+import type { ActivityPoint, DeliveryMessage, EventSearchPage, WebhookActivity, WebhookOverview } from '../types.js';
 import { wireSigning } from './signing.js';
 
 /**
@@ -101,6 +109,25 @@ export function wireDelivery(d: DeliveryRecord) {
     last_attempt_on: isoOrNull(d.lastAttemptAt),
     last_status_code: d.lastResult !== null && /^\d{3}$/.test(d.lastResult) ? Number(d.lastResult) : null,
     last_error: d.lastError,
+  };
+}
+
+/** Extension: a row of the delivery log, with what its event is about and whether it is a test event. */
+export function wireLogDelivery(d: DeliveryRecord, about: EventSummary | undefined) {
+  return { ...wireDelivery(d), subject: about?.subject ?? null, test: about?.test ?? false };
+}
+
+/** Extension: an event found by its subject, with its deliveries to every webhook. */
+export function wireFoundEvent(e: EventSearchPage['events'][number]) {
+  return {
+    event_id: e.id,
+    type: e.type,
+    source: e.source,
+    subject: e.subject,
+    test: e.test,
+    timestamp: iso(e.eventTimestamp),
+    created_on: iso(e.createdAt),
+    deliveries: e.deliveries.map((d) => ({ webhook_id: d.webhookId, ...wireDelivery(d) })),
   };
 }
 

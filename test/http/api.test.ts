@@ -183,7 +183,7 @@ describe.each(['direct', 'http'] as const)('management routes (%s)', (mode) => {
       '/api/v1/nope',
       '/api/v2/webhooks',
       '/api/v1/webhooks/a/b',
-      '/api/v1/events',
+      '/api/v1/eventz',
       '/api/v1/webhooks/x/enable/y',
       '//api/v1/webhooks', // an empty segment names nothing (it was folded into a prefix of `/`)
       '/auth//api/v1/webhooks',
@@ -324,10 +324,19 @@ describe.each(['direct', 'http'] as const)('management routes (%s)', (mode) => {
           last_attempt_on: expect.stringMatching(ISO),
           last_status_code: 200,
           last_error: null,
+          // what the event is about (the sample user), and that it is a test event
+          subject: expect.stringMatching(/^kp_/),
+          test: true,
         },
       ],
       next_token: null,
     });
+    // what was sent about that user, across webhooks
+    const about = await api('GET', `/api/v1/events?subject=${log.json.deliveries[0].subject}`);
+    expect(about.json.events.map((e: { event_id: string; test: boolean }) => [e.event_id, e.test])).toEqual([[sent.json.event_id, true]]);
+    expect(about.json.events[0].deliveries.map((d: { id: string; webhook_id: string }) => [d.id, d.webhook_id])).toEqual([
+      [sent.json.delivery_id, id],
+    ]);
     const attempts = await api('GET', `${base}/deliveries/${sent.json.delivery_id}/attempts`);
     expect(attempts.json).toEqual({
       code: 'OK',
@@ -425,6 +434,7 @@ test('OpenAPI document: served publicly at /api/v1/openapi.json, servers follow 
     '/.well-known/jwks',
     '/.well-known/jwks.json',
     '/api/v1/event_types',
+    '/api/v1/events',
     '/api/v1/events/{event_id}',
     '/api/v1/openapi.json',
     '/api/v1/verification',

@@ -74,6 +74,8 @@ describe('a flaky endpoint (500, then 200)', () => {
         last_attempt_on: expect.stringMatching(ISO),
         last_status_code: 500,
         last_error: expect.stringContaining('500'),
+        subject: 'kp_0123456789abcdef',
+        test: false,
       });
       const tries = (await api('GET', `${base}/deliveries/${d.id}/attempts`)).json.attempts;
       expect(tries.map((a: { started_on: string }) => a.started_on).at(-1)).toBe(d.last_attempt_on);
@@ -530,5 +532,77 @@ describe('send waiting now (the endpoint was fixed)', () => {
     expect(refused.json.errors[0].code).toBe('WEBHOOK_DISABLED');
     expect((await api('POST', `${base}/send_waiting`, { body: { now: true } })).status).toBe(400);
     expect((await api('GET', '/api/v1/webhooks/webhook_0123456789abcdef0123456789abcdef/waiting')).status).toBe(404);
+  });
+});
+
+describe('what was sent about a user (GET /api/v1/events?subject=)', () => {
+  test("a user's events by id or email, across webhooks, with each delivery's outcome; pages; the log names subjects and test events", async () => {
+    const receiver = await startReceiver(() => 200);
+    cleanups.push(() => receiver.close());
+    const { hooks, clock, api, createWebhook } = await setup();
+    await hooks.start();
+    const crm = await createWebhook({ endpoint: `${receiver.url}/crm` });
+    const billing = await createWebhook({ endpoint: `${receiver.url}/billing` });
+    const other = await createWebhook({ endpoint: `${receiver.url}/other` }, 'env-b');
+    const ada = userData({ id: 'kp_ada', email: 'Ada.Lovelace@Example.com' });
+    const bob = userData({ id: 'kp_bob', email: 'bob@example.com' });
+    for (const data of [ada, bob, ada]) {
+      await hooks.emit({ type: 'user.created', source: 'api', data, environment: 'env-a' } as EmitInput);
+      await clock.advance(1);
+    }
+    await hooks.emit({ type: 'user.created', source: 'api', data: ada, environment: 'env-b' } as EmitInput);
+    const test = await api('POST', `/api/v1/webhooks/${crm}/test`, { body: {} });
+    expect(test.status).toBe(200);
+    await hooks.drain();
+
+    const byId = await api('GET', '/api/v1/events?subject=kp_ada');
+    expect(byId.status).toBe(200);
+    expect(byId.json.events).toHaveLength(2);
+    for (const e of byId.json.events) {
+      expect(e).toMatchObject({ type: 'user.created', subject: 'kp_ada', test: false, source: 'api' });
+      expect(e.created_on).toMatch(ISO);
+      expect(e.deliveries.map((d: { webhook_id: string }) => d.webhook_id).sort()).toEqual([crm, billing].sort());
+      for (const d of e.deliveries) expect(d).toMatchObject({ status: 'delivered', attempt_count: 1, last_status_code: 200 });
+    }
+    expect(byId.json.events[0].created_on > byId.json.events[1].created_on).toBe(true);
+    expect(byId.json.next_token).toBeNull();
+    // the same by email, in another case; another environment's webhook is never in it
+    const byEmail = await api('GET', `/api/v1/events?subject=${encodeURIComponent('ADA.LOVELACE@example.com')}`);
+    expect(byEmail.json.events.map((e: { event_id: string }) => e.event_id)).toEqual(
+      byId.json.events.map((e: { event_id: string }) => e.event_id),
+    );
+    expect(JSON.stringify(byEmail.json)).not.toContain(other);
+
+    // pages of one
+    const first = await api('GET', '/api/v1/events?subject=kp_ada&page_size=1');
+    expect(first.json.events).toHaveLength(1);
+    const second = await api('GET', `/api/v1/events?subject=kp_ada&page_size=1&next_token=${first.json.next_token}`);
+    expect(second.json.events[0].event_id).toBe(byId.json.events[1].event_id);
+    expect(second.json.next_token).toBeNull();
+
+    // the log: each row's subject, and the test event marked
+    const log = await api('GET', `/api/v1/webhooks/${crm}/deliveries`);
+    const rows = log.json.deliveries as Array<{ subject: string | null; test: boolean }>;
+    expect(rows).toHaveLength(4);
+    expect(rows.filter((r) => r.test)).toHaveLength(1);
+    expect(rows.filter((r) => !r.test).map((r) => r.subject)).toEqual(['kp_ada', 'kp_bob', 'kp_ada']);
+
+    // bad input: 400 naming the parameter
+    for (const [query, code] of [
+      ['', 'INVALID_SUBJECT'],
+      ['subject=', 'INVALID_SUBJECT'],
+      [`subject=${'x'.repeat(256)}`, 'INVALID_SUBJECT'],
+      ['subject=kp_ada&page_size=0', 'INVALID_PAGE_SIZE'],
+      ['subject=kp_ada&next_token=nope', 'INVALID_NEXT_TOKEN'],
+      ['subject=kp_ada&subject=kp_bob', 'INVALID_SUBJECT'],
+      ['subject=kp_ada&q=1', 'UNKNOWN_PARAMETER'],
+    ]) {
+      const res = await api('GET', `/api/v1/events?${query}`);
+      expect(res.status, query).toBe(400);
+      expect(res.json.errors[0].code, query).toBe(code);
+    }
+    // a log page token is not a search's
+    const logToken = (await api('GET', `/api/v1/webhooks/${crm}/deliveries?page_size=1`)).json.next_token;
+    expect((await api('GET', `/api/v1/events?subject=kp_ada&next_token=${logToken}`)).json.errors[0].code).toBe('INVALID_NEXT_TOKEN');
   });
 });

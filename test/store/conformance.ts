@@ -11,6 +11,7 @@ import { describeOrderingContract } from './conformance-ordering.js';
 import { describePaceContract } from './conformance-pace.js';
 import { describePacksContract } from './conformance-packs.js';
 import { describePoisonContract } from './conformance-poison.js';
+import { describeSearchContract } from './conformance-search.js';
 import { describeStatsContract } from './conformance-stats.js';
 import { describeTelemetryContract } from './conformance-telemetry.js';
 
@@ -334,6 +335,7 @@ export function describeStore(name: string, make: () => Promise<StoreUnderTest>)
     describePacksContract(ready, () => t.sibling());
     describePoisonContract(ready);
     describeDashboardContract(ready, () => t.sibling());
+    describeSearchContract(ready);
 
     describe('claims and leases', () => {
       beforeEach(ready);

@@ -225,8 +225,8 @@ describe('postgres: claims', () => {
     const emitScans = scansOf(emit);
     expect(emitScans.filter((x) => x.startsWith('Seq Scan'))).toEqual([]);
     expect(emitScans).toContain('Index Scan iw_webhooks iw_webhooks_env');
-    // Migration 21's, which the store calls: the same, with a subject (ordered delivery per subject).
-    const emit2 = await explainFunction(store, 'iw_emit_2', [
+    // Migration 25's, which the store calls: the same, with a subject (ordered delivery per subject) and an email.
+    const emit2 = await explainFunction(store, 'iw_emit_3', [
       "'event_y'",
       "'env_a'",
       "'user.created'",
@@ -238,6 +238,7 @@ describe('postgres: claims', () => {
       "array['msg_y']",
       'false',
       "'kp_1'",
+      "'ada@example.com'",
     ]);
     const emit2Scans = scansOf(emit2);
     expect(emit2Scans.filter((x) => x.startsWith('Seq Scan'))).toEqual([]);

@@ -305,6 +305,7 @@ export default {
     INVALID_RATE_LIMIT_PER_SECOND: 'Geben Sie ein Limit von 1 bis 1000 Anfragen pro Sekunde ein.',
     INVALID_ORDERING: 'Wählen Sie die Zustellreihenfolge: keine oder pro Subjekt.',
     INVALID_SEARCH: 'Suchen Sie nach einer Ereignis-ID (event_…) oder Zustellungs-ID (msg_…).',
+    INVALID_SUBJECT: 'Geben Sie eine Benutzer-ID, einen Organisationscode oder eine E-Mail-Adresse ein.',
     INVALID_RANGE: 'Wählen Sie einen Zeitraum: 24h, 7d oder 30d.',
     INVALID_FORMAT: 'Wählen Sie, wie Zustellungen signiert werden: JWT oder Standard Webhooks.',
     INVALID_AUTH:

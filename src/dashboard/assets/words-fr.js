@@ -307,6 +307,7 @@ export default {
     INVALID_RATE_LIMIT_PER_SECOND: 'Saisissez une limite de 1 à 1000 requêtes par seconde.',
     INVALID_ORDERING: 'Choisissez l’ordre de livraison : aucun, ou par sujet.',
     INVALID_SEARCH: 'Recherchez par identifiant d’événement (event_…) ou de livraison (msg_…).',
+    INVALID_SUBJECT: 'Saisissez un identifiant d’utilisateur, un code d’organisation ou une adresse e-mail.',
     INVALID_RANGE: 'Choisissez une période : 24h, 7d ou 30d.',
     INVALID_FORMAT: 'Choisissez la façon de signer les livraisons : JWT ou Standard Webhooks.',
     INVALID_AUTH: 'Vérifiez l’authentification du point de terminaison : chaque champ demandé, et un certificat avec sa propre clé privée.',

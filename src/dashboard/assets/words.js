@@ -57,6 +57,7 @@ export const ERROR_WORDS = Object.freeze({
   INVALID_SINCE: ['since', 'Enter a date and time.'],
   INVALID_UNTIL: ['until', 'Enter a date and time.'],
   INVALID_SEARCH: ['search', 'Enter an event id or a delivery id, as the log shows them.'],
+  INVALID_SUBJECT: ['subject', 'Enter a user id, an organization code or an email.'],
   INVALID_RANGE: [null, RELOAD],
   INVALID_EVENT_TYPE: ['event_type', 'That event is not offered any more. Reload the page and choose another one.'],
   INVALID_STATUS: [null, 'That status is not offered any more. Reload the page and choose another one.'],
