@@ -119,8 +119,8 @@ describe.runIf(run)('the dashboard in Chromium: colour scheme, a phone, a webhoo
         const { page, context, problems } = await openDashboard(browser, site, { env, width: 360, colorScheme, bypassCSP: true });
         await page.goto(`${site.url}#/webhooks/${id}`);
         const rows = page
-          .getByRole('list', { name: 'Deliveries' })
-          .getByRole('listitem')
+          .getByRole('region', { name: 'Deliveries' })
+          .locator('tbody.delivery')
           .filter({ has: page.getByRole('button', { name: 'Resend' }) });
         await rows.first().waitFor();
         const count = await rows.count();

@@ -81,7 +81,7 @@ describe.runIf(run)('the dashboard in Chromium: fixing a failing webhook', () =>
     expect(Date.parse(disables!)).toBe(webhook.failingSince! + 72 * 3600_000);
     await panel.getByText('3 deliveries waiting').waitFor();
     // Each waiting row: its next attempt, relative, the exact time on hover.
-    const next = page.getByRole('list', { name: 'Deliveries' }).locator('time[title]');
+    const next = page.getByRole('region', { name: 'Deliveries' }).locator('.next time[title]');
     await next.first().waitFor();
     expect(await next.count()).toBe(3);
     expect(await page.getByText(/next attempt in (59|60) minutes/).count()).toBe(3);
@@ -89,7 +89,7 @@ describe.runIf(run)('the dashboard in Chromium: fixing a failing webhook', () =>
     mkdirSync(SHOTS, { recursive: true });
     await page.screenshot({ path: `${SHOTS}fix-it.png` });
 
-    // The message view: a Standard Webhooks request, as sent.
+    // The message (in the side panel): a Standard Webhooks request, as sent.
     await page.getByRole('button', { name: 'View message' }).first().click();
     await page.getByText(/The JSON body your endpoint received/).waitFor();
     const headers = page.locator('table.headers');
@@ -101,7 +101,7 @@ describe.runIf(run)('the dashboard in Chromium: fixing a failing webhook', () =>
     await page.getByRole('button', { name: 'Copy the event id' }).click();
     await page.getByText('Copied to the clipboard.').waitFor();
     expect(await page.evaluate(() => navigator.clipboard.readText())).toMatch(/^event_/);
-    await page.goBack();
+    await page.getByRole('complementary').getByRole('button', { name: 'Close' }).click();
     await panel.waitFor();
 
     // Fixed: one click sends what waits, now rather than in an hour.
@@ -141,7 +141,7 @@ describe.runIf(run)('the dashboard in Chromium: fixing a failing webhook', () =>
     await page.goto(site.url);
     await page.getByRole('button', { name: 'Held' }).click();
     await page.getByRole('heading', { name: 'Held' }).waitFor();
-    await page.getByRole('list', { name: 'Deliveries' }).getByRole('listitem').first().waitFor();
+    await page.getByRole('region', { name: 'Deliveries' }).locator('tbody.delivery').first().waitFor();
     for (const name of ['Send test event', 'Resend', 'Recover failed since…']) {
       expect(await page.getByRole('button', { name, exact: true }).count(), name).toBe(0);
     }

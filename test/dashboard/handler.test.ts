@@ -171,7 +171,7 @@ describe('assets', () => {
     expect((await call('/assets/dashboard.js')).status).toBe(200);
   });
 
-  test('the assets stay under 150 KB uncompressed: every module, and what one reader of the page loads', async () => {
+  test('the assets stay small: what one reader of the page loads under 150 KB uncompressed, every module under 180 KB', async () => {
     const { call } = await setup();
     const size = new Map<string, number>();
     const fetched = async (name: string) => {
@@ -203,8 +203,9 @@ describe('assets', () => {
     );
     expect(new Set(perReader.map((r) => r.bundle)).size).toBe(3);
     for (const { locale, bytes } of perReader) expect(bytes, locale).toBeLessThan(150 * 1024);
-    // Every module and table, as served (without comments and indentation).
-    expect(sum(modules), 'all modules').toBeLessThan(150 * 1024);
+    // Every module and every locale's table, as served (without comments and indentation): what
+    // a host that embeds the element may fetch, one module at a time, if a reader visits every view.
+    expect(sum(modules), 'all modules').toBeLessThan(180 * 1024);
   });
 });
 

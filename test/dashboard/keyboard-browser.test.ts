@@ -61,8 +61,8 @@ describe.runIf(run)('the dashboard in Chromium: a webhook with the keyboard alon
     await page.goto(`${site.url}#/webhooks/${hook.id}`);
     await page.getByRole('heading', { name: 'Billing', level: 2 }).waitFor();
     const rows = page
-      .getByRole('list', { name: 'Deliveries' })
-      .getByRole('listitem')
+      .getByRole('region', { name: 'Deliveries' })
+      .locator('tbody.delivery')
       .filter({ has: page.getByRole('button', { name: 'Resend' }) });
     await rows.nth(1).waitFor();
 

@@ -49,8 +49,16 @@ const ENGLISH: Record<string, string> = {
  * test below checks this list is exactly the keys whose translation equals the English.
  */
 const SAME: Record<string, string[]> = {
-  fr: ['ui.shell.title', 'ui.form.description', 'ui.auth.audience', 'ui.resource.invitation'],
-  de: ['ui.shell.title', 'ui.form.name', 'ui.log.status', 'ui.common.optional'],
+  fr: [
+    'ui.shell.title',
+    'ui.form.description',
+    'ui.auth.audience',
+    'ui.resource.invitation',
+    'ui.log.colActions',
+    'ui.subject.webhook',
+    'ui.log.test',
+  ],
+  de: ['ui.shell.title', 'ui.form.name', 'ui.log.status', 'ui.common.optional', 'ui.log.colStatus', 'ui.subject.webhook', 'ui.log.test'],
 };
 
 function prefixed(part: string, table: Record<string, string>) {

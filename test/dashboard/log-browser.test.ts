@@ -1,10 +1,11 @@
+import { mkdirSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { EventType } from '../../src/index.js';
 import { until } from '../helpers/cleanup.js';
 import { userData } from '../helpers/fixtures.js';
 import { startReceiver } from '../helpers/http.js';
-import { axeViolations, chromiumAvailable, launch, openDashboard } from './browser.js';
+import { axeViolations, chromiumAvailable, launch, openDashboard, SHOTS } from './browser.js';
 import { type Site, startSite } from './site.js';
 
 /**
@@ -53,8 +54,8 @@ describe.runIf(run)('the dashboard in Chromium: the delivery log', () => {
   const received = (path: string) => receiver.requests.filter((r) => r.path === path);
   const rows = (page: Page) =>
     page
-      .getByRole('list', { name: 'Deliveries' })
-      .getByRole('listitem')
+      .getByRole('region', { name: 'Deliveries' })
+      .locator('tbody.delivery')
       .filter({ has: page.getByRole('button', { name: 'Resend' }) });
 
   test('statuses, paging, the status filter, attempts, and Resend with the same webhook-id', async () => {
@@ -84,7 +85,27 @@ describe.runIf(run)('the dashboard in Chromium: the delivery log', () => {
     await page.getByRole('button', { name: 'Next page' }).click();
     await until('page 2', async () => (await rows(page).count()) === 1);
     const row = rows(page).first();
-    expect(await row.textContent()).toMatch(/user\.created.*Failed.*2 attempts, last: HTTP 500/);
+    // One dense row: event, subject, status, attempts, last response, time, then the actions.
+    expect((await row.locator('tr').first().locator('td').allTextContents()).slice(0, 5)).toEqual([
+      'user.created',
+      'kp_0123456789abcdef',
+      'Failed',
+      '2',
+      'HTTP 500',
+    ]);
+    // Its message in the side panel, the log still there; Escape closes it and focus goes back.
+    const view = row.getByRole('button', { name: 'View message' });
+    await view.click();
+    const side = page.getByRole('complementary', { name: 'user.created' });
+    await side.locator('pre.payload').waitFor();
+    expect(await side.getByRole('heading', { name: 'Attempts' }).isVisible()).toBe(true);
+    expect(await side.locator('.attempt').count()).toBe(2);
+    expect(await rows(page).count()).toBe(1);
+    await page.keyboard.press('Escape');
+    await until('the side panel closed', async () => !(await side.isVisible()));
+    expect(await view.evaluate((b) => b.getRootNode() instanceof ShadowRoot && (b.getRootNode() as ShadowRoot).activeElement === b)).toBe(
+      true,
+    );
     await page.getByRole('button', { name: 'Previous page' }).click();
     await until('page 1 again', async () => (await rows(page).count()) === 20);
 
@@ -111,6 +132,55 @@ describe.runIf(run)('the dashboard in Chromium: the delivery log', () => {
     await rows(page).first().getByRole('button', { name: 'Resend' }).click();
     expect(await rows(page).first().getByRole('alert').textContent()).toBe('This webhook is disabled. Enable it first, then try again.');
     expect(problems([409])).toEqual([]);
+    await context.close();
+  });
+
+  test('what was sent about a user, across webhooks: from the list by id or email, each webhook’s outcome, then the message', async () => {
+    const crm = await webhook('env-about', '/about-crm');
+    const billing = await webhook('env-about', '/about-billing');
+    down.add('/about-billing');
+    const ada = userData({ id: 'kp_about_ada', email: 'Ada.About@Example.com' });
+    await site.hooks.emit({ environment: 'env-about', type: 'user.created', source: 'api', data: ada });
+    await site.hooks.emit({ environment: 'env-about', type: 'user.created', source: 'api', data: userData({ id: 'kp_about_bob' }) });
+    await settled('env-about', crm.id, 2);
+    await settled('env-about', billing.id, 2);
+    down.delete('/about-billing');
+
+    const { page, context, problems } = await openDashboard(browser, site, { env: 'env-about', bypassCSP: true });
+    await page.goto(site.url);
+    await page.getByRole('searchbox', { name: 'What was sent about' }).fill('ada.about@example.COM');
+    await page.getByRole('button', { name: 'Find' }).click();
+    await page.getByRole('heading', { name: 'Sent about ada.about@example.COM' }).waitFor();
+    expect(new URL(page.url()).hash).toBe(`#/about/${encodeURIComponent('ada.about@example.COM')}`);
+    const events = page.getByRole('list', { name: 'Events, newest first' }).locator('li.found-event');
+    expect(await events.count()).toBe(1); // Ada's event only, not Bob's
+    const rowsOf = events.first().locator('tbody tr');
+    expect(await rowsOf.count()).toBe(2);
+    const cells = (
+      await rowsOf.evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].slice(0, 4).map((td) => td.textContent)))
+    ).sort();
+    expect(cells).toEqual([
+      ['Hook /about-billing', 'Failed', '2', 'HTTP 500'],
+      ['Hook /about-crm', 'Delivered', '1', 'HTTP 200'],
+    ]);
+    expect(await axeViolations(page)).toEqual([]);
+    mkdirSync(SHOTS, { recursive: true });
+    await page.screenshot({ path: `${SHOTS}sent-about.png` });
+    // By id too, from this view's own field; then a delivery's message.
+    await page.getByRole('searchbox', { name: 'What was sent about' }).fill('kp_about_ada');
+    await page.getByRole('button', { name: 'Find' }).click();
+    await page.getByRole('heading', { name: 'Sent about kp_about_ada' }).waitFor();
+    await events
+      .first()
+      .getByRole('row', { name: /about-billing/ })
+      .getByRole('button', { name: 'View message' })
+      .click();
+    await page.locator('pre.payload').waitFor();
+    expect(await page.locator('pre.payload').textContent()).toContain('kp_about_ada');
+    // Nothing about someone else: said so.
+    await page.goto(`${site.url}#/about/kp_nobody`);
+    await page.getByText('Nothing was sent about kp_nobody.', { exact: false }).waitFor();
+    expect(problems()).toEqual([]);
     await context.close();
   });
 
@@ -164,6 +234,9 @@ describe.runIf(run)('the dashboard in Chromium: the delivery log', () => {
     await until('the second test event', () => received('/test').length === 2);
     expect((await site.engine.verify(received('/test')[1]!.body)).payload.type).toBe('user.deleted');
     await until('both in the log', async () => (await rows(page).count()) === 2);
+    // Both marked as test events in the log (a real one would not be).
+    await until('marked as tests', async () => (await page.locator('tbody.delivery .badge-test').count()) === 2);
+    expect(await page.locator('tbody.delivery .badge-test').allTextContents()).toEqual(['Test', 'Test']);
     expect(problems()).toEqual([]);
     await context.close();
   });
@@ -183,6 +256,14 @@ describe.runIf(run)('the dashboard in Chromium: the delivery log', () => {
         .waitFor();
       await page.getByRole('button', { name: 'Recover failed since…' }).click();
       for (const v of await axeViolations(page)) found.push(`${colorScheme}: ${v}`);
+      // and with a message open in the side panel
+      await rows(page).first().getByRole('button', { name: 'View message' }).click();
+      await page.locator('.message-side pre.payload').waitFor();
+      for (const v of await axeViolations(page)) found.push(`${colorScheme}, side panel: ${v}`);
+      if (colorScheme === 'light') {
+        mkdirSync(SHOTS, { recursive: true });
+        await page.screenshot({ path: `${SHOTS}log-side-panel.png` });
+      }
       await context.close();
     }
     expect(found).toEqual([]);

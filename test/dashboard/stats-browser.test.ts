@@ -110,8 +110,8 @@ describe.runIf(run)('the dashboard in Chromium: stats, log filters, the message'
     const { page, problems } = await openDashboard(browser, site);
     await page.goto(`${site.url}#/webhooks/${hookId}`);
     const rows = page
-      .getByRole('list', { name: 'Deliveries' })
-      .getByRole('listitem')
+      .getByRole('region', { name: 'Deliveries' })
+      .locator('tbody.delivery')
       .filter({ has: page.getByRole('button', { name: 'Resend' }) });
     await page.getByRole('heading', { name: 'Delivery log' }).waitFor();
     await expect.poll(() => rows.count(), { timeout: 10_000 }).toBe(4);
@@ -139,8 +139,8 @@ describe.runIf(run)('the dashboard in Chromium: stats, log filters, the message'
     const linked = await openDashboard(browser, site);
     await linked.page.goto(`${site.url}#/webhooks/${hookId}?status=delivered&type=user.created`);
     const linkedRows = linked.page
-      .getByRole('list', { name: 'Deliveries' })
-      .getByRole('listitem')
+      .getByRole('region', { name: 'Deliveries' })
+      .locator('tbody.delivery')
       .filter({ has: linked.page.getByRole('button', { name: 'Resend' }) });
     await expect.poll(() => linkedRows.count(), { timeout: 15_000 }).toBe(2);
     expect(await linked.page.getByLabel('Status').inputValue()).toBe('delivered');
@@ -185,6 +185,11 @@ describe.runIf(run)('the dashboard in Chromium: stats, log filters, the message'
       await tabTo(page, 'Back to the webhook');
       await page.keyboard.press('Enter');
       await tabTo(page, 'View message', 80);
+      await page.keyboard.press('Enter');
+      // In the side panel, focus on its heading; from there, the message's own page.
+      await page.locator('.message-side pre.payload').waitFor();
+      expect(await horizontalOverflow(page)).toBe(0);
+      await tabTo(page, 'Open as a page', 10);
       await page.keyboard.press('Enter');
       await expect.poll(() => new URL(page.url()).hash).toMatch(/\/deliveries\/msg_/);
       expect(problems()).toEqual([]);

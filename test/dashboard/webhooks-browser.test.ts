@@ -352,6 +352,26 @@ describe.runIf(run)('the dashboard in Chromium: webhooks', () => {
         await page.evaluate(() => document.getElementById('planted')!.remove());
       }
       await check('list');
+      if (width === 360) {
+        // The endpoint wraps between its parts, never inside one: each part (a text between two
+        // break opportunities) sits on one line, and the URL does take several lines here.
+        const lines = await page.evaluate(() => {
+          const endpoint = document.querySelector('webhooks-dashboard')!.shadowRoot!.querySelector('.endpoint')!;
+          const parts = [...endpoint.childNodes].filter((n) => n.nodeType === Node.TEXT_NODE && n.textContent !== '');
+          const tops = new Set<number>();
+          let split = 0;
+          for (const part of parts) {
+            const range = document.createRange();
+            range.selectNodeContents(part);
+            const rects = [...range.getClientRects()].filter((r) => r.width > 0);
+            if (new Set(rects.map((r) => Math.round(r.top))).size > 1) split++;
+            for (const r of rects) tops.add(Math.round(r.top));
+          }
+          return { split, lines: tops.size };
+        });
+        expect(lines.split).toBe(0);
+        expect(lines.lines).toBeGreaterThan(1);
+      }
       await page.getByRole('button', { name: 'Add webhook' }).click();
       await page.getByRole('button', { name: 'Add event' }).click();
       await page.getByRole('dialog').waitFor();

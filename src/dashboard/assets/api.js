@@ -9,15 +9,16 @@
  */
 
 /**
- * @import { WireWebhook, wireActivity, wireAttempt, wireDelivery, wireEventType, wireMessage, wireOverview } from '../../http/wire.js'
+ * @import { WireWebhook, wireActivity, wireAttempt, wireEventType, wireFoundEvent, wireLogDelivery, wireMessage, wireOverview } from '../../http/wire.js'
  *
  * @typedef {WireWebhook} Webhook
- * @typedef {ReturnType<typeof wireDelivery>} Delivery
+ * @typedef {ReturnType<typeof wireLogDelivery>} Delivery
  * @typedef {ReturnType<typeof wireAttempt>} Attempt
  * @typedef {ReturnType<typeof wireEventType>} EventType
  * @typedef {ReturnType<typeof wireActivity>} Activity
  * @typedef {ReturnType<typeof wireOverview>} Overview
  * @typedef {ReturnType<typeof wireMessage>} Message
+ * @typedef {ReturnType<typeof wireFoundEvent>} FoundEvent
  * @typedef {object} LogFilter The delivery log's filters, as the API takes them.
  * @property {string} [status]
  * @property {string} [eventType]
@@ -45,7 +46,7 @@
  * @property {Record<string, unknown> | null} [auth] Endpoint auth (issue 37); a masked secret keeps the stored one.
  * @property {string} [ordering] Ordered delivery per subject (issue 40): `none` or `per-subject`.
  *
- * @typedef {{ name: 'list' } | { name: 'new' } | { name: 'webhook', id: string, query?: string } | { name: 'message', id: string, deliveryId: string } | { name: 'catalog' }} Route
+ * @typedef {{ name: 'list' } | { name: 'new' } | { name: 'webhook', id: string, query?: string } | { name: 'message', id: string, deliveryId: string } | { name: 'catalog' } | { name: 'subject', subject: string }} Route
  *
  * @typedef {object} ViewContext What a view may do: call the API, go elsewhere, say something,
  *   open dialogs in the element's shadow root.
@@ -187,6 +188,16 @@ export function createClient(element) {
     overview: (webhookId, range) => call('GET', `/webhooks/${id(webhookId)}/stats?range=${id(range)}`).then((r) => r.overview),
     /** @param {string} webhookId @param {string} deliveryId @returns {Promise<Message>} */
     message: (webhookId, deliveryId) => call('GET', `/webhooks/${id(webhookId)}/deliveries/${id(deliveryId)}`),
+    /**
+     * What was sent about a user or an organization (a subject or an email), across webhooks.
+     * @param {string} subject @param {string | null} [nextToken]
+     * @returns {Promise<{ events?: FoundEvent[], next_token?: string | null }>}
+     */
+    eventsAbout: (subject, nextToken) => {
+      const query = new URLSearchParams({ subject });
+      if (nextToken) query.set('next_token', nextToken);
+      return call('GET', `/events?${query}`);
+    },
     /** @param {string} webhookId @param {string} deliveryId @returns {Promise<Attempt[]>} */
     attempts: (webhookId, deliveryId) =>
       call('GET', `/webhooks/${id(webhookId)}/deliveries/${id(deliveryId)}/attempts`).then((r) => r.attempts ?? []),

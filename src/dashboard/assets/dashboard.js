@@ -29,6 +29,7 @@ const detailView = () => import('./detail-view.js');
 const newView = () => import('./new-view.js');
 const catalogView = () => import('./catalog-view.js');
 const messageView = () => import('./message-view.js');
+const subjectView = () => import('./subject-view.js');
 
 /**
  * How a view gets focus once shown: false (first load: the page keeps its own focus), 'heading'
@@ -184,6 +185,7 @@ class WebhooksDashboard extends HTMLElement {
       else if (route.name === 'message') view = await (await messageView()).renderMessage(context, route.id, route.deliveryId);
       else if (route.name === 'new') view = await (await newView()).renderNew(context);
       else if (route.name === 'catalog') view = await (await catalogView()).renderCatalog(context);
+      else if (route.name === 'subject') view = await (await subjectView()).renderSubject(context, route.subject);
       else view = await renderList(context);
     } catch (error) {
       view = errorView(context, error);
@@ -242,6 +244,8 @@ function routeFromHash() {
   const match = /^#\/webhooks\/([^/?]+)(?:\?(.*))?$/.exec(location.hash);
   if (match?.[1] !== undefined) return { name: 'webhook', id: decodeURIComponent(match[1]), query: match[2] ?? '' };
   if (location.hash === '#/catalog') return { name: 'catalog' };
+  const about = /^#\/about\/(.+)$/.exec(location.hash);
+  if (about?.[1]) return { name: 'subject', subject: decodeURIComponent(about[1]) };
   return location.hash === '#/new' ? { name: 'new' } : { name: 'list' };
 }
 
@@ -250,6 +254,7 @@ function hashFromRoute(route) {
   if (route.name === 'webhook') return `#/webhooks/${encodeURIComponent(route.id)}${route.query ? `?${route.query}` : ''}`;
   if (route.name === 'message') return `#/webhooks/${encodeURIComponent(route.id)}/deliveries/${encodeURIComponent(route.deliveryId)}`;
   if (route.name === 'catalog') return '#/catalog';
+  if (route.name === 'subject') return `#/about/${encodeURIComponent(route.subject)}`;
   return route.name === 'new' ? '#/new' : '#/';
 }
 
@@ -258,5 +263,5 @@ if (!customElements.get('webhooks-dashboard')) customElements.define('webhooks-d
 
 /** Which view a route shows (its log filters aside): a notice belongs to one. @param {Route} route */
 function viewKey(route) {
-  return `${route.name}:${'id' in route ? route.id : ''}:${'deliveryId' in route ? route.deliveryId : ''}`;
+  return `${route.name}:${'id' in route ? route.id : 'subject' in route ? route.subject : ''}:${'deliveryId' in route ? route.deliveryId : ''}`;
 }

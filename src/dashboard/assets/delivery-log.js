@@ -1,14 +1,17 @@
 /**
- * A webhook's delivery log: newest first, 20 a page, filtered by status, event type, period
- * (presets or a custom range) and an event or delivery id, the filters kept in the address (so a
- * filtered log can be linked); a delivery expands to its attempts or opens as its message; Resend
- * queues one new attempt with the same webhook-id; Recover failed since… queues the failed
- * deliveries of events since a time again.
+ * A webhook's delivery log: newest first, 20 a page, one dense row per delivery (event type, a
+ * test event marked, subject, status, attempts, last response, time, and its actions), filtered
+ * by status, event type, period (presets or a custom range) and an event or delivery id, the
+ * filters kept in the address (so a filtered log can be linked); a delivery expands to its
+ * attempts, or opens its message in a side panel beside the log; Resend queues one new attempt
+ * with the same webhook-id; Recover failed since… queues the failed deliveries of events since a
+ * time again.
  */
-/** @import { Attempt, Delivery, LogFilter, ViewContext, Webhook } from './api.js' */
-import { excerpt, h, relative, replace, time, uid } from './dom.js';
+/** @import { Delivery, LogFilter, ViewContext, Webhook } from './api.js' */
+import { h, relative, replace, uid } from './dom.js';
+import { attemptItem, messageSections } from './message-view.js';
 import { recoverForm } from './recover.js';
-import { DELIVERY_STATUS, explain, formatMs, plural, t, tParts } from './words.js';
+import { DELIVERY_STATUS, explain, formatNumber, t, tParts } from './words.js';
 
 const PAGE_SIZE = 20;
 
@@ -97,6 +100,7 @@ export function deliveryLog(context, webhook, query = '') {
     return period.value === 'custom' && !sinceInput.value && !untilInput.value;
   }
   const list = h('div', { class: 'log-list', 'aria-live': 'polite', 'aria-busy': 'true' });
+  const side = sidePanel(context, webhookId);
   const previous = h('button', { type: 'button', onclick: () => go(page - 1, 'previous') }, t('log.previous'));
   const next = h('button', { type: 'button', onclick: () => go(page + 1, 'next') }, t('log.next'));
   const pager = h('nav', { class: 'pager', 'aria-label': t('log.pages') }, previous, next);
@@ -126,6 +130,7 @@ export function deliveryLog(context, webhook, query = '') {
     enabled ? recoverForm(context, webhookId, () => load()) : null,
     list,
     pager,
+    side.element,
   );
   void load();
   return { element, refresh: () => void load() };
@@ -201,9 +206,25 @@ export function deliveryLog(context, webhook, query = '') {
       deliveries.length === 0
         ? h('p', { class: 'hint' }, emptyWords(filters().kept))
         : h(
-            'ul',
-            { class: 'deliveries', 'aria-label': t('log.deliveries') },
-            deliveries.map((d) => row(d)),
+            'div',
+            { class: 'table-scroll', tabindex: 0, role: 'region', 'aria-label': t('log.deliveries') },
+            h(
+              'table',
+              { class: 'deliveries' },
+              h(
+                'thead',
+                {},
+                h(
+                  'tr',
+                  {},
+                  ['log.colEvent', 'log.colSubject', 'log.colStatus', 'log.colAttempts', 'log.colLast', 'log.colTime'].map((key) =>
+                    h('th', { scope: 'col' }, t(/** @type {import('./words.js').UiKey} */ (key))),
+                  ),
+                  h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, t('log.colActions'))),
+                ),
+              ),
+              deliveries.map((d) => row(d)),
+            ),
           ),
     );
     list.removeAttribute('aria-busy');
@@ -225,10 +246,17 @@ export function deliveryLog(context, webhook, query = '') {
     }
   }
 
-  /** @param {Delivery} delivery */
+  /**
+   * One delivery: a row of what happened and its actions, and under it a row (hidden until used)
+   * for its attempts and what an action says.
+   *
+   * @param {Delivery} delivery
+   */
   function row(delivery) {
     const panelId = uid('attempts');
     const panel = h('div', { class: 'attempts', id: panelId, hidden: true });
+    const slot = h('div', { class: 'slot' });
+    const detail = h('tr', { class: 'delivery-detail', hidden: true }, h('td', { colspan: 7 }, slot, panel));
     const expand = h(
       'button',
       {
@@ -236,59 +264,66 @@ export function deliveryLog(context, webhook, query = '') {
         class: 'expand',
         'aria-expanded': 'false',
         'aria-controls': panelId,
-        onclick: () => toggle(expand, panel, delivery),
+        onclick: () => toggle(expand, panel, detail, delivery),
       },
       t('log.attempts'),
     );
-    const slot = h('div', { class: 'slot' });
     const resend = enabled
       ? h(
           'button',
-          { type: 'button', 'data-delivery': delivery.id, 'data-write': '', onclick: () => doResend(delivery, slot) },
+          { type: 'button', 'data-delivery': delivery.id, 'data-write': '', onclick: () => doResend(delivery, slot, detail) },
           t('log.resend'),
         )
       : null;
-    const view = h(
-      'button',
-      { type: 'button', onclick: () => context.navigate({ name: 'message', id: webhookId, deliveryId: delivery.id }) },
-      t('log.view'),
-    );
+    const view = h('button', { type: 'button', onclick: () => side.open(delivery, view) }, t('log.view'));
     const last = delivery.last_status_code ? `HTTP ${delivery.last_status_code}` : delivery.last_error;
     return h(
-      'li',
+      'tbody',
       { class: 'delivery' },
       h(
-        'div',
-        { class: 'delivery-main' },
-        h('span', { class: 'code' }, delivery.event_type),
-        time(delivery.created_on),
-        h('span', { class: `badge badge-${delivery.status}` }, DELIVERY_STATUS[delivery.status] ?? delivery.status),
+        'tr',
+        {},
         h(
-          'span',
-          { class: 'hint' },
-          plural(delivery.attempt_count, 'count.attempts'),
-          last ? `, ${t('log.last', { last })}` : '',
+          'td',
+          {},
+          h('span', { class: 'code' }, delivery.event_type),
+          // A test event (Send test event) is marked: it is not something a user did.
+          delivery.test ? [' ', h('span', { class: 'badge badge-test' }, t('log.test'))] : null,
+        ),
+        h(
+          'td',
+          { class: 'subject' },
+          delivery.subject ? h('span', { class: 'code' }, delivery.subject) : h('span', { class: 'hint' }, '–'),
+        ),
+        h(
+          'td',
+          {},
+          h('span', { class: `badge badge-${delivery.status}` }, DELIVERY_STATUS[delivery.status] ?? delivery.status),
           // When it is tried next: relative, the exact time on hover.
           delivery.status === 'pending' && delivery.next_attempt_on
-            ? [', ', ...tParts('log.nextAttempt', { when: relative(delivery.next_attempt_on) ?? '' })]
+            ? h('span', { class: 'hint next' }, ...tParts('log.nextAttempt', { when: relative(delivery.next_attempt_on) ?? '' }))
             : null,
         ),
+        h('td', { class: 'number' }, formatNumber(delivery.attempt_count)),
+        h('td', { class: 'last', title: last && last.length > 40 ? last : null }, last ?? h('span', { class: 'hint' }, '–')),
+        h('td', { class: 'when' }, relative(delivery.created_on)),
+        h('td', {}, h('div', { class: 'delivery-actions' }, expand, resend, view)),
       ),
-      h('div', { class: 'delivery-actions' }, expand, resend, view),
-      slot,
-      panel,
+      detail,
     );
   }
 
   /**
    * @param {HTMLButtonElement} button
    * @param {HTMLElement} panel
+   * @param {HTMLElement} detail The row that holds it.
    * @param {Delivery} delivery
    */
-  async function toggle(button, panel, delivery) {
+  async function toggle(button, panel, detail, delivery) {
     const open = button.getAttribute('aria-expanded') !== 'true';
     button.setAttribute('aria-expanded', String(open));
     panel.hidden = !open;
+    detail.hidden = !open && !detail.querySelector('.slot')?.hasChildNodes();
     if (!open) return;
     replace(panel, h('p', { class: 'hint' }, t('log.loadingAttempts')));
     try {
@@ -311,8 +346,9 @@ export function deliveryLog(context, webhook, query = '') {
   /**
    * @param {Delivery} delivery
    * @param {HTMLElement} slot
+   * @param {HTMLElement} detail The row that holds it.
    */
-  async function doResend(delivery, slot) {
+  async function doResend(delivery, slot, detail) {
     slot.replaceChildren();
     try {
       await context.api.resend(webhookId, delivery.id);
@@ -323,33 +359,88 @@ export function deliveryLog(context, webhook, query = '') {
       await load({ resent: delivery.id, index: Math.max(0, index) });
     } catch (error) {
       slot.append(h('p', { class: 'error', role: 'alert' }, explain(error).text));
+      detail.hidden = false;
     }
   }
 }
 
 /**
- * One attempt: when, its outcome, how long it took, and the response's excerpt (the log's
- * attempts and the message view's, which also shows the error beside an HTTP status).
+ * The side panel: one delivery's message (as its receiver got it) beside the log, over the page's
+ * right edge, so the log stays where it was. Opening moves focus to its heading; Close or Escape
+ * closes it and gives focus back to the button that opened it. "Open as a page" goes to the
+ * message's own view, whose address can be shared.
  *
- * @param {Attempt} attempt
- * @param {boolean} [withError]
+ * @param {ViewContext} context
+ * @param {string} webhookId
  */
-export function attemptItem(attempt, withError = false) {
-  const outcome = attempt.status_code
-    ? `HTTP ${attempt.status_code}`
-    : `${attempt.error_kind ?? t('attempt.error')}: ${attempt.error ?? ''}`;
-  return h(
-    'li',
-    { class: 'attempt' },
+function sidePanel(context, webhookId) {
+  const headingId = uid('message-side');
+  const heading = h('h3', { id: headingId, tabindex: -1 });
+  const body = h('div', { class: 'message-side-body', 'aria-live': 'polite' });
+  /** @type {HTMLElement | null} */
+  let opener = null;
+  let opened = 0;
+  const close = () => {
+    element.hidden = true;
+    body.replaceChildren();
+    opener?.focus();
+  };
+  /** @type {Delivery | null} */
+  let shown = null;
+  const element = h(
+    'aside',
+    {
+      class: 'message-side',
+      hidden: true,
+      'aria-labelledby': headingId,
+      onkeydown: (/** @type {KeyboardEvent} */ e) => {
+        if (e.key === 'Escape') {
+          e.stopPropagation();
+          close();
+        }
+      },
+    },
     h(
-      'p',
-      {},
-      time(attempt.started_on),
-      ' · ',
-      h('span', { class: attempt.success ? 'ok' : 'bad' }, t(attempt.success ? 'attempt.ok' : 'attempt.failed')),
-      ` · ${outcome} · ${formatMs(attempt.duration_ms)}`,
+      'div',
+      { class: 'bar' },
+      heading,
+      h(
+        'div',
+        { class: 'actions' },
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'link',
+            onclick: () => shown && context.navigate({ name: 'message', id: webhookId, deliveryId: shown.id }),
+          },
+          t('log.openPage'),
+        ),
+        h('button', { type: 'button', onclick: close }, t('log.close')),
+      ),
     ),
-    withError && attempt.error && attempt.status_code ? h('p', { class: 'hint' }, attempt.error) : null,
-    attempt.response_excerpt ? excerpt(attempt.response_excerpt) : null,
+    body,
   );
+  return {
+    element,
+    /**
+     * @param {Delivery} delivery
+     * @param {HTMLElement} from
+     */
+    async open(delivery, from) {
+      const mine = ++opened;
+      opener = from;
+      shown = delivery;
+      heading.textContent = delivery.event_type;
+      replace(body, h('p', { class: 'hint' }, t('shell.loading')));
+      element.hidden = false;
+      heading.focus();
+      try {
+        const message = await context.api.message(webhookId, delivery.id);
+        if (mine === opened) replace(body, ...messageSections(context, message, 'h4'));
+      } catch (error) {
+        if (mine === opened) replace(body, h('p', { class: 'error', role: 'alert' }, explain(error).text));
+      }
+    },
+  };
 }

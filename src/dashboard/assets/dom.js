@@ -69,6 +69,17 @@ let nextId = 0;
 /** A unique id inside the shadow root, for label/aria wiring. @param {string} stem */
 export const uid = (stem) => `${stem}-${++nextId}`;
 
+/**
+ * A URL as text that wraps between its parts, never inside a word: a break opportunity (`<wbr>`)
+ * after each `/`, `.`, `?`, `&`, `=`, `-` and `_` (with `overflow-wrap: break-word`, a part longer
+ * than the line still breaks rather than overflows).
+ *
+ * @param {string} url
+ */
+export function urlText(url) {
+  return url.split(/(?<=[/.?&=_-])/).flatMap((part, i) => (i === 0 ? [part] : [h('wbr'), part]));
+}
+
 /** @type {Intl.DateTimeFormat | undefined} */
 let dateTimeFormat;
 let dateTimeLocale = '';

@@ -5,7 +5,8 @@
  */
 /** @import { Activity, ViewContext, Webhook } from './api.js' */
 import { sparkline } from './chart.js';
-import { formatRelative, formatTime, h, uid } from './dom.js';
+import { formatRelative, formatTime, h, uid, urlText } from './dom.js';
+import { subjectSearch } from './subject-view.js';
 import { formatNumber, formatPercent, t, webhookStatus } from './words.js';
 
 /** How many event codes a card lists before "and N more". */
@@ -74,6 +75,8 @@ export async function renderList(context) {
     h('div', { class: 'field inline list-search' }, h('label', { for: searchId }, t('list.search')), search),
     none,
     list,
+    // Across the webhooks: what was sent about a user or an organization.
+    subjectSearch(context),
   );
 }
 
@@ -98,7 +101,7 @@ function card(context, webhook, activity) {
     ),
     h('p', { class: `status status-${status.kind}`, title: since && status.kind !== 'enabled' ? formatTime(since) : null }, status.text),
     activity ? activityLine(activity) : null,
-    h('p', { class: 'endpoint' }, h('span', { class: 'label' }, `${t('webhook.endpoint')} `), webhook.endpoint),
+    h('p', { class: 'endpoint' }, h('span', { class: 'label' }, `${t('webhook.endpoint')} `), ...urlText(webhook.endpoint)),
     h(
       'p',
       { class: 'events' },

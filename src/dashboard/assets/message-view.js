@@ -3,10 +3,9 @@
  * copy button), the request headers we sent (credential values masked by the server), and every
  * attempt: time, duration, status or error, response excerpt.
  */
-/** @import { ViewContext } from './api.js' */
-import { attemptItem } from './delivery-log.js';
-import { copyButton, h, time, uid } from './dom.js';
-import { DELIVERY_STATUS, plural, t, tParts } from './words.js';
+/** @import { Attempt, Message, ViewContext } from './api.js' */
+import { copyButton, excerpt, h, time, uid } from './dom.js';
+import { DELIVERY_STATUS, formatMs, plural, t, tParts } from './words.js';
 
 /**
  * @param {ViewContext} context
@@ -15,6 +14,28 @@ import { DELIVERY_STATUS, plural, t, tParts } from './words.js';
  */
 export async function renderMessage(context, webhookId, deliveryId) {
   const message = await context.api.message(webhookId, deliveryId);
+  return h(
+    'section',
+    { class: 'view message' },
+    h(
+      'button',
+      { type: 'button', class: 'link back', onclick: () => context.navigate({ name: 'webhook', id: webhookId }) },
+      t('message.back'),
+    ),
+    h('div', { class: 'bar' }, h('h2', { tabindex: -1 }, message.delivery.event_type)),
+    ...messageSections(context, message, 'h3'),
+  );
+}
+
+/**
+ * What the message view shows under its heading (status, ids, payload, headers, attempts): the
+ * page's, and the log's side panel's, whose sections are a level down (`h4`).
+ *
+ * @param {ViewContext} context
+ * @param {Message} message
+ * @param {'h3' | 'h4'} level The sections' heading.
+ */
+export function messageSections(context, message, level) {
   const { delivery } = message;
   const payload = JSON.stringify(message.payload, null, 2);
   const copied = h('span', { class: 'hint', role: 'status' });
@@ -34,15 +55,7 @@ export async function renderMessage(context, webhookId, deliveryId) {
     t('message.copy'),
   );
   const headers = Object.entries(message.headers);
-  return h(
-    'section',
-    { class: 'view message' },
-    h(
-      'button',
-      { type: 'button', class: 'link back', onclick: () => context.navigate({ name: 'webhook', id: webhookId }) },
-      t('message.back'),
-    ),
-    h('div', { class: 'bar' }, h('h2', { tabindex: -1 }, delivery.event_type)),
+  return [
     h(
       'p',
       {},
@@ -61,12 +74,14 @@ export async function renderMessage(context, webhookId, deliveryId) {
       }),
     ),
     panel(
+      level,
       t('message.payload'),
       h('p', { class: 'hint' }, t(message.format === 'standard-webhooks' ? 'message.payloadHintStandard' : 'message.payloadHint')),
       h('pre', { class: 'payload', tabindex: 0, 'aria-label': t('message.payload') }, payload),
       h('div', { class: 'buttons' }, copy, copied),
     ),
     panel(
+      level,
       t('message.headers'),
       h(
         'table',
@@ -80,6 +95,7 @@ export async function renderMessage(context, webhookId, deliveryId) {
       ),
     ),
     panel(
+      level,
       t('log.attempts'),
       message.attempts.length === 0
         ? h('p', { class: 'hint' }, t('attempt.none'))
@@ -89,14 +105,42 @@ export async function renderMessage(context, webhookId, deliveryId) {
             message.attempts.map((a) => attemptItem(a, true)),
           ),
     ),
-  );
+  ];
 }
 
 /**
+ * @param {'h3' | 'h4'} level
  * @param {string} title
  * @param {...HTMLElement} content
  */
-function panel(title, ...content) {
+function panel(level, title, ...content) {
   const id = uid('section');
-  return h('section', { class: 'panel', 'aria-labelledby': id }, h('h3', { id }, title), ...content);
+  return h('section', { class: 'panel', 'aria-labelledby': id }, h(level, { id }, title), ...content);
+}
+
+/**
+ * One attempt: when, its outcome, how long it took, and the response's excerpt (the log's
+ * attempts and the message view's, which also shows the error beside an HTTP status).
+ *
+ * @param {Attempt} attempt
+ * @param {boolean} [withError]
+ */
+export function attemptItem(attempt, withError = false) {
+  const outcome = attempt.status_code
+    ? `HTTP ${attempt.status_code}`
+    : `${attempt.error_kind ?? t('attempt.error')}: ${attempt.error ?? ''}`;
+  return h(
+    'li',
+    { class: 'attempt' },
+    h(
+      'p',
+      {},
+      time(attempt.started_on),
+      ' · ',
+      h('span', { class: attempt.success ? 'ok' : 'bad' }, t(attempt.success ? 'attempt.ok' : 'attempt.failed')),
+      ` · ${outcome} · ${formatMs(attempt.duration_ms)}`,
+    ),
+    withError && attempt.error && attempt.status_code ? h('p', { class: 'hint' }, attempt.error) : null,
+    attempt.response_excerpt ? excerpt(attempt.response_excerpt) : null,
+  );
 }
