@@ -104,7 +104,7 @@ export default {
     'count.sent.one': '{count} wartende Zustellung wird jetzt gesendet.',
     'count.sent.other': '{count} wartende Zustellungen werden jetzt gesendet.',
     'plain.redirect':
-      'Ihr Endpunkt antwortete mit {code}, einer Weiterleitung. Webhooks folgen keinen Weiterleitungen: Tragen Sie die Adresse ein, auf die er weiterleitet.',
+      'Ihr Endpunkt antwortete mit {code}, einer Weiterleitung. Webhooks folgen keinen Weiterleitungen: Tragen Sie als Endpunkt-URL die Adresse ein, auf die er weiterleitet.',
     'plain.status': 'Ihr Endpunkt antwortete mit HTTP {code}. Nur HTTP 200 gilt als zugestellt.',
     'plain.timeout': 'Ihr Endpunkt hat nicht innerhalb von {seconds} Sekunden geantwortet.',
     'plain.tls': 'Die sichere Verbindung (TLS) zu Ihrem Endpunkt ist fehlgeschlagen: {detail}. Prüfen Sie sein Zertifikat.',
@@ -373,7 +373,7 @@ export default {
   },
   statuses: {
     pending: 'Ausstehend',
-    held: 'Zurückgehalten (Webhook deaktiviert)',
+    held: 'Zurückgehalten (deaktiviert)',
     delivered: 'Zugestellt',
     failed: 'Fehlgeschlagen',
   },

@@ -104,7 +104,7 @@ export default {
     'count.sent.one': '{count} livraison en attente est envoyée maintenant.',
     'count.sent.other': '{count} livraisons en attente sont envoyées maintenant.',
     'plain.redirect':
-      'Votre point de terminaison a répondu {code}, une redirection. Les webhooks ne suivent pas les redirections : indiquez l’adresse vers laquelle il redirige.',
+      'Votre point de terminaison a répondu {code}, une redirection. Les webhooks ne suivent pas les redirections : remplacez l’URL du point de terminaison par l’adresse vers laquelle il redirige.',
     'plain.status': 'Votre point de terminaison a répondu HTTP {code}. Seul HTTP 200 compte comme livré.',
     'plain.timeout': 'Votre point de terminaison n’a pas répondu en {seconds} secondes.',
     'plain.tls': 'La connexion sécurisée (TLS) à votre point de terminaison a échoué : {detail}. Vérifiez son certificat.',
@@ -160,7 +160,7 @@ export default {
     'advanced.timeout': 'Délai d’attente (secondes)',
     'advanced.timeoutHint': 'De 1 à 30. Vide : la valeur par défaut du service.',
     'advanced.rate': 'Limite de débit (requêtes par seconde)',
-    'advanced.rateHint': 'De 1 à 1000. Vide : aucune limite.',
+    'advanced.rateHint': 'De 1 à 1 000. Vide : aucune limite.',
     'ordering.legend': 'Ordre de livraison',
     'ordering.label': 'Ordre',
     'ordering.hint':
@@ -316,7 +316,7 @@ export default {
     LINK_ENDED:
       'Votre session ouverte par un lien a pris fin. Rouvrez le tableau de bord depuis l’endroit où vous avez trouvé le lien, ou demandez-en un nouveau.',
     INVALID_NAME: 'Saisissez un nom de 255 caractères au plus, sans saut de ligne.',
-    INVALID_DESCRIPTION: 'La description peut compter jusqu’à 1000 caractères.',
+    INVALID_DESCRIPTION: 'La description peut compter jusqu’à 1 000 caractères.',
     INVALID_ENDPOINT:
       'Saisissez l’adresse complète de votre point de terminaison, commençant par https://, comme https://example.com/webhooks.',
     ENDPOINT_NOT_ALLOWED:
@@ -326,7 +326,7 @@ export default {
     INVALID_HEADERS:
       'Vérifiez les en-têtes : 20 au plus, des noms faits de lettres, chiffres et tirets (ni Content-Type, Host, User-Agent ni webhook-…), des valeurs en texte simple sans saut de ligne.',
     INVALID_TIMEOUT_MS: 'Saisissez un délai de 1 à 30 secondes.',
-    INVALID_RATE_LIMIT_PER_SECOND: 'Saisissez une limite de 1 à 1000 requêtes par seconde.',
+    INVALID_RATE_LIMIT_PER_SECOND: 'Saisissez une limite de 1 à 1 000 requêtes par seconde.',
     INVALID_ORDERING: 'Choisissez l’ordre de livraison : aucun, ou par sujet.',
     INVALID_SEARCH: 'Recherchez par identifiant d’événement (event_…) ou de livraison (msg_…).',
     INVALID_SUBJECT: 'Saisissez un identifiant d’utilisateur, un code d’organisation ou une adresse e-mail.',
