@@ -1,5 +1,5 @@
 /**
- * A webhook's endpoint options (issue 36, docs/endpoint-options.md): custom request headers,
+ * A webhook's endpoint options (docs/endpoint-options.md): custom request headers,
  * its own attempt deadline and rate limit. Checked here for the JavaScript and HTTP callers
  * alike; a credential header's value is write-only (sealed at rest, {@link HEADER_MASK} on every
  * read).

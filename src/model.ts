@@ -39,7 +39,7 @@ export interface WebhookRecord {
    * (see {@link withCircuit}); a Store's own records may leave it out.
    */
   circuit?: WebhookCircuit;
-  // Endpoint options (issue 36; docs/endpoint-options.md). Every record the store or the
+  // Endpoint options (docs/endpoint-options.md). Every record the store or the
   // management functions return sets them; a record built by hand may leave them out.
   /**
    * Custom request headers sent with every attempt, names as given. The values of credential
@@ -51,7 +51,7 @@ export interface WebhookRecord {
   timeoutMs?: number | null;
   /** Most attempts started per second, across every process on the database; null: no limit. */
   rateLimit?: { perSecond: number } | null;
-  // --- Signing formats and endpoint auth (issue 37): see src/secrets/webhook-secrets.ts ---
+  // --- Signing formats and endpoint auth: see src/secrets/webhook-secrets.ts ---
   /** How deliveries are signed: `jwt` (an RS256 JWT body, the default) or `standard-webhooks`. Absent: `jwt`. */
   format?: WebhookFormat;
   /**
@@ -62,7 +62,7 @@ export interface WebhookRecord {
   /** How the engine authenticates to the endpoint; secrets sealed in the store, masked on read. */
   auth?: WebhookAuth | null;
   /**
-   * Ordered delivery per subject (issue 40, docs/ordering.md): `none` (each delivery on its own
+   * Ordered delivery per subject (docs/ordering.md): `none` (each delivery on its own
    * back-off) or `per-subject` (a delivery waits while an earlier one of the same subject to
    * this webhook is pending or held). Absent: `none`.
    */
@@ -222,7 +222,7 @@ export interface NoticeRecord {
 }
 
 /**
- * Dashboard link access (issue 38): a single-use link the host minted (`hooks.dashboardLink`), or
+ * Dashboard link access: a single-use link the host minted (`hooks.dashboardLink`), or
  * the session it started. Stored by the SHA-256 of its random token, never the token itself
  * (docs/decisions/031-dashboard-link-access.md).
  */

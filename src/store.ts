@@ -59,7 +59,7 @@ export interface Store<Tx = unknown> {
    */
   enableWebhook(environment: string, id: string, now: number, resumeHeld: boolean): Promise<WebhookRecord | null>;
   /**
-   * Signing formats and endpoint auth (issue 37): the webhooks of every environment that hold a
+   * Signing formats and endpoint auth: the webhooks of every environment that hold a
    * sealed secret (`signing` or `auth` set, or a sealed credential header), in id order after
    * `after`, at most `limit`: the pages `webhooks.resealSecrets()` walks.
    */
@@ -247,7 +247,7 @@ export interface Store<Tx = unknown> {
    * the automatic disable. The webhook when this call disabled it, else null (already disabled).
    */
   disableGone?(webhookId: string, now: number): Promise<WebhookRecord | null>;
-  // Dashboard link access (issue 38, migration 20). Optional: a store without them cannot mint
+  // Dashboard link access (migration 20). Optional: a store without them cannot mint
   // links (`hooks.dashboardLink` throws), and the dashboard then knows only the host's `authorize`.
   /** Stores a minted link; also deletes up to 100 grants that expired before `now`. */
   insertDashboardGrant?(grant: DashboardGrantRecord, now: number): Promise<void>;
@@ -270,11 +270,11 @@ export interface WebhookPatch {
   description?: string | null;
   endpoint?: string;
   eventTypes?: string[];
-  // Endpoint options (issue 36): headers as stored (credential values sealed), replacing the whole set.
+  // Endpoint options: headers as stored (credential values sealed), replacing the whole set.
   headers?: Record<string, string>;
   timeoutMs?: number | null;
   rateLimit?: { perSecond: number } | null;
-  // Signing formats and endpoint auth (issue 37): secrets already sealed by the caller.
+  // Signing formats and endpoint auth: secrets already sealed by the caller.
   format?: WebhookFormat;
   signing?: WebhookSigning | null;
   auth?: WebhookAuth | null;
@@ -284,7 +284,7 @@ export interface WebhookPatch {
    * re-seal and an update that keeps masked values never overwrite one another's secrets.
    */
   expect?: Pick<WebhookRecord, 'signing' | 'auth' | 'headers'>;
-  /** Ordered delivery per subject (issue 40). Set to `none`, what waited behind an earlier delivery becomes due. */
+  /** Ordered delivery per subject. Set to `none`, what waited behind an earlier delivery becomes due. */
   ordering?: WebhookOrdering;
 }
 

@@ -142,7 +142,7 @@
  *   dashboard, bounded in time) with a **capability**: `read` (sees everything, changes nothing) or
  *   `manage`.
  *
- * **Signing and secrets** (issue 37).
+ * **Signing and secrets**.
  * - **format**: how a webhook's deliveries are signed: `jwt` (an RS256 JWT body) or
  *   `standard-webhooks` (a JSON body and the `webhook-signature` header).
  * - **signing secret**: a `standard-webhooks` webhook's `whsec_…` HMAC key; during a rotation's
@@ -236,7 +236,7 @@ export interface WebhookInput {
   endpoint: string;
   eventTypes: EventType[];
   environment?: string;
-  // Endpoint options (issue 36; docs/endpoint-options.md), each optional.
+  // Endpoint options (docs/endpoint-options.md), each optional.
   /**
    * Custom request headers (at most 20; not ours nor HTTP's own). Credential values
    * (`authorization`, `cookie`, `*-key`, `*-token`, `*-secret`) are write-only: reads show
@@ -248,7 +248,7 @@ export interface WebhookInput {
   timeoutMs?: number | null;
   /** Attempts started per second at most (1-1,000), across every process; null: no limit. */
   rateLimit?: { perSecond: number } | null;
-  // --- Signing formats and endpoint auth (issue 37) ---
+  // --- Signing formats and endpoint auth ---
   /** `jwt` (default: an RS256 JWT body) or `standard-webhooks` (JSON body, HMAC `webhook-signature`; needs `secretsKey`). */
   format?: WebhookFormat;
   /** Also sign `v1a` with an Ed25519 key of the webhook's own (standard-webhooks only); its public key is on the record. */
@@ -256,7 +256,7 @@ export interface WebhookInput {
   /** How the engine authenticates to the endpoint (needs `secretsKey`); null removes it. Secrets are write-only. */
   auth?: WebhookAuth | null;
   /**
-   * Delivery order (issue 40, docs/ordering.md). `none` (default): each delivery on its own
+   * Delivery order (docs/ordering.md). `none` (default): each delivery on its own
    * back-off, in no promised order. `per-subject`: a delivery is not attempted while an earlier
    * one of the same subject (`data.user.id` for `user.*`, …: the catalog's `subject`) to this
    * webhook is pending or held; other subjects flow. Set back to `none`, what waited goes at once.
@@ -433,7 +433,7 @@ export interface Management {
     stats(options?: EnvironmentOption): Promise<WebhookActivity[]>;
     /** One webhook's chart over `range` (default `24h`) with its median and 95th percentile attempt durations. */
     overview(id: string, options?: EnvironmentOption & { range?: StatsRange }): Promise<WebhookOverview>;
-    // --- Signing formats and endpoint auth (issue 37) ---
+    // --- Signing formats and endpoint auth ---
     /** The signing secret of a `standard-webhooks` webhook, in clear: for whoever may manage the webhook. */
     secret(id: string, options?: EnvironmentOption): Promise<WebhookSecret>;
     /**

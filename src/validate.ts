@@ -220,7 +220,7 @@ interface RawWebhookInput {
   ordering?: WebhookOrdering;
 }
 
-/** Endpoint options (issue 36) stay out of the record until the management functions seal them. */
+/** Endpoint options stay out of the record until the management functions seal them. */
 export type CleanWebhookInput = Required<Omit<RawWebhookInput, 'environment' | 'headers' | 'timeoutMs' | 'rateLimit' | 'ordering'>> & {
   headers: Record<string, string>;
   timeoutMs: number | null;
@@ -228,7 +228,7 @@ export type CleanWebhookInput = Required<Omit<RawWebhookInput, 'environment' | '
   ordering: WebhookOrdering;
 };
 
-/** Ordered delivery per subject (issue 40, docs/ordering.md): `none` or `per-subject`. */
+/** Ordered delivery per subject (docs/ordering.md): `none` or `per-subject`. */
 export function orderingInput(value: unknown): WebhookOrdering {
   if (value !== 'none' && value !== 'per-subject')
     throw new ValidationError("ordering must be 'none' or 'per-subject'", { field: 'ordering' });

@@ -461,6 +461,16 @@ describe('structure', () => {
     expect(hits).toEqual([]);
   });
 
+  test('no issue number under src/ and adapters/: a reader of the code has no tracker, the docs say where a feature is described', () => {
+    const code = [...textFiles('src'), ...textFiles('adapters')].filter((f) => /\.(?:ts|js|mjs)$/.test(f));
+    const hits = code.flatMap((file) =>
+      readFileSync(join(ROOT, file), 'utf8')
+        .split('\n')
+        .flatMap((line, i) => (/\bissues? #?\d+/i.test(line) ? [`${file}:${i + 1}: ${line.trim().slice(0, 120)}`] : [])),
+    );
+    expect(hits).toEqual([]);
+  });
+
   test('the figure check reads comments only, never code, strings, templates or regular expressions', () => {
     const text = [
       'const GATHER_MS = 2; // waits 2 ms', // line 1: a comment with a figure

@@ -360,7 +360,7 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 17,
     name: 'endpoint options',
     async up(db) {
-      // Endpoint options (issue 36, docs/endpoint-options.md): custom headers (JSON text, the
+      // Endpoint options (docs/endpoint-options.md): custom headers (JSON text, the
       // values of credential headers sealed), the webhook's own deadline and rate limit.
       await db.schema.alterTable('iw_webhooks').addColumn('headers', 'text').execute();
       await db.schema.alterTable('iw_webhooks').addColumn('timeout_ms', 'integer').execute();
@@ -386,7 +386,7 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 18,
     name: 'signing formats and endpoint auth, secrets sealed',
     async up(db) {
-      // Standard Webhooks signing and endpoint auth (issue 37, docs/decisions/029). Three columns
+      // Standard Webhooks signing and endpoint auth (docs/decisions/029). Three columns
       // on the webhook, no index: the claim reads the whole row already. `signing` and `auth` are
       // JSON text whose secrets are sealed (src/secrets/seal.ts): never a secret in clear.
       await db.schema
@@ -443,7 +443,7 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 21,
     name: 'ordered delivery per subject',
     async up(db, dialect) {
-      // Ordered delivery per subject (issue 40, docs/ordering.md, decision 032). The webhook's
+      // Ordered delivery per subject (docs/ordering.md, decision 032). The webhook's
       // mode: null is `none`, 'per-subject' orders its deliveries by subject.
       await db.schema.alterTable('iw_webhooks').addColumn('ordering', 'text').execute();
       // One row per delivery of an ordered webhook that has a subject, kept apart from
@@ -713,8 +713,8 @@ $emit$`;
 
 /**
  * Migration 21's emit (`adapters/postgres/emit.ts` calls it): migration 11's `iw_emit`, with the
- * event's subject (`p_subject`, null for none) and ordered delivery per subject (issue 40,
- * docs/decisions/032-ordered-delivery-per-subject.md). For each subscribed webhook whose
+ * event's subject (`p_subject`, null for none) and ordered delivery per subject
+ * (docs/decisions/032-ordered-delivery-per-subject.md). For each subscribed webhook whose
  * `ordering` is 'per-subject', the function first takes the transaction-level advisory lock of
  * (webhook, subject) in key order (class 0x69770004, the key `hashtext(webhook id, newline,
  * subject)`, as `adapters/kysely/ordering.ts` takes it), so the emits, outcomes and resends of

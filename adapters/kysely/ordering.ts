@@ -4,7 +4,7 @@ import type { EngineTables } from './schema.js';
 type Db = Kysely<EngineTables>;
 
 /**
- * Ordered delivery per subject (issue 40, docs/ordering.md, decision 032). A webhook with
+ * Ordered delivery per subject (docs/ordering.md, decision 032). A webhook with
  * `ordering: 'per-subject'` keeps one queue per subject (`iw_ordered`, migration 21): each of its
  * deliveries that has a subject takes the next place (`seq`) when it is written, and only the
  * first place is due. The others are written pending with no due time (`next_attempt_at` null),

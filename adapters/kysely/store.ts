@@ -222,7 +222,7 @@ export class KyselyStore implements Store<HostTransaction> {
     if (patch.endpoint !== undefined) set.endpoint = patch.endpoint;
     if (patch.eventTypes !== undefined) set.event_types = JSON.stringify(patch.eventTypes);
     Object.assign(set, endpointColumns(patch));
-    // Signing formats and endpoint auth (issue 37): sealed by the management functions.
+    // Signing formats and endpoint auth: sealed by the management functions.
     if (patch.format !== undefined) set.format = patch.format;
     if (patch.signing !== undefined) set.signing = jsonText(patch.signing);
     if (patch.auth !== undefined) set.auth = jsonText(patch.auth);
@@ -639,7 +639,7 @@ export class KyselyStore implements Store<HostTransaction> {
     return counts;
   }
 
-  // Dashboard link access (issue 38): adapters/kysely/dashboard-grants.ts.
+  // Dashboard link access: adapters/kysely/dashboard-grants.ts.
   async insertDashboardGrant(grant: DashboardGrantRecord, now: number): Promise<void> {
     await insertGrant(this.db, grant, now);
   }

@@ -38,7 +38,7 @@ export async function runAttempt(
   },
   /** W3C trace context for the receiver (`telemetry.propagateTraceContext`); absent: no header. */
   traceparent?: string,
-  /** The webhook's format and auth (issue 37: `endpoint-access.ts`); absent: a JWT, no auth. */
+  /** The webhook's format and auth (`endpoint-access.ts`); absent: a JWT, no auth. */
   access?: EndpointAccess,
 ): Promise<AttemptRecord> {
   const startedAt = deps.clock.now();
@@ -77,7 +77,7 @@ export async function runAttempt(
     if (traceparent !== undefined) headers.traceparent = traceparent;
     const custom = claimed.webhook.headers;
     const secrets = custom === undefined ? NONE : addCustomHeaders(headers, custom, claimed.webhook.id, deps.sealer ?? null);
-    // Signing formats and endpoint auth (issue 37): the signature, the bearer token, the client certificate.
+    // Signing formats and endpoint auth: the signature, the bearer token, the client certificate.
     if (access !== undefined) setAccessHeaders(headers, await inTime(access.headers(claimed.delivery.id, body, false), left()));
     const own = timeoutOf(claimed, deps);
     const request: TransportRequest = { url: claimed.webhook.endpoint, headers, body, timeoutMs: within(own, left()) };

@@ -124,7 +124,7 @@ export class Dispatcher {
   readonly #recorder: OutcomeRecorder;
   /** The tokens signed lately, by event id, for {@link prepare} to carry into the next claims. */
   readonly #tokens = new Map<string, Signed>();
-  /** The webhooks' opened secrets and OAuth2 tokens (issue 37). */
+  /** The webhooks' opened secrets and OAuth2 tokens. */
   readonly #endpoints: EndpointKeys;
 
   constructor(private readonly deps: DispatchDeps) {
@@ -261,7 +261,7 @@ export class Dispatcher {
     return false;
   }
 
-  /** The webhook's format and auth for its attempt (issue 37); undefined for a JWT without auth. */
+  /** The webhook's format and auth for its attempt; undefined for a JWT without auth. */
   #access(claimed: ClaimedDelivery) {
     return claimed.webhook.format === undefined || (claimed.webhook.format === 'jwt' && !claimed.webhook.auth)
       ? undefined

@@ -1,5 +1,5 @@
 /**
- * What a webhook's attempt adds for its format and auth (issue 37): the Standard Webhooks
+ * What a webhook's attempt adds for its format and auth: the Standard Webhooks
  * signature headers, the bearer token of OAuth2 client credentials, the client certificate of
  * mTLS. The secrets are opened from their sealed text once and kept in memory by that text, so a
  * rotation or a change is a new entry; nothing opened is logged or stored.

@@ -1,5 +1,5 @@
 /**
- * OAuth2 client credentials for endpoints that ask for a bearer token (issue 37): one token per
+ * OAuth2 client credentials for endpoints that ask for a bearer token: one token per
  * webhook, fetched through the transport (so the token URL passes the same guard as endpoints),
  * cached until shortly before its `expires_in`, shared by every attempt meanwhile (one request
  * for all the attempts that ask while it is under way), and fetched again once when the endpoint

@@ -6,7 +6,7 @@ export const MAX_WAIT_MS = 3_600_000;
 export const SLOW_FOR_MS = 60_000;
 
 /**
- * What an answer asks of the webhook's next attempts (issue 36): `deferUntil` (a 429 or 503 with
+ * What an answer asks of the webhook's next attempts: `deferUntil` (a 429 or 503 with
  * Retry-After: none of its attempts starts before then), `slowUntil` (a 429 without one: its
  * pace is halved until then), `gone` (a 410).
  */

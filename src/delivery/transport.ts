@@ -20,7 +20,7 @@ export interface TransportRequest {
    */
   guard?: Guard;
   /**
-   * mTLS (issue 37): the client certificate to present, on a connection pool of its own (one per
+   * mTLS: the client certificate to present, on a connection pool of its own (one per
    * `pool`, made again when `version` changes). Absent: the shared pool, no certificate.
    */
   clientCertificate?: ClientCertificate;
@@ -100,7 +100,7 @@ export function httpTransport(options: HttpTransportOptions = {}): Transport {
     // Every new connection to a named host dials what the guard checked (see AddressPins).
     connect: { timeout: 10_000, lookup: pins.lookup },
   });
-  // mTLS (issue 37): a pool per webhook that presents a client certificate, with the same pins.
+  // mTLS: a pool per webhook that presents a client certificate, with the same pins.
   const certified = new Map<string, { version: string; agent: Agent }>();
   const agentFor = (c: ClientCertificate | undefined): Agent => {
     if (c === undefined) return agent;

@@ -44,11 +44,11 @@ export const HTTP_ERROR_CODES = [
   'INVALID_HEADERS',
   'INVALID_TIMEOUT_MS',
   'INVALID_RATE_LIMIT_PER_SECOND',
-  // Signing formats and endpoint auth (issue 37)
+  // Signing formats and endpoint auth
   'INVALID_FORMAT',
   'INVALID_AUTH',
   'INVALID_GRACE_MS',
-  // Ordered delivery per subject (issue 40)
+  // Ordered delivery per subject
   'INVALID_ORDERING',
   // 403
   'INVALID_CREDENTIALS',
@@ -149,7 +149,7 @@ const FIELD_CODES: Record<string, HttpErrorCode> = {
   headers: 'INVALID_HEADERS',
   timeoutMs: 'INVALID_TIMEOUT_MS',
   rateLimit: 'INVALID_RATE_LIMIT_PER_SECOND',
-  // Signing formats and endpoint auth (issue 37)
+  // Signing formats and endpoint auth
   format: 'INVALID_FORMAT',
   asymmetric: 'INVALID_FORMAT',
   auth: 'INVALID_AUTH',
@@ -172,7 +172,7 @@ const PARAMETER_CODES: Record<string, HttpErrorCode> = {
   until: 'INVALID_UNTIL',
   range: 'INVALID_RANGE',
   subject: 'INVALID_SUBJECT',
-  graceMs: 'INVALID_GRACE_MS', // signing secret rotation (issue 37)
+  graceMs: 'INVALID_GRACE_MS', // signing secret rotation
 };
 
 /**

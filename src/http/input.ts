@@ -27,7 +27,7 @@ export function createInput(body: Record<string, unknown>, environment: string):
     eventTypes: body.event_types as EventType[],
     description: body.description as string | null | undefined,
     ...optionsInput(body),
-    // Signing formats and endpoint auth (issue 37): checked by the engine.
+    // Signing formats and endpoint auth: checked by the engine.
     ...(signingFromWire(body) as Partial<WebhookInput>),
   };
 }
@@ -35,7 +35,7 @@ export function createInput(body: Record<string, unknown>, environment: string):
 /** The endpoint options of a body, in the engine's names (their values are the engine's to judge). */
 function optionsInput(body: Record<string, unknown>): Pick<WebhookInput, 'headers' | 'timeoutMs' | 'rateLimit' | 'ordering'> {
   const out: Pick<WebhookInput, 'headers' | 'timeoutMs' | 'rateLimit' | 'ordering'> = {};
-  // Ordered delivery per subject (issue 40): null leaves it as it is, like the other PATCH fields.
+  // Ordered delivery per subject: null leaves it as it is, like the other PATCH fields.
   if (body.ordering !== undefined && body.ordering !== null) out.ordering = body.ordering as WebhookInput['ordering'];
   if (body.headers !== undefined) out.headers = body.headers as Record<string, string> | null;
   if (body.timeout_ms !== undefined) out.timeoutMs = body.timeout_ms as number | null;
@@ -56,7 +56,7 @@ export function patchInput(body: Record<string, unknown>): WebhookPatch {
   if (body.event_types !== undefined && body.event_types !== null) patch.eventTypes = body.event_types as string[];
   if (body.description !== undefined) patch.description = body.description as string | null;
   Object.assign(patch, optionsInput(body));
-  // Signing formats and endpoint auth (issue 37): checked by the engine.
+  // Signing formats and endpoint auth: checked by the engine.
   Object.assign(patch, signingFromWire(body));
   return patch;
 }

@@ -73,7 +73,7 @@ export const ERROR_CODES_DOC = [
   '500: INTERNAL_ERROR; 503: SERVICE_UNAVAILABLE.',
 ].join(' ');
 
-// --- Signing formats and endpoint auth (issue 37) ---
+// --- Signing formats and endpoint auth ---
 const MASKED = 'Write-only: answered as ******** (sent back unchanged on update, it keeps the stored one).';
 const format = {
   type: 'string',

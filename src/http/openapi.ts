@@ -126,7 +126,7 @@ const OPS: Record<string, Op> = {
     response: 'TestEventResponse',
     errors: [...BODY, 'NotFound', 'Conflict'],
   },
-  // Signing formats and endpoint auth (issue 37)
+  // Signing formats and endpoint auth
   GetWebHookSecret: {
     summary: "The webhook's Standard Webhooks signing secret, in clear, for its verifier (extension)",
     response: 'SecretResponse',

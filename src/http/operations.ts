@@ -41,7 +41,7 @@ export const SUCCESS = {
   DELIVERIES_RECOVERED: 'Failed deliveries queued to be sent again',
   WAITING_SENT: 'Waiting deliveries queued to be sent now',
   TEST_EVENT_SENT: 'Test event queued',
-  // Signing formats and endpoint auth (issue 37)
+  // Signing formats and endpoint auth
   SECRET_ROTATED: 'Signing secret rotated',
 } as const;
 

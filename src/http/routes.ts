@@ -139,7 +139,7 @@ export const ROUTES: readonly Route[] = Object.freeze([
     resource: 'webhook',
     run: m.sendTestEvent,
   },
-  // Signing formats and endpoint auth (issue 37)
+  // Signing formats and endpoint auth
   {
     method: 'GET',
     path: '/api/v1/webhooks/{webhook_id}/secret',

@@ -1,5 +1,5 @@
 /**
- * The routes of a webhook's signing secret (issue 37): its reveal, for the account holder's
+ * The routes of a webhook's signing secret: its reveal, for the account holder's
  * verifier, and its rotation with a grace during which both secrets sign.
  */
 import type { WebhookSecret } from '../types.js';

@@ -1,5 +1,5 @@
 /**
- * Signing formats and endpoint auth on the wire (issue 37): the snake_case fields of a webhook's
+ * Signing formats and endpoint auth on the wire: the snake_case fields of a webhook's
  * `format`, `asymmetric` and `auth` in and out (secrets masked on the way out). The routes of
  * the signing secret are in `signing-routes.ts`.
  */

@@ -46,7 +46,7 @@ export interface WireWebhook {
   timeout_ms: number | null;
   /** Extension: most attempts started per second; null for no limit. */
   rate_limit_per_second: number | null;
-  // --- Signing formats and endpoint auth (issue 37): see signing.ts ---
+  // --- Signing formats and endpoint auth: see signing.ts ---
   /** Extension: `jwt` or `standard-webhooks`. */
   format: string;
   /** Extension: the Ed25519 public key, and until when a rotated secret still signs; null for `jwt`. */

@@ -1,5 +1,5 @@
 /**
- * Validation of a webhook's signing format and endpoint auth (issue 37), for `webhooks.create`
+ * Validation of a webhook's signing format and endpoint auth, for `webhooks.create`
  * and `webhooks.update`: what the host or the API gives, checked and in clear. Sealing happens
  * after, in `webhook-secrets.ts`; nothing here is stored or logged.
  */

@@ -1,5 +1,5 @@
 /**
- * A webhook's secrets at rest (issue 37): the Standard Webhooks signing keys and the endpoint
+ * A webhook's secrets at rest: the Standard Webhooks signing keys and the endpoint
  * auth, sealed with the webhook's id as associated data before they reach the store, masked
  * (`********`) on every way out but the signing secret's explicit reveal, and sealed again under
  * the first key by the re-seal helper.

@@ -42,9 +42,9 @@
  * @property {Record<string, string>} [headers] Endpoint options (the Advanced section): the whole set.
  * @property {number | string | null} [timeout_ms] A string is sent as typed, for the server to refuse.
  * @property {number | string | null} [rate_limit_per_second]
- * @property {string} [format] Signing format (issue 37).
- * @property {Record<string, unknown> | null} [auth] Endpoint auth (issue 37); a masked secret keeps the stored one.
- * @property {string} [ordering] Ordered delivery per subject (issue 40): `none` or `per-subject`.
+ * @property {string} [format] Signing format.
+ * @property {Record<string, unknown> | null} [auth] Endpoint auth; a masked secret keeps the stored one.
+ * @property {string} [ordering] Ordered delivery per subject: `none` or `per-subject`.
  *
  * @typedef {{ name: 'list' } | { name: 'new' } | { name: 'webhook', id: string, query?: string } | { name: 'message', id: string, deliveryId: string } | { name: 'catalog' } | { name: 'subject', subject: string }} Route
  *
@@ -212,7 +212,7 @@ export function createClient(element) {
     waiting: (webhookId) => call('GET', `/webhooks/${id(webhookId)}/waiting`).then((r) => r.waiting),
     /** @param {string} webhookId @param {string} since @returns {Promise<{ recovered: number }>} */
     recover: (webhookId, since) => call('POST', `/webhooks/${id(webhookId)}/recover`, { since }),
-    // Signing formats (issue 37)
+    // Signing formats
     /** @param {string} webhookId @returns {Promise<{ secret: string, public_key: string | null }>} */
     secret: (webhookId) => call('GET', `/webhooks/${id(webhookId)}/secret`).then((r) => r.secret),
     /** @param {string} webhookId @returns {Promise<{ secret: string }>} */

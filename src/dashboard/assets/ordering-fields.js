@@ -1,5 +1,5 @@
 /**
- * Ordered delivery per subject in the dashboard (issue 40, docs/ordering.md): one group of the
+ * Ordered delivery per subject in the dashboard (docs/ordering.md): one group of the
  * webhook form's Advanced section (advanced.js), a choice between no order and per subject. The
  * server judges the value; its refusal appears next to the field.
  */

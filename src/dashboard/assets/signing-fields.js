@@ -1,5 +1,5 @@
 /**
- * Signing formats and endpoint auth in the dashboard (issue 37): the form's fields (how deliveries
+ * Signing formats and endpoint auth in the dashboard: the form's fields (how deliveries
  * are signed, how the engine authenticates to the endpoint), and the webhook's "Signing secret"
  * panel (reveal, and rotate with a confirmation). Secrets are write-only: a field left empty
  * keeps the stored secret.

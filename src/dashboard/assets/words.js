@@ -44,7 +44,7 @@ export const ERROR_WORDS = Object.freeze({
   INVALID_TIMEOUT_MS: ['timeout_ms', 'Enter a timeout from 1 to 30 seconds.'],
   INVALID_RATE_LIMIT_PER_SECOND: ['rate_limit_per_second', 'Enter a rate limit from 1 to 1000 requests per second.'],
   INVALID_ORDERING: ['ordering', 'Choose the delivery order: none, or per subject.'],
-  // Signing formats and endpoint auth (issue 37)
+  // Signing formats and endpoint auth
   INVALID_FORMAT: ['format', 'Choose how deliveries are signed: JWT or Standard Webhooks.'],
   INVALID_AUTH: ['auth', 'Check the endpoint authentication: every field it asks for, and a certificate with its own private key.'],
   INVALID_GRACE_MS: [null, 'The old secret can keep signing for at most 7 days.'],
