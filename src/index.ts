@@ -26,17 +26,21 @@ export { generateSigningKey } from './signing/keys.js';
 export type { KeyInfo, RotateOptions } from './signing/keyset.js';
 export type { WebhookClaims } from './signing/token.js';
 export type { HourCounts, HourRecord } from './stats.js';
-export type { ClaimArgs, DeliveryFilter, RecordAttemptArgs, RecordResult, Store, WebhookPatch } from './store.js';
+export type { ClaimArgs, DeliveryFilter, EventCursor, RecordAttemptArgs, RecordResult, Store, WebhookPatch } from './store.js';
 export type {
   ActivityPoint,
   AuthorizeResult,
   BuiltinEventData,
   CustomEventTypes,
+  DeliveryListOptions,
   DeliveryMessage,
   DeliveryOptions,
+  DeliveryPage,
   EmitInput,
   EmittedEvent,
   EnvironmentOption,
+  EventSearchOptions,
+  EventSearchPage,
   EventType,
   EventTypes,
   Logger,

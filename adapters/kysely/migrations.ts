@@ -524,6 +524,8 @@ export const MIGRATIONS: readonly Migration[] = [
       // without one cost them nothing.
       await db.schema.alterTable('iw_events').addColumn('subject', 'text').execute();
       await db.schema.alterTable('iw_events').addColumn('email', 'text').execute();
+      // And whether it is a test event, so the log marks one without reading its data.
+      await db.schema.alterTable('iw_events').addColumn('test', 'integer').execute();
       if (dialect === 'postgres') await db.executeQuery(CompiledQuery.raw(EMIT_FUNCTION_V3));
       for (const key of ['subject', 'email'] as const) {
         await db.schema

@@ -12,6 +12,7 @@ import type {
   WebhookSigning,
   WebhookStatus,
 } from '../../src/model.js';
+import { storable } from '../../src/validate.js';
 import type { AttemptRow, DeliveryRow, EventRow, WebhookRow } from './schema.js';
 
 export const ms = (v: number | string): number => (typeof v === 'number' ? v : Number(v));
@@ -103,9 +104,12 @@ export function toEvent(
 
 /**
  * An event's values in the order of the emit's insert (`id, environment, type, source, data,
- * event_timestamp, created_at, traceparent, subject, email`), for the statements written as text.
+ * event_timestamp, created_at, traceparent, subject, email, test`), for the statements written as text.
  */
-export function eventInsertParams(event: EventRecord, traceparent: string | null, subject: string | null): unknown[] {
+export function eventInsertParams(
+  event: EventRecord,
+  options: { traceparent?: string | null; subject?: string | null; webhookIds?: readonly string[] },
+): unknown[] {
   return [
     event.id,
     event.environment,
@@ -114,18 +118,26 @@ export function eventInsertParams(event: EventRecord, traceparent: string | null
     JSON.stringify(event.data),
     event.eventTimestamp,
     event.createdAt,
-    traceparent,
-    subject,
+    options.traceparent ?? null,
+    options.subject ?? null,
     emailOf(event),
+    // A test event: one sent to named webhooks (Send test event); null for every other.
+    options.webhookIds === undefined ? null : 1,
   ];
 }
 
-/** What a search by email finds an event by: its user's email (`data.user.email`), lowercased, or null. */
+/**
+ * What a search by email finds an event by: its user's email (`data.user.email`), lowercased, or
+ * null. One no database can store or index (a NUL, a lone surrogate, longer than an address can
+ * be) is left out rather than failing the emit: a host's own type may not check its format.
+ */
 export function emailOf(event: EventRecord): string | null {
   const user = event.data.user;
   const email = user !== null && typeof user === 'object' ? (user as { email?: unknown }).email : undefined;
-  return typeof email === 'string' && email !== '' ? email.toLowerCase() : null;
+  return typeof email === 'string' && email !== '' && email.length <= MAX_EMAIL && storable(email) ? email.toLowerCase() : null;
 }
+/** The longest address RFC 5321 allows in a path. */
+const MAX_EMAIL = 320;
 
 export function toDelivery(r: DeliveryRow): DeliveryRecord {
   return {

@@ -67,6 +67,8 @@ export interface EventRow {
   subject: string | null;
   /** Its user's email (`data.user.email`), lowercased, or null (migration 25). */
   email: string | null;
+  /** 1 for a test event (Send test event), else null (migration 25). */
+  test: number | null;
 }
 
 export interface DeliveryRow {

@@ -345,10 +345,7 @@ export class KyselyStore implements Store<HostTransaction> {
     const write = async (db: Db): Promise<DeliveryRecord[]> => {
       // Precompiled texts (`texts.ts`): Kysely's builder cost more than the statements here.
       const { run, texts } = precompiled(db, this.dialect.name);
-      const inserted = await run<{ id: string }>(
-        text(texts, 'emit event', insertEventText),
-        eventInsertParams(event, options.traceparent ?? null, options.subject ?? null),
-      );
+      const inserted = await run<{ id: string }>(text(texts, 'emit event', insertEventText), eventInsertParams(event, options));
       // Idempotent by event id: a transient retry after a commit whose reply was lost finds the
       // event and answers with the deliveries that commit wrote, instead of failing or writing
       // twice.
@@ -712,6 +709,7 @@ export const EVENT_COLUMNS = [
   'traceparent',
   'subject',
   'email',
+  'test',
 ];
 /** The event's insert, idempotent by id; its values are `eventInsertParams`. */
 export const insertEventOnceText = (p: Mark) => `${insertRowsText('iw_events', EVENT_COLUMNS, 1, p)} on conflict ("id") do nothing`;

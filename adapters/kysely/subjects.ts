@@ -26,14 +26,11 @@ export async function searchEvents(
   const range = (column: 'subject' | 'email', value: string) => {
     let q = db
       .selectFrom('iw_events')
-      .select(['id', 'type', 'source', 'subject', 'data', 'event_timestamp', 'created_at'])
+      .select(['id', 'type', 'source', 'subject', 'test', 'event_timestamp', 'created_at'])
       .where('environment', '=', environment)
       .where(column, '=', value);
-    if (before) {
-      q = q.where((eb) =>
-        eb.or([eb('created_at', '<', before.createdAt), eb.and([eb('created_at', '=', before.createdAt), eb('id', '<', before.id)])]),
-      );
-    }
+    // a row comparison: the index's own order, so the range starts at the cursor, not at the newest
+    if (before) q = q.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(before.createdAt, before.id)));
     return q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
   };
   const [bySubject, byEmail] = await Promise.all([range('subject', key), range('email', key.toLowerCase())]);
@@ -63,14 +60,14 @@ export async function summarizeEvents(db: Db, environment: string, ids: readonly
   if (ids.length === 0) return [];
   const rows = await db
     .selectFrom('iw_events')
-    .select(['id', 'type', 'source', 'subject', 'data', 'event_timestamp', 'created_at'])
+    .select(['id', 'type', 'source', 'subject', 'test', 'event_timestamp', 'created_at'])
     .where('environment', '=', environment)
     .where('id', 'in', [...ids])
     .execute();
   return rows.map(toSummary);
 }
 
-type SummaryRow = Pick<EventRow, 'id' | 'type' | 'source' | 'subject' | 'data' | 'event_timestamp' | 'created_at'>;
+type SummaryRow = Pick<EventRow, 'id' | 'type' | 'source' | 'subject' | 'test' | 'event_timestamp' | 'created_at'>;
 
 function toSummary(r: SummaryRow): EventSummary {
   return {
@@ -78,8 +75,7 @@ function toSummary(r: SummaryRow): EventSummary {
     type: r.type,
     source: r.source as EventSource,
     subject: r.subject,
-    // A test event says so in its data (emit adds `test: true`); the rest of the data stays out.
-    test: (JSON.parse(r.data) as { test?: unknown }).test === true,
+    test: r.test !== null && Number(r.test) === 1,
     eventTimestamp: ms(r.event_timestamp),
     createdAt: ms(r.created_at),
   };

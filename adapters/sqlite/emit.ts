@@ -43,7 +43,7 @@ export function writeEvent(db: SqliteDatabase, event: EventRecord, options: Inse
 }
 
 function write(s: Statements, event: EventRecord, options: InsertEventOptions<unknown>): DeliveryRecord[] {
-  const inserted = s.insertEvent.run(eventInsertParams(event, options.traceparent ?? null, options.subject ?? null)).changes;
+  const inserted = s.insertEvent.run(eventInsertParams(event, options)).changes;
   if (inserted === 0) return (s.deliveriesOf.all([event.id]) as DeliveryRow[]).map(toDelivery);
   const deliveries: DeliveryRecord[] = [];
   const subject = options.subject ?? null;

@@ -53,13 +53,17 @@ function wrap(name: string, text: string, inBundle: (name: string) => boolean): 
   if (/^export\b/m.test(body)) throw new Error(`dashboard bundle: ${name} exports in a form the bundle does not know`);
   const id = loader(name);
   return [
-    `let ${id}_exports;`,
+    `let ${id}_exports, ${id}_error;`,
     `function ${id}() {`,
+    `if (${id}_error) throw ${id}_error;`,
     `if (${id}_exports) return ${id}_exports;`,
     // set before the body runs: a module's exports object is the same on every use
     `${id}_exports = {};`,
+    // a module that throws stays failed: every later use gets its error, as a browser's module would
+    'try {',
     body,
     `return Object.assign(${id}_exports, { ${exported.join(', ')} });`,
+    `} catch (error) {\n${id}_error = error;\nthrow error;\n}`,
     '}',
   ].join('\n');
 }

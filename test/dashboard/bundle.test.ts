@@ -44,6 +44,20 @@ describe('bundleModules', () => {
     expect(await result.other).toBe('left out');
   });
 
+  test('a module that throws runs once and stays failed: every later import gets its error', async () => {
+    const modules = new Map([
+      ['main.js', "globalThis.__boom = Promise.allSettled([import('./boom.js'), import('./boom.js')]);"],
+      [
+        'boom.js',
+        "globalThis.__boomRuns = (globalThis.__boomRuns ?? 0) + 1;\nthrow new Error('boom ' + globalThis.__boomRuns);\nexport const never = 1;",
+      ],
+    ]);
+    await run(bundleModules('main.js', modules));
+    const settled = await (globalThis as { __boom?: Promise<PromiseSettledResult<unknown>[]> }).__boom!;
+    expect(settled.map((r) => (r.status === 'rejected' ? (r.reason as Error).message : 'fulfilled'))).toEqual(['boom 1', 'boom 1']);
+    expect((globalThis as { __boomRuns?: number }).__boomRuns).toBe(1);
+  });
+
   test('refuses an import or export form it does not know, rather than bundling it wrong', () => {
     expect(() => bundleModules('a.js', new Map([['a.js', "import * as b from './b.js';"]]))).toThrow(/form the bundle does not know/);
     expect(() => bundleModules('a.js', new Map([['a.js', "import b from './b.js';"]]))).toThrow(/form the bundle does not know/);

@@ -101,7 +101,7 @@ describe.runIf(run)('the dashboard in Chromium: fixing a failing webhook', () =>
     await page.getByRole('button', { name: 'Copy the event id' }).click();
     await page.getByText('Copied to the clipboard.').waitFor();
     expect(await page.evaluate(() => navigator.clipboard.readText())).toMatch(/^event_/);
-    await page.getByRole('complementary').getByRole('button', { name: 'Close' }).click();
+    await page.getByRole('dialog', { name: /./ }).getByRole('button', { name: 'Close' }).click();
     await panel.waitFor();
 
     // Fixed: one click sends what waits, now rather than in an hour.

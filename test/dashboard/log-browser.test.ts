@@ -86,7 +86,7 @@ describe.runIf(run)('the dashboard in Chromium: the delivery log', () => {
     await until('page 2', async () => (await rows(page).count()) === 1);
     const row = rows(page).first();
     // One dense row: event, subject, status, attempts, last response, time, then the actions.
-    expect((await row.locator('tr').first().locator('td').allTextContents()).slice(0, 5)).toEqual([
+    expect((await row.locator('tr').first().locator('th, td').allTextContents()).slice(0, 5)).toEqual([
       'user.created',
       'kp_0123456789abcdef',
       'Failed',
@@ -96,7 +96,7 @@ describe.runIf(run)('the dashboard in Chromium: the delivery log', () => {
     // Its message in the side panel, the log still there; Escape closes it and focus goes back.
     const view = row.getByRole('button', { name: 'View message' });
     await view.click();
-    const side = page.getByRole('complementary', { name: 'user.created' });
+    const side = page.getByRole('dialog', { name: 'user.created' });
     await side.locator('pre.payload').waitFor();
     expect(await side.getByRole('heading', { name: 'Attempts' }).isVisible()).toBe(true);
     expect(await side.locator('.attempt').count()).toBe(2);
@@ -157,7 +157,7 @@ describe.runIf(run)('the dashboard in Chromium: the delivery log', () => {
     const rowsOf = events.first().locator('tbody tr');
     expect(await rowsOf.count()).toBe(2);
     const cells = (
-      await rowsOf.evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].slice(0, 4).map((td) => td.textContent)))
+      await rowsOf.evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('th, td')].slice(0, 4).map((td) => td.textContent)))
     ).sort();
     expect(cells).toEqual([
       ['Hook /about-billing', 'Failed', '2', 'HTTP 500'],

@@ -64,21 +64,60 @@ export function describeSearchContract(ready: () => Promise<TestableStore>): voi
       expect((await s.searchEvents('env_a', { key: 'kp\u0000ada', limit: 10, before: null })).events).toEqual([]);
     });
 
-    test('keyset pages: each event once, newest first, an event found by subject and email once', async () => {
+    test('keyset pages: each event once, newest first, whether found by subject, by email or by both', async () => {
       await s.createWebhook(webhook('env_a'), { maxWebhooks: null });
-      // the same millisecond for three of them: the id orders them
-      for (const at of [T0, T0 + 1, T0 + 1, T0 + 1, T0 + 2]) await emit('env_a', at, 'kp_ada', user('kp_ada', 'kp_ada'));
-      const seen: string[] = [];
-      let before = null;
-      for (let pages = 0; pages < 10; pages++) {
-        const page: Awaited<ReturnType<TestableStore['searchEvents']>> = await s.searchEvents('env_a', { key: 'kp_ada', limit: 2, before });
-        seen.push(...page.events.map((e) => e.id));
-        const last = page.events.at(-1);
-        if (!last) break;
-        before = { createdAt: last.createdAt, id: last.id };
+      // Found by subject only (another email), by email only (no subject), by both; some in one millisecond.
+      const made: string[] = [];
+      const kinds: Array<[number, string | null, string]> = [
+        [T0, 'kp_ada', 'other@example.com'],
+        [T0 + 1, null, 'ada@example.com'],
+        [T0 + 1, 'kp_ada', 'ada@example.com'],
+        [T0 + 1, 'kp_ada', 'x@example.com'],
+        [T0 + 2, null, 'ADA@example.com'],
+        [T0 + 3, 'kp_bob', 'bob@example.com'],
+        [T0 + 3, 'kp_ada', 'ada@example.com'],
+      ];
+      for (const [at, subject, email] of kinds) {
+        const [d] = await emit('env_a', at, subject, user(subject ?? 'kp_unknown', email));
+        if (subject === 'kp_ada' || email.toLowerCase() === 'ada@example.com') made.push(d!.eventId);
       }
-      expect(seen).toHaveLength(5);
-      expect(new Set(seen).size).toBe(5);
+      const whole = await s.searchEvents('env_a', { key: 'kp_ada', limit: 100, before: null });
+      const byEmail = await s.searchEvents('env_a', { key: 'ada@example.com', limit: 100, before: null });
+      expect(whole.events).toHaveLength(4);
+      expect(byEmail.events).toHaveLength(4);
+      // newest first: by time, then id
+      const sorted = (events: Array<{ createdAt: number; id: string }>) =>
+        [...events].sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1)).map((e) => e.id);
+      for (const key of ['kp_ada', 'ada@example.com']) {
+        const all = await s.searchEvents('env_a', { key, limit: 100, before: null });
+        expect(all.events.map((e) => e.id)).toEqual(sorted(all.events));
+        // pages of 1 and of 2, joined, are the whole list
+        for (const limit of [1, 2]) {
+          const seen: string[] = [];
+          let before = null;
+          for (let pages = 0; pages < 20; pages++) {
+            const page: Awaited<ReturnType<TestableStore['searchEvents']>> = await s.searchEvents('env_a', { key, limit, before });
+            seen.push(...page.events.map((e) => e.id));
+            const last = page.events.at(-1);
+            if (!last || page.events.length < limit) break;
+            before = { createdAt: last.createdAt, id: last.id };
+          }
+          expect(seen, `${key} in pages of ${limit}`).toEqual(all.events.map((e) => e.id));
+        }
+      }
+      // between them, the user's id and email find every event about the user, and nothing else
+      expect(new Set([...whole.events, ...byEmail.events].map((e) => e.id))).toEqual(new Set(made));
+    });
+
+    test('an email no database could store or index is left out, and the event is written', async () => {
+      const hook = webhook('env_a');
+      await s.createWebhook(hook, { maxWebhooks: null });
+      const [withNul] = await emit('env_a', T0, 'kp_nul', user('kp_nul', 'a\u0000b@example.com'));
+      const [long] = await emit('env_a', T0 + 1, 'kp_long', user('kp_long', `${'a'.repeat(3000)}@example.com`));
+      expect(withNul).toBeDefined();
+      expect(long).toBeDefined();
+      expect((await s.searchEvents('env_a', { key: 'kp_nul', limit: 10, before: null })).events).toHaveLength(1);
+      expect((await s.searchEvents('env_a', { key: 'kp_long', limit: 10, before: null })).events).toHaveLength(1);
     });
 
     test('summaries: subject and test flag by id, of the environment only', async () => {

@@ -100,7 +100,7 @@ export function deliveryLog(context, webhook, query = '') {
     return period.value === 'custom' && !sinceInput.value && !untilInput.value;
   }
   const list = h('div', { class: 'log-list', 'aria-live': 'polite', 'aria-busy': 'true' });
-  const side = sidePanel(context, webhookId);
+  const side = sidePanel(context, webhookId, { list, fallback: filter });
   const previous = h('button', { type: 'button', onclick: () => go(page - 1, 'previous') }, t('log.previous'));
   const next = h('button', { type: 'button', onclick: () => go(page + 1, 'next') }, t('log.next'));
   const pager = h('nav', { class: 'pager', 'aria-label': t('log.pages') }, previous, next);
@@ -275,7 +275,7 @@ export function deliveryLog(context, webhook, query = '') {
           t('log.resend'),
         )
       : null;
-    const view = h('button', { type: 'button', onclick: () => side.open(delivery, view) }, t('log.view'));
+    const view = h('button', { type: 'button', 'data-view': delivery.id, onclick: () => side.open(delivery, view) }, t('log.view'));
     const last = delivery.last_status_code ? `HTTP ${delivery.last_status_code}` : delivery.last_error;
     return h(
       'tbody',
@@ -284,8 +284,8 @@ export function deliveryLog(context, webhook, query = '') {
         'tr',
         {},
         h(
-          'td',
-          {},
+          'th',
+          { scope: 'row' },
           h('span', { class: 'code' }, delivery.event_type),
           // A test event (Send test event) is marked: it is not something a user did.
           delivery.test ? [' ', h('span', { class: 'badge badge-test' }, t('log.test'))] : null,
@@ -365,36 +365,45 @@ export function deliveryLog(context, webhook, query = '') {
 }
 
 /**
- * The side panel: one delivery's message (as its receiver got it) beside the log, over the page's
- * right edge, so the log stays where it was. Opening moves focus to its heading; Close or Escape
- * closes it and gives focus back to the button that opened it. "Open as a page" goes to the
- * message's own view, whose address can be shared.
+ * The side panel: one delivery's message (as its receiver got it) beside the log, along the
+ * window's right edge, so the log stays where it was. A non-modal dialog in the top layer (a
+ * popover, where the browser has them), so no transform or stacking of a host page that embeds
+ * the element can clip or cover it. Opening moves focus to its heading; Close or Escape closes it
+ * and gives focus back to the button that opened it (or, when the log was redrawn meanwhile, that
+ * delivery's button now, else `fallback`). "Open as a page" goes to the message's own view, whose
+ * address can be shared.
  *
  * @param {ViewContext} context
  * @param {string} webhookId
+ * @param {{ list: HTMLElement, fallback: HTMLElement }} where The log's rows, and where focus goes when neither button is there.
  */
-function sidePanel(context, webhookId) {
+function sidePanel(context, webhookId, { list, fallback }) {
   const headingId = uid('message-side');
   const heading = h('h3', { id: headingId, tabindex: -1 });
-  const body = h('div', { class: 'message-side-body', 'aria-live': 'polite' });
+  const body = h('div', { class: 'message-side-body' });
   /** @type {HTMLElement | null} */
   let opener = null;
   let opened = 0;
-  const close = () => {
-    element.hidden = true;
-    body.replaceChildren();
-    opener?.focus();
-  };
   /** @type {Delivery | null} */
   let shown = null;
+  const close = () => {
+    if (element.matches(':popover-open')) element.hidePopover();
+    element.hidden = true;
+    body.replaceChildren();
+    const again = shown && /** @type {HTMLElement | null} */ (list.querySelector(`[data-view="${CSS.escape(shown.id)}"]`));
+    (opener?.isConnected ? opener : (again ?? fallback)).focus();
+  };
   const element = h(
-    'aside',
+    'div',
     {
       class: 'message-side',
+      role: 'dialog',
       hidden: true,
       'aria-labelledby': headingId,
       onkeydown: (/** @type {KeyboardEvent} */ e) => {
         if (e.key === 'Escape') {
+          // this panel's, not also a host's dialog around the element
+          e.preventDefault();
           e.stopPropagation();
           close();
         }
@@ -421,6 +430,8 @@ function sidePanel(context, webhookId) {
     ),
     body,
   );
+  const popover = typeof element.showPopover === 'function';
+  if (popover) element.setAttribute('popover', 'manual');
   return {
     element,
     /**
@@ -433,13 +444,17 @@ function sidePanel(context, webhookId) {
       shown = delivery;
       heading.textContent = delivery.event_type;
       replace(body, h('p', { class: 'hint' }, t('shell.loading')));
+      body.setAttribute('aria-busy', 'true');
       element.hidden = false;
+      if (popover && !element.matches(':popover-open')) element.showPopover();
       heading.focus();
       try {
         const message = await context.api.message(webhookId, delivery.id);
         if (mine === opened) replace(body, ...messageSections(context, message, 'h4'));
       } catch (error) {
         if (mine === opened) replace(body, h('p', { class: 'error', role: 'alert' }, explain(error).text));
+      } finally {
+        if (mine === opened) body.removeAttribute('aria-busy');
       }
     },
   };

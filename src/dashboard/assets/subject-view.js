@@ -20,6 +20,7 @@ export function subjectSearch(context, value = '') {
     id: inputId,
     type: 'search',
     value,
+    maxlength: 255,
     autocomplete: 'off',
     spellcheck: 'false',
     placeholder: t('subject.placeholder'),
@@ -135,8 +136,8 @@ function eventItem(context, event, names) {
                   'tr',
                   {},
                   h(
-                    'td',
-                    {},
+                    'th',
+                    { scope: 'row' },
                     h(
                       'button',
                       { type: 'button', class: 'link', onclick: () => context.navigate({ name: 'webhook', id: d.webhook_id }) },
