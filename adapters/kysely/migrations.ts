@@ -527,14 +527,18 @@ export const MIGRATIONS: readonly Migration[] = [
       // And whether it is a test event, so the log marks one without reading its data.
       await db.schema.alterTable('iw_events').addColumn('test', 'integer').execute();
       if (dialect === 'postgres') await db.executeQuery(CompiledQuery.raw(EMIT_FUNCTION_V3));
-      for (const key of ['subject', 'email'] as const) {
-        await db.schema
-          .createIndex(`iw_events_${key}`)
-          .on('iw_events')
-          .columns(['environment', key, 'created_at', 'id'])
-          .where(sql.ref(key), 'is not', null)
-          .execute();
-      }
+      await db.schema
+        .createIndex('iw_events_subject')
+        .on('iw_events')
+        .columns(['environment', 'subject', 'created_at', 'id'])
+        .where(sql.ref('subject'), 'is not', null)
+        .execute();
+      await db.schema
+        .createIndex('iw_events_email')
+        .on('iw_events')
+        .columns(['environment', 'email', 'created_at', 'id'])
+        .where(sql.ref('email'), 'is not', null)
+        .execute();
     },
   },
 ];
