@@ -718,7 +718,8 @@ end
 $emit$`;
 
 /**
- * Migration 21's emit (`adapters/postgres/emit.ts` calls it): migration 11's `iw_emit`, with the
+ * Migration 21's emit (migration 25's `iw_emit_3`, which `adapters/postgres/emit.ts` calls, is made
+ * from its text): migration 11's `iw_emit`, with the
  * event's subject (`p_subject`, null for none) and ordered delivery per subject
  * (docs/decisions/032-ordered-delivery-per-subject.md). For each subscribed webhook whose
  * `ordering` is 'per-subject', the function first takes the transaction-level advisory lock of
