@@ -1,6 +1,6 @@
 /**
  * The records the engine stores. The words (webhook, event, delivery, attempt, lease, …) are
- * defined in the glossary at the top of `types.ts`. All times are milliseconds since the Unix
+ * defined in the glossary (docs/concepts.md). All times are milliseconds since the Unix
  * epoch, taken from the injected Clock (the HTTP API shows them as ISO 8601: see "Times" there).
  */
 
@@ -8,7 +8,7 @@ export type WebhookStatus = 'enabled' | 'disabled';
 export type EventSource = 'admin' | 'api' | 'user';
 export type DeliveryStatus = 'pending' | 'held' | 'delivered' | 'failed';
 /**
- * How a webhook's attempts are paced (see "circuit" in the glossary of `types.ts`): `closed`
+ * How a webhook's attempts are paced (see "circuit" in the glossary, docs/concepts.md): `closed`
  * while healthy (up to `delivery.perWebhookConcurrency` attempts at once per process),
  * `half_open` while failing (one attempt at a time per process, a probe, until a success).
  */

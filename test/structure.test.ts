@@ -140,7 +140,7 @@ function nameCircle(component: string[], edges: Map<string, string[]>, why: Map<
 }
 
 /**
- * The retired words (the glossary in src/types.ts names the word that replaced each). A word is
+ * The retired words (the glossary, docs/concepts.md, names the word that replaced each). A word is
  * matched on its own or as part of an identifier (`SqlFlavor`, `RetryOptions`, `EMIT_RETRY_MS`),
  * in any case. "retry" stays only as a transient retry, the `Retry-After` header and the p-retry
  * package. A word written in double quotes on its own ("customer") is a mention of the word, as
