@@ -1,7 +1,7 @@
 import { decodeCursor } from '../cursor.js';
 import type { DeliveryStatus } from '../model.js';
 import type { StatsRange } from '../types.js';
-import { HttpError, invalidCode } from './errors.js';
+import { HttpError, type InvalidName, invalidCode } from './errors.js';
 import { onlyFields } from './input.js';
 
 /**
@@ -27,6 +27,33 @@ export interface LogQuery {
 }
 
 /**
+ * Refuses a parameter not in `allowed` (a typo like `pagesize` must not silently give the
+ * default), and one given twice, in the order they come.
+ */
+function onlyParameters(url: URL, allowed: readonly InvalidName[]): void {
+  const seen = new Set<string>();
+  for (const key of url.searchParams.keys()) {
+    if (!(allowed as readonly string[]).includes(key)) {
+      throw new HttpError(
+        'UNKNOWN_PARAMETER',
+        `${JSON.stringify(key.slice(0, 64))} is not a parameter of this request (allowed: ${allowed.join(', ')})`,
+        { status: 400 },
+      );
+    }
+    if (seen.has(key)) throw new HttpError(invalidCode(key as InvalidName), `${key} may be given once`, { status: 400 });
+    seen.add(key);
+  }
+}
+
+/** A page size as the wire gives it: an integer within the bounds of `hooks.deliveries.list`'s `limit`. */
+function pageSizeOf(text: string): number {
+  const n = /^[0-9]{1,4}$/.test(text) ? Number(text) : Number.NaN;
+  if (!(n >= PAGE_SIZE.min && n <= PAGE_SIZE.max))
+    throw new HttpError('INVALID_PAGE_SIZE', `page_size must be an integer from ${PAGE_SIZE.min} to ${PAGE_SIZE.max}`, { status: 400 });
+  return n;
+}
+
+/**
  * `GET …/deliveries?status=&event_type=&since=&until=&search=&page_size=&next_token=`: `since` and
  * `until` are ISO 8601 date-times (created at or after, before); `search` an event id (`event_…`)
  * or a delivery id (`msg_…`, its `webhook-id`). An unknown parameter is refused
@@ -34,19 +61,7 @@ export interface LogQuery {
  * empty value is the same as none, as generated clients and HTML forms send them.
  */
 export function logQuery(url: URL): LogQuery {
-  const seen = new Set<string>();
-  for (const key of url.searchParams.keys()) {
-    if (!(LOG_PARAMETERS as readonly string[]).includes(key)) {
-      throw new HttpError(
-        'UNKNOWN_PARAMETER',
-        `${JSON.stringify(key.slice(0, 64))} is not a parameter of this request (allowed: ${LOG_PARAMETERS.join(', ')})`,
-        { status: 400 },
-      );
-    }
-    if (seen.has(key))
-      throw new HttpError(invalidCode(key as (typeof LOG_PARAMETERS)[number]), `${key} may be given once`, { status: 400 });
-    seen.add(key);
-  }
+  onlyParameters(url, LOG_PARAMETERS);
   const value = (key: (typeof LOG_PARAMETERS)[number]) => url.searchParams.get(key) || undefined;
   const query: LogQuery = {};
   const status = value('status');
@@ -54,12 +69,7 @@ export function logQuery(url: URL): LogQuery {
   const eventType = value('event_type');
   if (eventType !== undefined) query.eventType = eventType;
   const pageSize = value('page_size');
-  if (pageSize !== undefined) {
-    const n = /^[0-9]{1,4}$/.test(pageSize) ? Number(pageSize) : Number.NaN;
-    if (!(n >= PAGE_SIZE.min && n <= PAGE_SIZE.max))
-      throw new HttpError('INVALID_PAGE_SIZE', `page_size must be an integer from ${PAGE_SIZE.min} to ${PAGE_SIZE.max}`, { status: 400 });
-    query.limit = n;
-  }
+  if (pageSize !== undefined) query.limit = pageSizeOf(pageSize);
   for (const key of ['since', 'until'] as const) {
     const at = value(key);
     if (at !== undefined) query[key] = dateTime(at, key);
@@ -89,28 +99,12 @@ const SEARCH_PARAMETERS = ['subject', 'page_size', 'next_token'] as const;
  * log's query is judged: an unknown or repeated parameter is refused.
  */
 export function searchQuery(url: URL): { subject: string; limit?: number; cursor?: string } {
-  const seen = new Set<string>();
-  for (const key of url.searchParams.keys()) {
-    if (!(SEARCH_PARAMETERS as readonly string[]).includes(key)) {
-      throw new HttpError(
-        'UNKNOWN_PARAMETER',
-        `${JSON.stringify(key.slice(0, 64))} is not a parameter of this request (allowed: ${SEARCH_PARAMETERS.join(', ')})`,
-        { status: 400 },
-      );
-    }
-    if (seen.has(key)) throw new HttpError(invalidCode(key as 'subject'), `${key} may be given once`, { status: 400 });
-    seen.add(key);
-  }
+  onlyParameters(url, SEARCH_PARAMETERS);
   const subject = url.searchParams.get('subject')?.trim();
   if (!subject) throw new HttpError('INVALID_SUBJECT', 'subject is required: a user id, an organization code or an email', { status: 400 });
   const query: { subject: string; limit?: number; cursor?: string } = { subject };
   const pageSize = url.searchParams.get('page_size') || undefined;
-  if (pageSize !== undefined) {
-    const n = /^[0-9]{1,4}$/.test(pageSize) ? Number(pageSize) : Number.NaN;
-    if (!(n >= PAGE_SIZE.min && n <= PAGE_SIZE.max))
-      throw new HttpError('INVALID_PAGE_SIZE', `page_size must be an integer from ${PAGE_SIZE.min} to ${PAGE_SIZE.max}`, { status: 400 });
-    query.limit = n;
-  }
+  if (pageSize !== undefined) query.limit = pageSizeOf(pageSize);
   const token = url.searchParams.get('next_token') || undefined;
   if (token !== undefined) {
     decodeCursor(token, 'next_token', 'event');
