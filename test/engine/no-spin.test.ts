@@ -214,7 +214,7 @@ describeNoSpin(
     const store = sqliteStore({ filename: dir.file('spin.db') });
     return { store, close: async () => dir.cleanup() };
   },
-  12,
+  8,
 );
 
 let pg: TestPostgres;
@@ -232,5 +232,5 @@ describeNoSpin(
     const store = postgresStore({ connectionString: schema.url });
     return { store, close: () => schema.drop() };
   },
-  6,
+  4,
 );

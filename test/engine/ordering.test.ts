@@ -17,7 +17,7 @@ import { createSchema, type TestPostgres, useTestPostgres } from '../helpers/pos
  * succeeded; with `none` (the same run) they do not, which shows the check can fail.
  */
 const cleanups = useCleanups();
-const SUBJECTS = 100;
+const SUBJECTS = 40;
 const PER_SUBJECT = 5;
 const MINUTE = 60_000;
 
@@ -55,7 +55,7 @@ const STORES: ReadonlyArray<readonly [string, MakeStore]> = [
 ];
 
 /**
- * 100 users × 5 events to one webhook whose receiver is down for the first 10 minutes (503), then
+ * 40 users × 5 events to one webhook whose receiver is down for the first 10 minutes (503), then
  * up and failing one attempt in four at random (500). Engines share the clock; emits go round
  * robin over them (on PostgreSQL several engines are several processes' worth of stores).
  */

@@ -11,7 +11,7 @@ import { signUpUnderLoad, signupEvent, user, useSharedHost } from './sqlite-shar
  * the handle. (It used to be 24/40: "cannot start a transaction within a transaction".)
  */
 const SIGNUPS = 40;
-const BACKLOG = 3000;
+const BACKLOG = 1000;
 /** The sign-ups start once this many deliveries of the backlog have arrived: the engine is busy. */
 const STARTED = 200;
 
