@@ -489,6 +489,32 @@ describe('structure', () => {
     expect(found).toEqual([1, 2, 5, 7]);
   });
 
+  test('ARCHITECTURE.md stays short and true: at most 300 lines, every file it names exists, every link resolves', () => {
+    const text = readFileSync(join(ROOT, 'ARCHITECTURE.md'), 'utf8');
+    expect(text.split('\n').length).toBeLessThanOrEqual(300);
+    const code = new Set([...sourceFiles('src'), ...sourceFiles('adapters')].map((f) => f.split('/').pop()));
+    // A file named in the text or the module tree (`kysely/due.ts`, `outbox.ts`): some source file has that name.
+    const named = [...text.matchAll(/([\w-]+)\.ts\b/g)].map((m) => `${m[1]}.ts`);
+    expect(named.length).toBeGreaterThan(50);
+    expect(named.filter((name) => !code.has(name))).toEqual([]);
+    // Every decision number it cites has its record.
+    const records = readdirSync(join(ROOT, 'docs/decisions')).map((f) => f.slice(0, 3));
+    const cited = [...text.matchAll(/(?:→|,|decided in\s*\|?)\s*(0\d\d)\b/g)].map((m) => m[1]);
+    expect(cited.length).toBeGreaterThan(20);
+    expect(cited.filter((n) => !records.includes(n!))).toEqual([]);
+  });
+
+  test('every relative link in ARCHITECTURE.md and docs/ resolves to a file', () => {
+    const docs = ['ARCHITECTURE.md', ...textFiles('docs').filter((f) => f.endsWith('.md'))];
+    const broken = docs.flatMap((doc) =>
+      [...readFileSync(join(ROOT, doc), 'utf8').matchAll(/\]\(([^)\s#]+)(?:#[^)]*)?\)/g)]
+        .map((m) => m[1]!)
+        .filter((target) => !/^[a-z]+:/.test(target) && !existsSync(join(ROOT, dirname(doc), target)))
+        .map((target) => `${doc}: ${target}`),
+    );
+    expect(broken).toEqual([]);
+  });
+
   test('src/version.ts is the version in package.json (npm run build regenerates it)', async () => {
     const { version } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
     const { VERSION } = await import('../src/version.js');
