@@ -8,6 +8,7 @@
 // keeping them while loading), not by emitting: this measures reading, not writing. On a build
 // with the settled hours' packs (migration 24), the window's settled hours are packed first.
 // Run: npm run build && node bench/dashboard-cost.mjs [--deliveries=10000000] [--runs=200] [--only=sqlite|postgres]
+
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,13 +17,18 @@ import { createWebhooks, generateSigningKey } from 'identity-webhooks';
 import { postgresStore } from 'identity-webhooks/postgres';
 import { sqliteStore } from 'identity-webhooks/sqlite';
 import pg from 'pg';
+import { benchArgs, numberArg } from './lib/args.mjs';
 import { createDatabase, dropDatabase, postgresAvailable } from './lib/postgres.mjs';
 import { percentile } from './lib/stats.mjs';
 
-const option = (name, fallback) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback;
-const N = Number(option('deliveries', 10_000_000));
-const RUNS = Number(option('runs', 200));
-const only = option('only', null);
+const values = benchArgs(import.meta.url, {
+  deliveries: { type: 'string' },
+  runs: { type: 'string' },
+  only: { type: 'string' },
+});
+const N = numberArg('deliveries', values.deliveries, 10_000_000, { min: 1, integer: true });
+const RUNS = numberArg('runs', values.runs, 200, { min: 1, integer: true });
+const only = values.only ?? null;
 const WEBHOOKS = 1000;
 const HOUR = 3_600_000;
 const DAYS = 30;

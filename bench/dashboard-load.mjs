@@ -4,6 +4,7 @@
 // Each "cold" load is a fresh browser context (empty cache, new connection); each "warm" load is
 // a reload in the same context (the hashed assets come from the cache, as for a returning user).
 // The time is read in the page: the element's 'webhooks-dashboard:render' performance mark.
+
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import http from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
@@ -14,8 +15,12 @@ import { sqliteStore } from 'identity-webhooks/sqlite';
 import { chromium } from 'playwright-core';
 import { loadAssets } from '../dist/src/dashboard/assets.js';
 import { createDashboard } from '../dist/src/dashboard/index.js';
+import { benchArgs, numberArg } from './lib/args.mjs';
 
-const runs = Number(process.argv.find((a) => a.startsWith('--runs='))?.split('=')[1] ?? 15);
+const values = benchArgs(import.meta.url, {
+  runs: { type: 'string' },
+});
+const runs = numberArg('runs', values.runs, 15, { min: 1, integer: true });
 const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 if (!existsSync(executablePath)) {
   console.error(`dashboard-load: no Chromium at ${executablePath} (apt-get install -y chromium, or set CHROMIUM_PATH)`);

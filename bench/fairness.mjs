@@ -22,10 +22,12 @@
 // Bounded: RUNS runs per store of HEALTHY events each (defaults 3 × 100, 50 ms apart); every run
 // gives up after RUN_LIMIT_MS and the whole script after SCRIPT_LIMIT_MS. Traffic goes to
 // 127.0.0.1 only (the endpoints live in this process; PostgreSQL at BENCH_PG_URL, local).
-// Writes bench/results/fairness-<date>.json (-quick.json, ignored by git, when smaller than that).
+// Writes <tmp>/identity-webhooks-bench/fairness-<date>.json (-quick.json when smaller), or --out=FILE.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
+import { dirname } from 'node:path';
 import { createWebhooks, generateSigningKey } from 'identity-webhooks';
+import { benchArgs, numberArg, resultsFile } from './lib/args.mjs';
 import { describeMachine } from './lib/machine.mjs';
 import { EVENT_DATA } from './lib/payload.mjs';
 import { createDatabase, dropDatabase, postgresAvailable } from './lib/postgres.mjs';
@@ -33,25 +35,29 @@ import { percentile, sleep } from './lib/stats.mjs';
 import { openStore } from './lib/stores.mjs';
 import { tempDir } from './lib/tmp.mjs';
 
-const args = new Map(
-  process.argv.slice(2).map((a) => {
-    const [k, v] = a.replace(/^--/, '').split('=');
-    return [k, v ?? 'true'];
-  }),
-);
-const RUNS = Number(args.get('runs') ?? 3);
-const HEALTHY = Number(args.get('healthy') ?? 100);
-const PACE_MS = Number(args.get('pace') ?? 50);
+const values = benchArgs(import.meta.url, {
+  runs: { type: 'string' },
+  healthy: { type: 'string' },
+  pace: { type: 'string' },
+  'neighbour-late': { type: 'boolean' },
+  within: { type: 'string' },
+  stores: { type: 'string', default: 'sqlite,postgres' },
+  'no-postgres': { type: 'boolean' },
+  out: { type: 'string' },
+});
+const RUNS = numberArg('runs', values.runs, 3, { min: 1, integer: true });
+const HEALTHY = numberArg('healthy', values.healthy, 100, { min: 1, integer: true });
+const PACE_MS = numberArg('pace', values.pace, 50, { min: 0 });
 const NOISY_WEBHOOKS = 50;
 const NEIGHBOUR_WEBHOOKS = 5;
 const NOISY_EVENTS = 10; // per noisy environment: 500 + 50 attempts that will all hang
 /** --neighbour-late: the neighbour's events only once the noisy environment holds CAP attempts. */
-const NEIGHBOUR_LATE = args.get('neighbour-late') === 'true';
+const NEIGHBOUR_LATE = values['neighbour-late'] ?? false;
 const CAP = 64 - 8; // what one environment over its share may hold: the slots less the reserve
 const RUN_LIMIT_MS = 60_000;
 /** --within=N,N,…: the numbers of hanging webhooks beside one healthy webhook of the same environment. */
-const WITHIN = args.has('within')
-  ? (args.get('within') === 'true' ? '4,7,12,20' : args.get('within'))
+const WITHIN = values.within
+  ? values.within
       .split(',')
       .map(Number)
       .filter((n) => n > 0)
@@ -281,8 +287,8 @@ const results = {
   order: WITHIN ? `within one environment: ${WITHIN.join(', ')} hanging` : NEIGHBOUR_LATE ? 'neighbour-late' : 'interleaved',
   stores: {},
 };
-const kinds = (args.get('stores') ?? 'sqlite,postgres').split(',').filter((k) => k === 'sqlite' || k === 'postgres');
-if (args.get('no-postgres') === 'true' && kinds.includes('postgres')) kinds.pop();
+const kinds = values.stores.split(',').filter((k) => k === 'sqlite' || k === 'postgres');
+if (values['no-postgres'] && kinds.includes('postgres')) kinds.pop();
 if (kinds.includes('postgres') && !(await postgresAvailable())) {
   kinds.splice(kinds.indexOf('postgres'), 1);
   results.stores.postgres = { skipped: 'no PostgreSQL' };
@@ -390,13 +396,13 @@ for (const kind of kinds) {
 }
 results.loadAverageAtEnd = (await import('node:os')).loadavg().map((x) => Math.round(x * 100) / 100);
 results.wallSeconds = Math.round((Date.now() - started.getTime()) / 100) / 10;
-mkdirSync(new URL('./results/', import.meta.url), { recursive: true });
-// Smaller than the defaults is a smoke test, not a result worth keeping (results/.gitignore: *-quick.json).
+// Smaller than the defaults is a smoke test, named so.
 const quick = RUNS < 3 || HEALTHY < 100 ? '-quick' : '';
-const file = new URL(
-  `./results/fairness${WITHIN ? '-within' : NEIGHBOUR_LATE ? '-neighbour-late' : ''}-${started.toISOString().slice(0, 19).replace(/:/g, '-')}${quick}.json`,
-  import.meta.url,
+const file = resultsFile(
+  values.out,
+  `fairness${WITHIN ? '-within' : NEIGHBOUR_LATE ? '-neighbour-late' : ''}-${started.toISOString().slice(0, 19).replace(/:/g, '-')}${quick}.json`,
 );
+mkdirSync(dirname(file), { recursive: true });
 writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
 console.log(
   `load average ${machine.loadAverageAtStart.join(' / ')} at the start, ${results.loadAverageAtEnd.join(' / ')} at the end; ${results.wallSeconds} s`,

@@ -16,11 +16,12 @@
 // per-subject / none; with `--rounds` above 1, the pairs of a size alternate (none, per-subject,
 // none, …) so that a shift of the machine's load falls on both modes, and the ratio printed is the
 // median of the pairs' ratios. Bounded: each run stops after `--deliver` deliveries or 120 s;
-// 127.0.0.1 only. Writes bench/results/ordering/<date>.json.
+// 127.0.0.1 only. Writes <tmp>/identity-webhooks-bench/ordering-<date>.json.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { sql } from 'kysely';
+import { benchArgs, resultsDir } from './lib/args.mjs';
 import { describeMachine as machine } from './lib/machine.mjs';
 import { EVENT_TYPE, ISSUER } from './lib/payload.mjs';
 import { createDatabase, dropDatabase, postgresAvailable } from './lib/postgres.mjs';
@@ -29,16 +30,20 @@ import { startReceiver } from './lib/receiver-client.mjs';
 import { percentile } from './lib/stats.mjs';
 import { tempDir } from './lib/tmp.mjs';
 
-const arg = (name, fallback) => {
-  const hit = process.argv.find((a) => a.startsWith(`--${name}=`));
-  return hit ? hit.slice(name.length + 3) : fallback;
-};
-const SIZES = arg('sizes', '8000,32000,128000').split(',').map(Number);
-const STORES = arg('stores', 'sqlite,postgres').split(',');
-const DELIVER = Number(arg('deliver', '4000'));
-const SUBJECTS = Number(arg('subjects', '1000'));
-const ROUNDS = Number(arg('rounds', '1'));
-const ENGINE = arg('engine', join(import.meta.dirname, '..'));
+const values = benchArgs(import.meta.url, {
+  sizes: { type: 'string', default: '8000,32000,128000' },
+  stores: { type: 'string', default: 'sqlite,postgres' },
+  deliver: { type: 'string', default: '4000' },
+  subjects: { type: 'string', default: '1000' },
+  rounds: { type: 'string', default: '1' },
+  engine: { type: 'string' },
+});
+const SIZES = values.sizes.split(',').map(Number);
+const STORES = values.stores.split(',');
+const DELIVER = Number(values.deliver);
+const SUBJECTS = Number(values.subjects);
+const ROUNDS = Number(values.rounds);
+const ENGINE = values.engine ?? join(import.meta.dirname, '..');
 const RUN_LIMIT_MS = 120_000;
 
 const load = (file) => import(pathToFileURL(join(ENGINE, 'dist', file)).href);
@@ -191,9 +196,9 @@ try {
 } finally {
   await receiver.stop();
 }
-const out = join(import.meta.dirname, 'results', 'ordering');
+const out = resultsDir();
 mkdirSync(out, { recursive: true });
-const file = join(out, `${new Date().toISOString().replaceAll(':', '-').slice(0, 19)}.json`);
+const file = join(out, `ordering-${new Date().toISOString().replaceAll(':', '-').slice(0, 19)}.json`);
 writeFileSync(
   file,
   JSON.stringify(

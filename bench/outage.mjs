@@ -26,27 +26,41 @@ import http from 'node:http';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { benchArgs, numberArg } from './lib/args.mjs';
 import { startThrowawayCluster } from './lib/cluster.mjs';
 import { EVENT_DATA } from './lib/payload.mjs';
 
-const args = process.argv.slice(2);
-const option = (name, fallback) => {
-  const a = args.find((x) => x.startsWith(`--${name}=`));
-  return a === undefined ? fallback : a.slice(name.length + 3);
-};
+const values = benchArgs(import.meta.url, {
+  engine: { type: 'string' },
+  outage: { type: 'string' },
+  backlog: { type: 'string' },
+  webhooks: { type: 'string' },
+  'delay-ms': { type: 'string' },
+  'stop-at': { type: 'string' },
+  kill: { type: 'string', default: 'none' },
+  'max-s': { type: 'string' },
+  out: { type: 'string' },
+  verbose: { type: 'boolean' },
+  'lease-ms': { type: 'string' },
+  'timeout-ms': { type: 'string' },
+});
 const here = dirname(fileURLToPath(import.meta.url));
 // The checkout whose dist/ runs (this one by default: `npm run build` first).
-const ENGINE = resolve(option('engine', join(here, '..')));
-const OUTAGE_S = Number(option('outage', 6));
-const BACKLOG = Number(option('backlog', 3000));
-const WEBHOOKS = Number(option('webhooks', 10));
-const DELAY_MS = Number(option('delay-ms', 1000));
-const STOP_AT = Number(option('stop-at', 0.3));
-const KILL = option('kill', 'none');
-const MAX_S = Number(option('max-s', 115));
-const OUT = option('out', undefined);
-const VERBOSE = args.includes('--verbose');
-const DELIVERY = { leaseMs: Number(option('lease-ms', 10_000)), timeoutMs: Number(option('timeout-ms', 5_000)) };
+const ENGINE = resolve(values.engine ?? join(here, '..'));
+const OUTAGE_S = numberArg('outage', values.outage, 6, { min: 0 });
+const BACKLOG = numberArg('backlog', values.backlog, 3000, { min: 1, integer: true });
+const WEBHOOKS = numberArg('webhooks', values.webhooks, 10, { min: 1, integer: true });
+const DELAY_MS = numberArg('delay-ms', values['delay-ms'], 1000, { min: 0 });
+const STOP_AT = numberArg('stop-at', values['stop-at'], 0.3, { min: 0, max: 1 });
+const KILL = values.kill;
+if (!['none', 'before', 'during'].includes(KILL)) throw new TypeError('--kill: none, before or during');
+const MAX_S = numberArg('max-s', values['max-s'], 115, { min: 1 });
+const OUT = values.out;
+const VERBOSE = values.verbose ?? false;
+const DELIVERY = {
+  leaseMs: numberArg('lease-ms', values['lease-ms'], 10_000, { min: 1 }),
+  timeoutMs: numberArg('timeout-ms', values['timeout-ms'], 5_000, { min: 1 }),
+};
 
 const t0 = Date.now();
 const log = (...a) => VERBOSE && console.error(`[outage ${((Date.now() - t0) / 1000).toFixed(1)}s]`, ...a);

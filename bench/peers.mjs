@@ -8,7 +8,7 @@
 //   --engine=PATH         also run the engine variants of another built checkout (PATH/dist),
 //   --engine-label=NAME   named NAME (repeat both to compare several builds with this one)
 //   --no-postgres, --no-redis, --no-current (leave out this checkout's engine)
-//   --out=FILE            where to write the JSON (default bench/results/peers/<date>.json)
+//   --out=FILE            where to write the JSON (default <tmp>/identity-webhooks-bench/peers-<date>.json)
 // Each variant runs in a fresh process (lib/child.mjs); rounds rotate the order. Prints every
 // variant's deliveries/s (median of the rounds, min..max) and its ratio to its reference (the
 // median of the per-round ratios: each round's variant over the same round's reference), then
@@ -18,6 +18,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { benchArgs, numberArg, resultsFile } from './lib/args.mjs';
 import { runScenario } from './lib/child.mjs';
 import { describeMachine } from './lib/machine.mjs';
 import { dropDatabasesLike, postgresAvailable } from './lib/postgres.mjs';
@@ -27,29 +28,37 @@ import { median, round } from './lib/stats.mjs';
 import { engineTargets, engineVariants, peerVariants, STDWH } from './peers/variants.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const args = process.argv.slice(2);
-const flag = (name) => args.includes(`--${name}`);
-const options = (name) => args.filter((a) => a.startsWith(`--${name}=`)).map((a) => a.slice(name.length + 3));
-const option = (name) => options(name).at(-1);
+const values = benchArgs(import.meta.url, {
+  quick: { type: 'boolean' },
+  deliveries: { type: 'string' },
+  rounds: { type: 'string' },
+  only: { type: 'string' },
+  engine: { type: 'string', multiple: true },
+  'engine-label': { type: 'string', multiple: true },
+  'no-postgres': { type: 'boolean' },
+  'no-redis': { type: 'boolean' },
+  'no-current': { type: 'boolean' },
+  out: { type: 'string' },
+});
+const flag = (name) => values[name] ?? false;
+const option = (name) => values[name];
 
 const quick = flag('quick');
-const deliveries = Number(option('deliveries') ?? (quick ? 1_000 : 8_000));
-const rounds = Number(option('rounds') ?? 3);
-if (!(Number.isInteger(deliveries) && deliveries > 0 && deliveries <= 100_000)) throw new TypeError('--deliveries: 1 to 100,000');
-if (!(Number.isInteger(rounds) && rounds > 0 && rounds <= 9)) throw new TypeError('--rounds: 1 to 9');
+const deliveries = numberArg('deliveries', option('deliveries'), quick ? 1_000 : 8_000, { min: 1, max: 100_000, integer: true });
+const rounds = numberArg('rounds', option('rounds'), 3, { min: 1, max: 9, integer: true });
 const REDIS = { host: '127.0.0.1', port: 6379 };
 // A variant's own deadline for its work (a queue peer gives up waiting for jobs), and a minute
 // more for its process: 40 deliveries/s at the worst (pg-boss ran at 82/s at load 10).
 const DEADLINE_MS = 60_000 + deliveries * 25;
 const started = new Date();
 const stamp = started.toISOString().replace(/[:]/g, '-').replace(/\..*/, '');
-const outFile = option('out') ?? join(here, 'results', 'peers', `${stamp}${quick ? '-quick' : ''}.json`);
+const outFile = resultsFile(option('out'), `peers-${stamp}${quick ? '-quick' : ''}.json`);
 const log = (...a) => console.log(...a);
 
 const engines = [];
 if (!flag('no-current')) engines.push({ label: 'current', path: resolve(here, '..') });
-const labels = options('engine-label');
-options('engine').forEach((path, i) => engines.push({ label: labels[i] ?? `engine${i + 2}`, path: resolve(path) }));
+const labels = values['engine-label'] ?? [];
+(values.engine ?? []).forEach((path, i) => engines.push({ label: labels[i] ?? `engine${i + 2}`, path: resolve(path) }));
 
 const machine = describeMachine();
 log(

@@ -1,13 +1,14 @@
-// Prints a results JSON (default: the newest full run in bench/results/) as the markdown the
+// Prints a results JSON (default: the newest full run in the results directory) as the markdown the
 // README's Results section holds: node bench/report-md.mjs [file]
+
 import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { benchArgs, resultsDir } from './lib/args.mjs';
 import { FIGURE_HEADER, figureRows, markdownTable, TARGET_HEADER, targetRows } from './lib/report.mjs';
 
-const dir = join(dirname(fileURLToPath(import.meta.url)), 'results');
+const dir = resultsDir();
 const file =
-  process.argv[2] ??
+  benchArgs(import.meta.url, {}, { positionals: true }).positionals[0] ??
   join(
     dir,
     readdirSync(dir)

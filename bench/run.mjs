@@ -3,13 +3,15 @@
 //   --quick        every scenario, small: a smoke test in under 30 s
 //   --only=a,b     only these scenario ids (the ceiling always runs: every rate is a ratio to it)
 //   --no-postgres  skip the PostgreSQL scenarios even if a server answers
-//   --out=FILE     where to write the JSON (default bench/results/<date>.json)
+//   --out=FILE     where to write the JSON (default <tmp>/identity-webhooks-bench/<date>.json, or
+//                  under BENCH_RESULTS; results are not kept in the tree)
 //   --telemetry    every engine process registers an OpenTelemetry SDK (in-memory exporters) first
 // Prints a table of figures and one of targets; writes the same as JSON. Never fails on a missed
 // target (machines are noisy); exits non-zero only when a scenario could not run at all.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { benchArgs, resultsFile } from './lib/args.mjs';
 import { runScenario } from './lib/child.mjs';
 import { describeMachine } from './lib/machine.mjs';
 import { buildPlan } from './lib/plan.mjs';
@@ -20,21 +22,19 @@ import { summarize } from './lib/stats.mjs';
 import { derive, judge } from './lib/targets.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const args = process.argv.slice(2);
-const flag = (name) => args.includes(`--${name}`);
-const option = (name) =>
-  args
-    .find((a) => a.startsWith(`--${name}=`))
-    ?.split('=')
-    .slice(1)
-    .join('=');
-
-const quick = flag('quick');
-const telemetry = flag('telemetry');
-const only = option('only')?.split(',');
+const values = benchArgs(import.meta.url, {
+  quick: { type: 'boolean' },
+  only: { type: 'string' },
+  'no-postgres': { type: 'boolean' },
+  out: { type: 'string' },
+  telemetry: { type: 'boolean' },
+});
+const quick = values.quick ?? false;
+const telemetry = values.telemetry ?? false;
+const only = values.only?.split(',');
 const started = new Date();
 const stamp = started.toISOString().replace(/[:]/g, '-').replace(/\..*/, '');
-const outFile = option('out') ?? join(here, 'results', `${stamp}${quick ? '-quick' : ''}${telemetry ? '-telemetry' : ''}.json`);
+const outFile = resultsFile(values.out, `${stamp}${quick ? '-quick' : ''}${telemetry ? '-telemetry' : ''}.json`);
 const log = (...a) => console.log(...a);
 
 const machine = describeMachine();
@@ -43,7 +43,7 @@ log(
 );
 
 const plan = buildPlan({ quick }).filter((s) => !only || s.id === 'ceiling' || only.includes(s.id));
-const havePostgres = !flag('no-postgres') && (await postgresAvailable());
+const havePostgres = !values['no-postgres'] && (await postgresAvailable());
 if (!havePostgres) log('PostgreSQL: not reachable at 127.0.0.1:5432 (or --no-postgres): its scenarios are skipped');
 // The PgBouncer scenario starts its own pooler from Debian's binary; without it, it says so and skips.
 const { PGBOUNCER } = await import('./lib/pgbouncer.mjs');

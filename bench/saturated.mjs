@@ -12,11 +12,12 @@
 // is timed around the store's own claimDue (its statements, not the scheduler's bookkeeping), and
 // every row given back through release() is counted. Printed per run: claims, their p50 / p99 /
 // max, rows released, deliveries/s. Bounded: each run stops after `--deliver` deliveries or 120 s,
-// and everything goes to 127.0.0.1 only. Writes bench/results/saturated/<date>.json.
+// and everything goes to 127.0.0.1 only. Writes <tmp>/identity-webhooks-bench/saturated-<date>.json.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { sql } from 'kysely';
+import { benchArgs, resultsDir } from './lib/args.mjs';
 import { describeMachine as machine } from './lib/machine.mjs';
 import { EVENT_TYPE, ISSUER } from './lib/payload.mjs';
 import { createDatabase, dropDatabase, postgresAvailable } from './lib/postgres.mjs';
@@ -25,14 +26,16 @@ import { startReceiver } from './lib/receiver-client.mjs';
 import { percentile } from './lib/stats.mjs';
 import { tempDir } from './lib/tmp.mjs';
 
-const arg = (name, fallback) => {
-  const hit = process.argv.find((a) => a.startsWith(`--${name}=`));
-  return hit ? hit.slice(name.length + 3) : fallback;
-};
-const SIZES = arg('sizes', '8000,32000,128000').split(',').map(Number);
-const STORES = arg('stores', 'sqlite,postgres').split(',');
-const DELIVER = Number(arg('deliver', '4000'));
-const ENGINE = arg('engine', join(import.meta.dirname, '..'));
+const values = benchArgs(import.meta.url, {
+  sizes: { type: 'string', default: '8000,32000,128000' },
+  stores: { type: 'string', default: 'sqlite,postgres' },
+  deliver: { type: 'string', default: '4000' },
+  engine: { type: 'string' },
+});
+const SIZES = values.sizes.split(',').map(Number);
+const STORES = values.stores.split(',');
+const DELIVER = Number(values.deliver);
+const ENGINE = values.engine ?? join(import.meta.dirname, '..');
 const RUN_LIMIT_MS = 120_000;
 
 const load = (file) => import(pathToFileURL(join(ENGINE, 'dist', file)).href);
@@ -165,8 +168,8 @@ try {
 } finally {
   await receiver.stop();
 }
-const out = join(import.meta.dirname, 'results', 'saturated');
+const out = resultsDir();
 mkdirSync(out, { recursive: true });
-const file = join(out, `${new Date().toISOString().replaceAll(':', '-').slice(0, 19)}.json`);
+const file = join(out, `saturated-${new Date().toISOString().replaceAll(':', '-').slice(0, 19)}.json`);
 writeFileSync(file, JSON.stringify({ machine: started, end: machine(), engine: ENGINE, deliver: DELIVER, results }, null, 2));
 console.log(`wrote ${file}`);

@@ -23,24 +23,31 @@ import { fileURLToPath } from 'node:url';
 import { createWebhooks, generateSigningKey } from 'identity-webhooks';
 import { postgresStore } from 'identity-webhooks/postgres';
 import pg from 'pg';
+import { benchArgs, numberArg } from './lib/args.mjs';
 import { startThrowawayCluster } from './lib/cluster.mjs';
 import { EVENT_DATA, EVENT_TYPE } from './lib/payload.mjs';
 import { startPgBouncer } from './lib/pgbouncer.mjs';
 
-const args = process.argv.slice(2);
-const option = (name, fallback) => {
-  const a = args.find((x) => x.startsWith(`--${name}=`));
-  return a === undefined ? fallback : a.slice(name.length + 3);
-};
-const MINUTES = Number(option('minutes', 30));
-const KILL_EVERY_MIN = Number(option('kill-every', 3));
-const DB_RESTARTS = Number(option('db-restarts', 2));
-const OUTAGE_S = Number(option('outage-seconds', 3));
-const RATE = Number(option('rate', 20)); // events/s, each to 2 webhooks
-const RECEIVER_DELAY_MS = Number(option('receiver-delay-ms', 20)); // exchanges stay in flight a while
-const STATS_MS = Number(option('stats-seconds', 60)) * 1000;
-const VIA_PGBOUNCER = args.includes('--pgbouncer');
-const OUT = option('out', undefined);
+const values = benchArgs(import.meta.url, {
+  minutes: { type: 'string' },
+  'kill-every': { type: 'string' },
+  'db-restarts': { type: 'string' },
+  'outage-seconds': { type: 'string' },
+  rate: { type: 'string' },
+  'receiver-delay-ms': { type: 'string' },
+  'stats-seconds': { type: 'string' },
+  pgbouncer: { type: 'boolean' },
+  out: { type: 'string' },
+});
+const MINUTES = numberArg('minutes', values.minutes, 30, { min: 0.1, max: 24 * 60 });
+const KILL_EVERY_MIN = numberArg('kill-every', values['kill-every'], 3, { min: 0.1 });
+const DB_RESTARTS = numberArg('db-restarts', values['db-restarts'], 2, { min: 0, integer: true });
+const OUTAGE_S = numberArg('outage-seconds', values['outage-seconds'], 3, { min: 0 });
+const RATE = numberArg('rate', values.rate, 20, { min: 1 }); // events/s, each to 2 webhooks
+const RECEIVER_DELAY_MS = numberArg('receiver-delay-ms', values['receiver-delay-ms'], 20, { min: 0 }); // exchanges stay in flight a while
+const STATS_MS = numberArg('stats-seconds', values['stats-seconds'], 60, { min: 1 }) * 1000;
+const VIA_PGBOUNCER = values.pgbouncer ?? false;
+const OUT = values.out;
 const DELIVERY = { leaseMs: 10_000, timeoutMs: 5_000 };
 
 const log = (...a) => console.log(`[soak ${clock()}]`, ...a);

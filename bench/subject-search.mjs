@@ -7,26 +7,25 @@
 // searches each (p50, p99): by a user's id, by their email in another case, by an organization's
 // code, a second page, and a subject no event has.
 // Run: npm run build && node bench/subject-search.mjs [--deliveries=10000000] [--runs=300] [--only=sqlite|postgres]
+
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import { createWebhooks, generateSigningKey } from 'identity-webhooks';
 import { postgresStore } from 'identity-webhooks/postgres';
 import { sqliteStore } from 'identity-webhooks/sqlite';
 import pg from 'pg';
+import { benchArgs } from './lib/args.mjs';
 import { createDatabase, dropDatabase, postgresAvailable } from './lib/postgres.mjs';
 import { percentile } from './lib/stats.mjs';
 
-const { values: args } = parseArgs({
-  options: {
-    deliveries: { type: 'string', default: '10000000' },
-    runs: { type: 'string', default: '300' },
-    users: { type: 'string', default: '100000' },
-    fanout: { type: 'string', default: '10' },
-    only: { type: 'string' },
-  },
+const args = benchArgs(import.meta.url, {
+  deliveries: { type: 'string', default: '10000000' },
+  runs: { type: 'string', default: '300' },
+  users: { type: 'string', default: '100000' },
+  fanout: { type: 'string', default: '10' },
+  only: { type: 'string' },
 });
 const N = Number(args.deliveries);
 const RUNS = Number(args.runs);

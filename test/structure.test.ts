@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, test } from 'vitest';
@@ -513,6 +514,23 @@ describe('structure', () => {
         .map((target) => `${doc}: ${target}`),
     );
     expect(broken).toEqual([]);
+  });
+
+  test('bench/: every script reads its options through lib/args.mjs, and no result file is committed', () => {
+    const scripts = [
+      ...readdirSync(join(ROOT, 'bench')).filter((f) => f.endsWith('.mjs') && !f.endsWith('-worker.mjs') && f !== 'receiver.mjs'),
+      ...readdirSync(join(ROOT, 'bench/studies')).map((f) => `studies/${f}`),
+    ];
+    expect(scripts.length).toBeGreaterThan(15);
+    const own = scripts.filter((f) => !readFileSync(join(ROOT, 'bench', f), 'utf8').includes('benchArgs('));
+    expect(own, 'scripts not reading their options through benchArgs').toEqual([]);
+    const argv = [...scripts, ...readdirSync(join(ROOT, 'bench/lib')).map((f) => `lib/${f}`)].filter(
+      (f) =>
+        !['lib/args.mjs', 'lib/scenario-host.mjs'].includes(f) && readFileSync(join(ROOT, 'bench', f), 'utf8').includes('process.argv'),
+    );
+    expect(argv, 'scripts reading process.argv themselves').toEqual([]);
+    const committed = execFileSync('git', ['ls-files', 'bench/results'], { cwd: ROOT, encoding: 'utf8' }).trim();
+    expect(committed).toBe('');
   });
 
   test('src/version.ts is the version in package.json (npm run build regenerates it)', async () => {

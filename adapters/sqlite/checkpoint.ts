@@ -14,7 +14,7 @@ const WAL_SIZE_LIMIT = 16 * 1024 * 1024;
 /**
  * `journal_size_limit` of the store's own connection while the thread runs: only a backstop. The
  * first commit after a WAL restart truncates the file to it on the main thread, a stall of 15-24
- * ms at 50 MB (bench/wal-stall.mjs), so the thread sizes the file itself and this never fires
+ * ms at 50 MB (bench/studies/wal-stall.mjs), so the thread sizes the file itself and this never fires
  * unless the thread cannot (another process at the file keeping its quiet rounds PASSIVE).
  */
 const WAL_BACKSTOP_LIMIT = 256 * 1024 * 1024;
@@ -93,7 +93,7 @@ const walBytes = () => {
 // frames, and the next commit restarts the WAL from its start. When the frames written since the
 // last restart (\`log\`) were fewer than the size limit, it truncates the file too (TRUNCATE):
 // the main connection never does (its journal_size_limit is only a backstop), as that would stall
-// the event loop (bench/wal-stall.mjs measures it). Under a load that fills more than that
+// the event loop (bench/studies/wal-stall.mjs measures it). Under a load that fills more than that
 // between rounds it only restarts (RESTART): the file is written over from its start rather than
 // cut and grown again, and the stopped queue waits a fraction as long. Both wait for other
 // processes' readers (and TRUNCATE writers), and our queue is held meanwhile, so they are tried
