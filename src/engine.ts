@@ -7,7 +7,7 @@ import { WebhooksError } from './errors.js';
 import { HourPacking } from './hour-packs.js';
 import { allowedOriginSet } from './http/cross-site.js';
 import { createHandler } from './http/handler.js';
-import { createManagement } from './management.js';
+import { createManagement } from './management/index.js';
 import { listNotices } from './notices/list.js';
 import { NoticeOutbox } from './notices/outbox.js';
 import { snapshotOptions } from './options.js';
@@ -24,7 +24,7 @@ const SECRETS_CHECKED = 100;
 
 /**
  * Creates the webhook engine: wires its parts, nothing else. Each stage has its own home:
- * `emit.ts` (validate, store, wake), `management.ts` (the in-process management functions),
+ * `emit.ts` (validate, store, wake), `management/` (the in-process management functions),
  * `scheduler/` (time and slots), `delivery/dispatch.ts` (one delivery from claim to outcome),
  * `http/` (the web handler, over the management functions).
  *
