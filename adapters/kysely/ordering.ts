@@ -13,7 +13,7 @@ type Db = Kysely<EngineTables>;
  * queue, and the next place becomes due at once.
  *
  * On PostgreSQL the emits, outcomes and resends of one (webhook, subject) take turns on a
- * transaction-level advisory lock, taken before the queue is read (migration 21's `iw_emit_2`
+ * transaction-level advisory lock, taken before the queue is read (`iw_emit_3`
  * takes the same keys); so emit order is the order in which the emits' transactions took it,
  * which is their commit order. SQLite has one writer at a time: the order of its commits.
  */

@@ -21,7 +21,7 @@ import { getSession, insertGrant, redeemLink } from './dashboard-grants.js';
 import { NEXT_DELIVERY, NEXT_NOTICE } from './due.js';
 import { readCounts, readHours } from './hours.js';
 import { countWaiting, listPage, recoverBatch, resend, sendWaitingBatch } from './log.js';
-import { runMigrations } from './migrations.js';
+import { runMigrations, type StoredFunction } from './migrations.js';
 import { claimNotices, finishNotice, listNotices } from './notices.js';
 import { endQueues, enqueue, isOrdered, leaveEnded, PER_SUBJECT, waitBehindHeads } from './ordering.js';
 import { holdPending, recordOutcomes } from './outcomes.js';
@@ -69,6 +69,8 @@ export interface StoreDialect {
   migrate(db: Db, run: (on?: Db) => Promise<unknown>): Promise<void>;
   /** Optional: taken first in each migration's transaction (PostgreSQL: a transaction-level advisory lock). */
   migrationGuard?(trx: Db): Promise<void>;
+  /** Optional: PostgreSQL's stored functions, applied by the migration whenever their text changes. */
+  storedFunctions?: readonly StoredFunction[];
   /**
    * Optional: tells other processes that work may be due. Runs inside the writing transaction, so
    * the hint goes out when (and only if) it commits, including a host's own transaction. `from`:
@@ -151,7 +153,9 @@ export class KyselyStore implements Store<HostTransaction> {
   }
 
   async migrate(now: number): Promise<void> {
-    await this.dialect.migrate(this.db, (on = this.db) => runMigrations(on, this.dialect.name, now, this.dialect.migrationGuard));
+    await this.dialect.migrate(this.db, (on = this.db) =>
+      runMigrations(on, this.dialect.name, now, { guard: this.dialect.migrationGuard, functions: this.dialect.storedFunctions }),
+    );
   }
 
   async close(): Promise<void> {

@@ -7,6 +7,7 @@ import type { EngineTables } from '../kysely/schema.js';
 import { KyselyStore, type StoreDialect } from '../kysely/store.js';
 import { claimDue } from './claim.js';
 import { oneStatementEmit } from './emit.js';
+import { STORED_FUNCTIONS } from './functions/index.js';
 import { lockEnvironment, lockMigrations, tryLockRetention } from './locks.js';
 import { assertMigrated, migrateUnderLock } from './migrate.js';
 import { notifyWake, WakeListener } from './notify.js';
@@ -134,6 +135,7 @@ export function postgresStore(options: PostgresStoreOptions): KyselyStore {
       else await assertMigrated(db);
     },
     migrationGuard: lockMigrations,
+    storedFunctions: STORED_FUNCTIONS,
     ...(o.notifications
       ? {
           notify: notifyWake,

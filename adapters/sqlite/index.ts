@@ -114,9 +114,9 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     recordGroup: { takes: onlySuccesses, orders: true, record: (_kysely, batch) => recordSuccesses(db, batch) },
     async migrate(_k, run) {
       // Another process migrating the same file holds its write lock for as long as one
-      // migration takes, which can outlast busy_timeout (migration 14 rewrites iw_deliveries: 5 s
-      // for a million deliveries). Wait for it, up to MIGRATION_WAIT_MS; each try reads the
-      // ledger again, so what the other process applied meanwhile is skipped.
+      // migration takes, which can outlast busy_timeout (a migration that rewrites a table of
+      // millions of rows takes seconds). Wait for it, up to MIGRATION_WAIT_MS; each try reads
+      // the ledger again, so what the other process applied meanwhile is skipped.
       const giveUpAt = performance.now() + MIGRATION_WAIT_MS;
       for (;;) {
         try {

@@ -5,7 +5,7 @@ import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { MIGRATIONS } from '../../adapters/kysely/migrations.js';
+import { BASELINE, MIGRATIONS } from '../../adapters/kysely/migrations.js';
 import { drizzleDdl } from '../better-auth/orm/ddl.js';
 import * as drizzleSchema from '../better-auth/orm/drizzle-schema-pg.js';
 import { buildForChildren } from '../helpers/fleet.js';
@@ -208,7 +208,7 @@ describe.each([
       expect(tables).toEqual(expect.arrayContaining(['user', 'session', 'account', 'verification']));
       // The engine's schema is complete when the CLI returns, not 4 migrations of it.
       const applied = db.prepare('select version from iw_migrations order by version').all();
-      expect(applied.map((r) => (r as { version: number }).version)).toEqual(MIGRATIONS.map((m) => m.version));
+      expect(applied.map((r) => (r as { version: number }).version)).toEqual([BASELINE.version, ...MIGRATIONS.map((m) => m.version)]);
     } finally {
       db.close();
     }

@@ -225,12 +225,12 @@ describe('postgres: emit in one statement', () => {
     expect(wakes.length).toBe(before);
   });
 
-  test("migration 11's iw_emit: planned once per connection, sequential scans off", async () => {
+  test('the emit function (iw_emit_3): planned once per connection, sequential scans off', async () => {
     const { url } = await counted();
     const client = new pg.Client({ connectionString: url });
     await client.connect();
     try {
-      const { rows } = await client.query(`select proconfig from pg_proc where oid = 'iw_emit'::regproc`);
+      const { rows } = await client.query(`select proconfig from pg_proc where oid = 'iw_emit_3'::regproc`);
       expect(rows[0].proconfig).toEqual(['plan_cache_mode=force_generic_plan', 'enable_seqscan=off']);
     } finally {
       await client.end();

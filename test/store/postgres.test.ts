@@ -4,9 +4,10 @@ import { CompiledQuery } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { wholeLogPage } from '../../adapters/kysely/log.js';
-import { MIGRATIONS } from '../../adapters/kysely/migrations.js';
+import { BASELINE, MIGRATIONS } from '../../adapters/kysely/migrations.js';
 import { type KyselyStore, NEXT_DUE_SQL } from '../../adapters/kysely/store.js';
 import { CLAIM_DUE_CALL, claimQuery } from '../../adapters/postgres/claim.js';
+import { STORED_FUNCTIONS } from '../../adapters/postgres/functions/index.js';
 import { migratePostgres, postgresStore } from '../../adapters/postgres/index.js';
 import type { ClaimArgs } from '../../src/store.js';
 import { useCleanups } from '../helpers/cleanup.js';
@@ -209,24 +210,8 @@ describe('postgres: claims', () => {
 
   test("emit's function: its generic plan, made on empty tables, reads every table by index", async () => {
     const { store } = await fresh();
-    // iw_emit(p_id, p_environment, p_type, p_source, p_data, p_event_timestamp, p_created_at, p_traceparent, p_ids, p_notify)
-    const emit = await explainFunction(store, 'iw_emit', [
-      "'event_x'",
-      "'env_a'",
-      "'user.created'",
-      "'api'",
-      "'{}'",
-      `${T0}`,
-      `${T0}`,
-      'null',
-      "array['msg_x']",
-      'false',
-    ]);
-    const emitScans = scansOf(emit);
-    expect(emitScans.filter((x) => x.startsWith('Seq Scan'))).toEqual([]);
-    expect(emitScans).toContain('Index Scan iw_webhooks iw_webhooks_env');
-    // Migration 25's, which the store calls: the same, with a subject (ordered delivery per subject) and an email.
-    const emit2 = await explainFunction(store, 'iw_emit_3', [
+    // The emit the store calls, with a subject (ordered delivery per subject) and an email.
+    const emit = await explainFunction(store, 'iw_emit_3', [
       "'event_y'",
       "'env_a'",
       "'user.created'",
@@ -240,9 +225,9 @@ describe('postgres: claims', () => {
       "'kp_1'",
       "'ada@example.com'",
     ]);
-    const emit2Scans = scansOf(emit2);
-    expect(emit2Scans.filter((x) => x.startsWith('Seq Scan'))).toEqual([]);
-    expect(emit2Scans).toContain('Index Scan iw_webhooks iw_webhooks_env');
+    const emitScans = scansOf(emit);
+    expect(emitScans.filter((x) => x.startsWith('Seq Scan'))).toEqual([]);
+    expect(emitScans).toContain('Index Scan iw_webhooks iw_webhooks_env');
   });
 
   test("a claim leaving a saturated webhook out reads per webhook, not past that webhook's 20,000 due rows", async () => {
@@ -426,13 +411,15 @@ describe('postgres: migrations', () => {
   test('autoMigrate: false only checks, and points at migratePostgres, which runs them ahead of deploy', async () => {
     const { url, open } = await fresh({ migrate: false });
     const strict = open({ autoMigrate: false });
-    await expect(strict.migrate(T0)).rejects.toThrow(/migration\(s\) 1, 2, .*migratePostgres.*\(missing: 1 initial; /);
-    expect(await migratePostgres({ connectionString: url })).toEqual(MIGRATIONS.map((m) => m.version));
+    await expect(strict.migrate(T0)).rejects.toThrow(
+      /not this version's and autoMigrate is false; .*migratePostgres.*\(missing: 25 baseline\)/,
+    );
+    expect(await migratePostgres({ connectionString: url })).toEqual([BASELINE.version, ...MIGRATIONS.map((m) => m.version)]);
     await strict.migrate(T0);
     expect(await migratePostgres({ connectionString: url })).toEqual([]);
   });
 
-  test('migration 9: deliveries are unique by (event_id, webhook_id), one index where there were two, and lookups by event use it', async () => {
+  test('deliveries are unique by (event_id, webhook_id), one index where there were two, and lookups by event use it', async () => {
     const { store } = await fresh();
     const run = async (q: string) => (await store.kysely.executeQuery<any>(CompiledQuery.raw(q))).rows;
     const indexes = (
@@ -462,7 +449,7 @@ describe('postgres: migrations', () => {
     expect(plan).toContain('"Index Name":"iw_deliveries_event_webhook"');
   });
 
-  test("migration 10: no index of a webhook's whole log; its page reads a backward range of the status index per status", async () => {
+  test("no index of a webhook's whole log; its page reads a backward range of the status index per status", async () => {
     const { store } = await fresh();
     const run = async (q: string) => (await store.kysely.executeQuery<any>(CompiledQuery.raw(q))).rows;
     const names = (await run(`select indexname from pg_indexes where schemaname = current_schema() and tablename = 'iw_deliveries'`)).map(
@@ -487,7 +474,7 @@ describe('postgres: migrations', () => {
     expect(plan).not.toContain('"Node Type":"Seq Scan"');
   });
 
-  test('migration 12: a claim changes no indexed column, and on pages with room most of its updates are HOT (no index entry)', async () => {
+  test('a claim changes no indexed column, and on pages with room most of its updates are HOT (no index entry)', async () => {
     const { store } = await fresh();
     const run = async (q: string) => (await store.kysely.executeQuery<any>(CompiledQuery.raw(q))).rows;
     const [table] = await run(`select reloptions from pg_class where oid = 'iw_deliveries'::regclass`);
@@ -517,96 +504,14 @@ describe('postgres: migrations', () => {
     expect(counted.hot).toBeGreaterThanOrEqual(40);
   });
 
-  test('migration 12 on a database in use: a row leased by the claim before it stays leased until its lease ends, then is claimed once', async () => {
-    const { store } = await fresh({ migrate: false });
-    const run = async (q: string, parameters: unknown[] = []) =>
-      (await store.kysely.executeQuery<any>(CompiledQuery.raw(q, parameters))).rows;
-    // The schema as migration 11 left it, the ledger included.
-    await run('create table iw_migrations (version integer primary key, name text not null, applied_at bigint not null)');
-    for (const m of MIGRATIONS.filter((m) => m.version <= 11)) {
-      await m.up(store.kysely, 'postgres');
-      await run('insert into iw_migrations (version, name, applied_at) values ($1, $2, $3)', [m.version, m.name, T0]);
-    }
-    // The webhook as that release wrote it: only its columns (today's createWebhook writes later ones).
-    const hook = webhook('env_a');
-    await run(
-      'insert into iw_webhooks (id, environment, name, description, endpoint, event_types, status, created_at, updated_at) values ($1, $2, $3, $4, $5, $6, $7, $8, $9)',
-      [
-        hook.id,
-        hook.environment,
-        hook.name,
-        hook.description,
-        hook.endpoint,
-        JSON.stringify(hook.eventTypes),
-        hook.status,
-        hook.createdAt,
-        hook.updatedAt,
-      ],
-    );
-    // Emitted as that release did, with migration 11's function (today's emit is migration 21's).
-    const emitOld = async (createdAt: number) => {
-      const e = event('env_a', { createdAt });
-      const [row] = await run('select id from iw_emit($1, $2, $3, $4, $5, $6, $7, null, $8, false)', [
-        e.id,
-        e.environment,
-        e.type,
-        e.source,
-        JSON.stringify(e.data),
-        e.eventTimestamp,
-        e.createdAt,
-        [msg()],
-      ]);
-      return { id: row.id as string };
-    };
-    const leased = await emitOld(T0);
-    const free = await emitOld(T0 + 1);
-    // A process of the earlier version claims the first with migration 8's function: the due time moves to the lease's end.
-    const until = T0 + 60_000;
-    const old = await run('select id, next_attempt_at from iw_claim_due($1, 1, $2, $3)', [T0 + 10, 'old', until]);
-    expect(old).toEqual([{ id: leased!.id, next_attempt_at: String(until) }]);
-
-    await store.migrate(T0 + 20);
-    const claim = (now: number, workerId: string) => store.claimDue({ now, limit: 10, workerId, leaseMs: 60_000 });
-    expect((await claim(T0 + 30, 'new')).map((c) => c.delivery.id)).toEqual([free!.id]);
-    expect(await claim(until - 1, 'new')).toEqual([]);
-    const again = await claim(until, 'new');
-    expect(again.map((c) => [c.delivery.id, c.dueAt])).toEqual([[leased!.id, until]]);
-    expect(await claim(until, 'new')).toEqual([]);
-  });
-
-  test('migration 20 (dashboard links) adds its table to a schema an earlier release wrote, rows kept', async () => {
-    const { store } = await fresh({ migrate: false });
-    const run = async (q: string, parameters: unknown[] = []) =>
-      (await store.kysely.executeQuery<any>(CompiledQuery.raw(q, parameters))).rows;
-    await run('create table iw_migrations (version integer primary key, name text not null, applied_at bigint not null)');
-    for (const m of MIGRATIONS.filter((m) => m.version < 20)) {
-      await m.up(store.kysely, 'postgres');
-      await run('insert into iw_migrations (version, name, applied_at) values ($1, $2, $3)', [m.version, m.name, T0]);
-    }
-    const hook = webhook('env_a');
-    await store.createWebhook(hook, { maxWebhooks: null });
-    await store.migrate(T0 + 20);
-    expect(await store.getWebhook('env_a', hook.id)).toMatchObject({ id: hook.id });
-    const link = {
-      id: 'h1',
-      kind: 'link',
-      environment: 'env_a',
-      capability: 'read',
-      next: null,
-      expiresAt: T0 + 100,
-      usedAt: null,
-      createdAt: T0,
-    } as const;
-    await store.insertDashboardGrant(link, T0);
-    expect(await store.redeemDashboardLink('h1', { id: 'h2', expiresAt: T0 + 200 }, T0 + 1)).toMatchObject({ capability: 'read' });
-  });
-
   test('several stores migrating one empty schema at once: one applies, all succeed', async () => {
     const { url, open } = await fresh({ migrate: false });
     const stores = Array.from({ length: 5 }, () => open());
     await Promise.all(stores.map((s) => s.migrate(T0)));
     const { rows } = await adminQuery(url, 'select count(*)::int as n from iw_migrations');
-    expect(rows[0].n).toBe(MIGRATIONS.length);
+    expect(rows[0].n).toBe(1 + MIGRATIONS.length);
+    const functions = await adminQuery(url, 'select count(*)::int as n from iw_functions');
+    expect(functions.rows[0].n).toBe(STORED_FUNCTIONS.length);
   });
 });
 
