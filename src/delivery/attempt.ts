@@ -7,7 +7,7 @@ import { isSealed, type Sealer } from '../secrets/seal.js';
 import { VERSION } from '../version.js';
 import type { EndpointAccess } from './endpoint-access.js';
 import type { Guard } from './guard/guard.js';
-import { slowDownOf, slowDowns } from './slow-down.js';
+import { type SlowDown, slowDownOf } from './slow-down.js';
 import { type Transport, TransportError, type TransportRequest } from './transport.js';
 
 /** Names us to receivers; the version comes from package.json at build time (scripts/version.mjs). */
@@ -22,6 +22,16 @@ export const USER_AGENT = `identity-webhooks/${VERSION}`;
  * The record and the request are object literals, never `{ ...base, more }`: on Node 20 each
  * property added after a spread is slow to add, and this record is built once per delivery.
  */
+/**
+ * One attempt's record, and what its answer asked of the webhook's next attempts (a 429, 503 or
+ * 410: returned with the attempt for the dispatcher, not a field of the public record; the
+ * record's error message says it in words).
+ */
+export interface Attempted {
+  record: AttemptRecord;
+  slowDown: SlowDown | null;
+}
+
 export async function runAttempt(
   claimed: ClaimedDelivery,
   token: Promise<string>,
@@ -40,7 +50,7 @@ export async function runAttempt(
   traceparent?: string,
   /** The webhook's format and auth (`endpoint-access.ts`); absent: a JWT, no auth. */
   access?: EndpointAccess,
-): Promise<AttemptRecord> {
+): Promise<Attempted> {
   const startedAt = deps.clock.now();
   const t0 = performance.now();
   const id = newId('attempt', startedAt);
@@ -94,15 +104,13 @@ export async function runAttempt(
     // header's, or our bearer token) into the attempt log.
     const bearer = access?.refreshes && headers.authorization ? [headers.authorization.slice(7)] : NONE;
     const excerpt = secrets.length > 0 || bearer.length > 0 ? redact(res.excerpt, [...secrets, ...bearer]) : res.excerpt;
-    if (res.status === 200) return record(200, null, null, excerpt || null);
+    if (res.status === 200) return { record: record(200, null, null, excerpt || null), slowDown: null };
     const kind = res.status >= 300 && res.status < 400 ? 'redirect' : 'status';
     const { slowDown, note } = slowDownOf(claimed, res.status, res.wait, deps.clock.now(), deps.disableOnGone === true);
-    const failed = record(res.status, kind, unexpectedStatus(res.status, excerpt, note), excerpt || null);
-    if (slowDown) slowDowns.set(failed, slowDown);
-    return failed;
+    return { record: record(res.status, kind, unexpectedStatus(res.status, excerpt, note), excerpt || null), slowDown: slowDown ?? null };
   } catch (error) {
     const kind = error instanceof TransportError ? error.code : 'internal';
-    return record(null, kind, (error instanceof Error ? error.message : String(error)).slice(0, 500), null);
+    return { record: record(null, kind, (error instanceof Error ? error.message : String(error)).slice(0, 500), null), slowDown: null };
   }
 }
 

@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js';
-import type { AttemptRecord, ClaimedDelivery } from '../model.js';
+import type { ClaimedDelivery } from '../model.js';
 import type { Sealer } from '../secrets/seal.js';
 import type { KeySet } from '../signing/keyset.js';
 import { standardBody } from '../signing/standard-webhooks.js';
@@ -8,12 +8,12 @@ import type { Store } from '../store.js';
 import { logFields } from '../telemetry/log-fields.js';
 import type { Telemetry } from '../telemetry/telemetry.js';
 import type { Logger } from '../types.js';
-import { runAttempt } from './attempt.js';
+import { type Attempted, runAttempt } from './attempt.js';
 import type { Backoff } from './backoff.js';
 import { EndpointKeys } from './endpoint-access.js';
 import type { Guard } from './guard/guard.js';
 import { OutcomeRecorder } from './recorder.js';
-import { type SlowDown, slowDowns } from './slow-down.js';
+import type { SlowDown } from './slow-down.js';
 import type { Transport } from './transport.js';
 
 export interface DispatchDeps {
@@ -193,9 +193,10 @@ export class Dispatcher {
   }
 
   /** The outcome: the next attempt from the back-off (none left: failed), written by group commit with the webhook's health. */
-  async #record(claimed: ClaimedDelivery, attempt: AttemptRecord): Promise<Outcome> {
+  async #record(claimed: ClaimedDelivery, attempted: Attempted): Promise<Outcome> {
+    const { record: attempt, slowDown } = attempted;
     const { clock, backoff, workerId, disableAfterMs, telemetry } = this.deps;
-    const result = resultOf(attempt);
+    const result = resultOf(attempted);
     if (!result.charged) {
       // Ours, not the endpoint's: logged loudly, attempted again on the back-off, never charged to the webhook.
       this.deps.logger.error('an attempt failed inside the engine; it will be tried again', {
@@ -206,7 +207,6 @@ export class Dispatcher {
       });
     }
     const now = clock.now();
-    const slowDown = slowDowns.get(attempt);
     let nextAttemptAt = attempt.success ? null : backoff.nextAttemptAt(claimed.delivery.attemptCount + 1, now);
     // A Retry-After: this delivery's next attempt waits for it too (still within the back-off's count).
     if (nextAttemptAt !== null && slowDown?.deferUntil !== undefined) nextAttemptAt = Math.max(nextAttemptAt, slowDown.deferUntil);
@@ -297,9 +297,8 @@ function bodyKey(c: ClaimedDelivery): string {
   return c.webhook.format === 'standard-webhooks' ? `s:${c.event.id}` : c.event.id;
 }
 
-function resultOf(attempt: AttemptRecord): AttemptResult {
-  const result: AttemptResult = { success: attempt.success, charged: attempt.errorKind !== 'internal' };
-  const slowDown = slowDowns.get(attempt);
+function resultOf({ record, slowDown }: Attempted): AttemptResult {
+  const result: AttemptResult = { success: record.success, charged: record.errorKind !== 'internal' };
   if (slowDown) result.slowDown = true;
   if (slowDown?.deferUntil !== undefined) result.deferUntil = slowDown.deferUntil;
   return result;

@@ -1,4 +1,4 @@
-import type { AttemptRecord, ClaimedDelivery } from '../model.js';
+import type { ClaimedDelivery } from '../model.js';
 
 /** The longest a Retry-After defers a webhook's attempts. */
 export const MAX_WAIT_MS = 3_600_000;
@@ -15,12 +15,6 @@ export interface SlowDown {
   slowUntil?: number;
   gone?: boolean;
 }
-
-/**
- * Kept beside each attempt record by `runAttempt` for the dispatcher (not a field of the public
- * record: what it asked for is said in the attempt's error message).
- */
-export const slowDowns = new WeakMap<AttemptRecord, SlowDown>();
 
 /**
  * A Retry-After value as a time: delay-seconds (`120`) or an HTTP date, capped at one hour from

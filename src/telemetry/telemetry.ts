@@ -76,7 +76,10 @@ export class Telemetry {
    * the event) and records its metrics. `attempt` gets the `traceparent` header value when
    * `propagateTraceContext` is on.
    */
-  async deliver(claimed: ClaimedDelivery, attempt: (traceparent: string | undefined) => Promise<AttemptRecord>): Promise<AttemptRecord> {
+  async deliver<T extends { record: AttemptRecord }>(
+    claimed: ClaimedDelivery,
+    attempt: (traceparent: string | undefined) => Promise<T>,
+  ): Promise<T> {
     const stored = fromTraceparent(claimed.traceparent);
     const parent = stored ? trace.setSpanContext(ROOT_CONTEXT, stored) : ROOT_CONTEXT;
     const span = this.#tracer.startSpan('webhooks.deliver', { kind: SpanKind.CLIENT }, parent);
@@ -84,9 +87,9 @@ export class Telemetry {
     const header = this.#propagate ? (toTraceparent(span.spanContext()) ?? undefined) : undefined;
     // Active while it runs, so an HTTP client instrumentation the host installed nests under it.
     const result = recording ? await context.with(trace.setSpan(ROOT_CONTEXT, span), attempt, undefined, header) : await attempt(header);
-    if (recording) describeAttempt(span, claimed, result);
+    if (recording) describeAttempt(span, claimed, result.record);
     span.end();
-    this.#metrics?.attempt(claimed, result);
+    this.#metrics?.attempt(claimed, result.record);
     return result;
   }
 
