@@ -110,6 +110,8 @@ async function start(setup: Setup, extra: Partial<Parameters<typeof betterAuth>[
   if (setup === 'drizzle on node-postgres' || setup === 'prisma on postgresql') {
     const created = await createDatabase(server.adminUrl, 'orm');
     const pool = new pg.Pool({ connectionString: created.url, options: '-c timezone=UTC' });
+    // The teardown drops the database with (force): a client still ending then hears its backend terminated.
+    pool.on('error', () => {});
     rows = async (sql) => (await pool.query(sql)).rows;
     if (setup === 'drizzle on node-postgres') {
       await pool.query(drizzleDdl(pgSchema, 'postgres'));
