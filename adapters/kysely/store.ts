@@ -1,5 +1,5 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
-import { LimitReachedError, WebhookDisabledError } from '../../src/errors.js';
+import { LimitReachedError } from '../../src/errors.js';
 import type { ClaimedDelivery, DashboardGrantRecord, DeliveryRecord, EventRecord, NoticeRecord, WebhookRecord } from '../../src/model.js';
 import { SEALED_PREFIX } from '../../src/secrets/seal.js';
 import type {
@@ -19,31 +19,21 @@ import type {
 import { storable } from '../../src/validate.js';
 import { getSession, insertGrant, redeemLink } from './dashboard-grants.js';
 import { NEXT_DELIVERY, NEXT_NOTICE } from './due.js';
+import { asHostTransaction, insertEvent } from './emit.js';
 import { readCounts, readHours } from './hours.js';
 import { countWaiting, listPage, recoverBatch, resend, sendWaitingBatch } from './log.js';
 import { runMigrations, type StoredFunction } from './migrations.js';
 import { claimNotices, finishNotice, listNotices } from './notices.js';
-import { endQueues, enqueue, isOrdered, leaveEnded, PER_SUBJECT, waitBehindHeads } from './ordering.js';
+import { endQueues, isOrdered, leaveEnded, PER_SUBJECT, waitBehindHeads } from './ordering.js';
 import { holdPending, recordOutcomes } from './outcomes.js';
 import { disableGone, paceClaims, paceWebhook } from './pace.js';
 import { lastPackedHour, packHours } from './packs.js';
 import { emptyCounts, PURGE_STEPS, purgeStep } from './retention.js';
-import {
-  endpointColumns,
-  eventInsertParams,
-  fromDelivery,
-  fromWebhook,
-  jsonText,
-  toAttempt,
-  toDelivery,
-  toEvent,
-  toLease,
-  toWebhook,
-} from './rows.js';
+import { endpointColumns, fromWebhook, jsonText, toAttempt, toDelivery, toEvent, toLease, toWebhook } from './rows.js';
 import type { ClaimRow, DeliveryRow, EngineTables, EventRow, WebhookRow } from './schema.js';
 import { searchEvents, summarizeEvents } from './subjects.js';
 import { countDueQuery } from './telemetry.js';
-import { commaJoined, list, type Mark, precompiled, text } from './texts.js';
+import { commaJoined, list, precompiled, text } from './texts.js';
 
 type Db = Kysely<EngineTables>;
 
@@ -346,49 +336,8 @@ export class KyselyStore implements Store<HostTransaction> {
       const db = options.transaction !== undefined ? asHostTransaction(options.transaction) : this.db;
       return oneStatement(db, event, options);
     }
-    const write = async (db: Db): Promise<DeliveryRecord[]> => {
-      // Precompiled texts (`texts.ts`): Kysely's builder cost more than the statements here.
-      const { run, texts } = precompiled(db, this.dialect.name);
-      const inserted = await run<{ id: string }>(text(texts, 'emit event', insertEventText), eventInsertParams(event, options));
-      // Idempotent by event id: a transient retry after a commit whose reply was lost finds the
-      // event and answers with the deliveries that commit wrote, instead of failing or writing
-      // twice.
-      if (inserted.length === 0) {
-        const rows = await db.selectFrom('iw_deliveries').selectAll().where('event_id', '=', event.id).orderBy('id').execute();
-        return rows.map(toDelivery);
-      }
-      const only = options.webhookIds === undefined ? undefined : options.webhookIds.length > 0 ? options.webhookIds : [''];
-      const hooks = await run<{ id: string; event_types: string; ordering: string | null }>(
-        text(texts, `emit targets ${only?.length ?? 0}`, (p) => targetsText(p, only?.length ?? 0)),
-        [event.environment, 'enabled', ...(only ?? [])],
-      );
-      // A test event goes to the named webhooks whatever they subscribe to; nothing else does.
-      const chosen = only ? hooks : hooks.filter((h) => subscribes(h, event.type));
-      if (only && chosen.length === 0) throw new WebhookDisabledError(only[0] ?? '');
-      const deliveries = chosen.map((h) => pendingDelivery(event, h.id, options.newDeliveryId()));
-      // Ordered per subject: each delivery of an ordered webhook takes its place in its subject's
-      // queue; behind another, it is written with no due time (adapters/kysely/ordering.ts).
-      const subject = options.subject ?? null;
-      if (subject !== null) {
-        const placed = deliveries
-          .filter((_d, i) => isOrdered(chosen[i]))
-          .map((d) => ({ deliveryId: d.id, webhookId: d.webhookId, subject }));
-        const waiting = await enqueue(db, placed, this.dialect.rowLocks);
-        for (const d of deliveries) if (waiting.has(d.id)) d.nextAttemptAt = null;
-      }
-      if (deliveries.length > 0) {
-        const rows = deliveries.map(fromDelivery);
-        const columns = Object.keys(rows[0]!) as Array<keyof DeliveryRow>;
-        await run(
-          text(texts, `emit deliveries ${rows.length}`, (p) => insertRowsText('iw_deliveries', columns, rows.length, p)),
-          rows.flatMap((r) => columns.map((c) => r[c])),
-        );
-        if (deliveries.some((d) => d.nextAttemptAt !== null)) await this.dialect.notify?.(db);
-      }
-      return deliveries;
-    };
-    if (options.transaction !== undefined) return write(asHostTransaction(options.transaction));
-    return this.db.transaction().execute(write);
+    if (options.transaction !== undefined) return insertEvent(asHostTransaction(options.transaction), this.dialect, event, options);
+    return this.db.transaction().execute((trx) => insertEvent(trx, this.dialect, event, options));
   }
 
   async getEvent(environment: string, id: string): Promise<EventRecord | null> {
@@ -656,33 +605,6 @@ export class KyselyStore implements Store<HostTransaction> {
   }
 }
 
-/** A new delivery of `event` to one webhook: pending, due when the event was created, nobody's yet. */
-export function pendingDelivery(event: EventRecord, webhookId: string, id: string): DeliveryRecord {
-  return {
-    id,
-    environment: event.environment,
-    webhookId,
-    eventId: event.id,
-    status: 'pending',
-    attemptCount: 0,
-    nextAttemptAt: event.createdAt,
-    lastAttemptAt: null,
-    lastResult: null,
-    eventType: event.type,
-    lastError: null,
-    createdAt: event.createdAt,
-    updatedAt: event.createdAt,
-  };
-}
-
-function asHostTransaction(value: unknown): Db {
-  const t = value as Partial<Db> | null;
-  if (typeof t !== 'object' || t === null || typeof t.insertInto !== 'function' || typeof t.selectFrom !== 'function') {
-    throw new TypeError('emit: options.transaction must be a Kysely transaction (or Kysely instance) on the same database');
-  }
-  return t as Db;
-}
-
 /**
  * Whether these ids and environments could be stored at all. Text with NUL or a lone surrogate
  * never was (the engine refuses it on the way in), so a lookup by it finds nothing, without
@@ -694,37 +616,6 @@ function asHostTransaction(value: unknown): Db {
 function known(...values: string[]): boolean {
   return values.every(storable);
 }
-
-/* The general emit's statements (SQLite's emits, and test events on both databases), as Kysely compiled them. */
-/** Whether a webhook row (its stored `event_types`) subscribes to `type`. */
-export function subscribes(webhook: { event_types: string }, type: string): boolean {
-  return (JSON.parse(webhook.event_types) as string[]).includes(type);
-}
-
-/** The emit's statements as text, shared with SQLite's synchronous emit (`adapters/sqlite/emit.ts`). */
-export const EVENT_COLUMNS = [
-  'id',
-  'environment',
-  'type',
-  'source',
-  'data',
-  'event_timestamp',
-  'created_at',
-  'traceparent',
-  'subject',
-  'email',
-  'test',
-];
-/** The event's insert, idempotent by id; its values are `eventInsertParams`. */
-export const insertEventOnceText = (p: Mark) => `${insertRowsText('iw_events', EVENT_COLUMNS, 1, p)} on conflict ("id") do nothing`;
-const insertEventText = (p: Mark) => `${insertEventOnceText(p)} returning "id"`;
-/** The environment's webhooks in a status (`only`: just these ids). */
-export const targetsText = (p: Mark, only: number) =>
-  `select "id", "event_types", "ordering" from "iw_webhooks" where "environment" = ${p()} and "status" = ${p()}` +
-  (only > 0 ? ` and "id" in (${list(only, p)})` : '');
-export const insertRowsText = (table: string, columns: readonly string[], n: number, p: Mark) =>
-  `insert into "${table}" (${columns.map((c) => `"${c}"`).join(', ')}) values ` +
-  Array.from({ length: n }, () => `(${list(columns.length, p)})`).join(', ');
 
 /**
  * The webhooks and events of claimed rows, read after the claim (two statements at once). A

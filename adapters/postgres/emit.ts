@@ -1,9 +1,9 @@
 import { CompiledQuery, type Kysely } from 'kysely';
 import type { DeliveryRecord, EventRecord } from '../../src/model.js';
 import type { InsertEventOptions } from '../../src/store.js';
+import { pendingDelivery } from '../kysely/emit.js';
 import { emailOf, toDelivery } from '../kysely/rows.js';
 import type { DeliveryRow } from '../kysely/schema.js';
-import { pendingDelivery } from '../kysely/store.js';
 
 /**
  * `emit` as ONE statement: the event, a delivery per enabled webhook of the environment

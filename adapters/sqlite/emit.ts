@@ -1,10 +1,10 @@
 import { WebhooksError } from '../../src/errors.js';
 import type { DeliveryRecord, EventRecord } from '../../src/model.js';
 import type { InsertEventOptions } from '../../src/store.js';
+import { insertEventOnceText, insertRowsText, pendingDelivery, subscribes, targetsText } from '../kysely/emit.js';
 import { isOrdered } from '../kysely/ordering.js';
 import { eventInsertParams, fromDelivery, toDelivery } from '../kysely/rows.js';
 import type { DeliveryRow } from '../kysely/schema.js';
-import { insertEventOnceText, insertRowsText, pendingDelivery, subscribes, targetsText } from '../kysely/store.js';
 import type { SqliteDatabase, SqliteStatement } from './driver.js';
 
 /**
