@@ -215,3 +215,15 @@ export function fromAttempt(a: AttemptRecord): Omit<AttemptRow, 'seq'> {
     success: a.success ? 1 : 0,
   };
 }
+
+/**
+ * Whether these ids and environments could be stored at all. Text with NUL or a lone surrogate
+ * never was (the engine refuses it on the way in), so a lookup by it finds nothing, without
+ * asking the database: PostgreSQL throws on a NUL, and node-pg turns a lone surrogate into
+ * U+FFFD, which would name ANOTHER record (environment `env_\ud800` would read `env_\ufffd`'s).
+ * The engine checks first too (`isPlausibleId`, `environmentOf`); this keeps the Store contract
+ * safe for callers that do not.
+ */
+export function known(...values: string[]): boolean {
+  return values.every(storable);
+}

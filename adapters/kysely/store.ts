@@ -1,7 +1,5 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
-import { LimitReachedError } from '../../src/errors.js';
 import type { ClaimedDelivery, DashboardGrantRecord, DeliveryRecord, EventRecord, NoticeRecord, WebhookRecord } from '../../src/model.js';
-import { SEALED_PREFIX } from '../../src/secrets/seal.js';
 import type {
   ClaimArgs,
   Claimed,
@@ -16,7 +14,6 @@ import type {
   Store,
   WebhookPatch,
 } from '../../src/store.js';
-import { storable } from '../../src/validate.js';
 import { getSession, insertGrant, redeemLink } from './dashboard-grants.js';
 import { NEXT_DELIVERY, NEXT_NOTICE } from './due.js';
 import { asHostTransaction, insertEvent } from './emit.js';
@@ -24,16 +21,16 @@ import { readCounts, readHours } from './hours.js';
 import { countWaiting, listPage, recoverBatch, resend, sendWaitingBatch } from './log.js';
 import { runMigrations, type StoredFunction } from './migrations.js';
 import { claimNotices, finishNotice, listNotices } from './notices.js';
-import { endQueues, isOrdered, leaveEnded, PER_SUBJECT, waitBehindHeads } from './ordering.js';
-import { holdPending, recordOutcomes } from './outcomes.js';
+import { recordOutcomes } from './outcomes.js';
 import { disableGone, paceClaims, paceWebhook } from './pace.js';
 import { lastPackedHour, packHours } from './packs.js';
 import { emptyCounts, PURGE_STEPS, purgeStep } from './retention.js';
-import { endpointColumns, fromWebhook, jsonText, toAttempt, toDelivery, toEvent, toLease, toWebhook } from './rows.js';
+import { known, toAttempt, toDelivery, toEvent, toLease, toWebhook } from './rows.js';
 import type { ClaimRow, DeliveryRow, EngineTables, EventRow, WebhookRow } from './schema.js';
 import { searchEvents, summarizeEvents } from './subjects.js';
 import { countDueQuery } from './telemetry.js';
-import { commaJoined, list, precompiled, text } from './texts.js';
+import { list, precompiled, text } from './texts.js';
+import * as webhooks from './webhooks.js';
 
 type Db = Kysely<EngineTables>;
 
@@ -156,178 +153,40 @@ export class KyselyStore implements Store<HostTransaction> {
     return this.dialect.isTransient(error);
   }
 
-  async createWebhook(record: WebhookRecord, { maxWebhooks }: { maxWebhooks: number | null }): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
-      if (maxWebhooks !== null) {
-        await this.dialect.lockEnvironment(trx, record.environment);
-        const { n } = await trx
-          .selectFrom('iw_webhooks')
-          .select((eb) => eb.fn.countAll<number | string>().as('n'))
-          .where('environment', '=', record.environment)
-          .executeTakeFirstOrThrow();
-        if (Number(n) >= maxWebhooks) throw new LimitReachedError(maxWebhooks, record.environment);
-      }
-      await trx.insertInto('iw_webhooks').values(fromWebhook(record)).execute();
-    });
+  createWebhook(record: WebhookRecord, options: { maxWebhooks: number | null }): Promise<void> {
+    return webhooks.createWebhook(this.db, this.dialect, record, options);
   }
 
-  async getWebhook(environment: string, id: string): Promise<WebhookRecord | null> {
-    if (!known(environment, id)) return null;
-    const row = await this.db
-      .selectFrom('iw_webhooks')
-      .selectAll()
-      .where('environment', '=', environment)
-      .where('id', '=', id)
-      .executeTakeFirst();
-    return row ? toWebhook(row) : null;
+  getWebhook(environment: string, id: string): Promise<WebhookRecord | null> {
+    return webhooks.getWebhook(this.db, environment, id);
   }
 
-  async listWebhooks(environment: string): Promise<WebhookRecord[]> {
-    if (!known(environment)) return [];
-    const rows = await this.db
-      .selectFrom('iw_webhooks')
-      .selectAll()
-      .where('environment', '=', environment)
-      .orderBy('created_at')
-      .orderBy('id')
-      .execute();
-    return rows.map(toWebhook);
+  listWebhooks(environment: string): Promise<WebhookRecord[]> {
+    return webhooks.listWebhooks(this.db, environment);
   }
 
-  async listWebhookIds(environment: string): Promise<string[]> {
-    if (!known(environment)) return [];
-    const { run, texts } = precompiled(this.db);
-    // One row, the ids as one text (the engine's ids hold no `,`): the list's stats ask for
-    // every webhook of the environment, and the drivers' cost is per row.
-    const statement = text(
-      texts,
-      'webhook ids',
-      (p) => `select ${commaJoined(texts, '"id"', '"created_at", "id"')} as "ids" from "iw_webhooks" where "environment" = ${p()}`,
-    );
-    const [row] = await run<{ ids: string | null }>(statement, [environment]);
-    return row?.ids ? row.ids.split(',') : [];
+  listWebhookIds(environment: string): Promise<string[]> {
+    return webhooks.listWebhookIds(this.db, environment);
   }
 
-  async updateWebhook(environment: string, id: string, patch: WebhookPatch, now: number): Promise<WebhookRecord | null> {
-    if (!known(environment, id)) return null;
-    const set: Partial<EngineTables['iw_webhooks']> = { updated_at: now };
-    if (patch.name !== undefined) set.name = patch.name;
-    if (patch.description !== undefined) set.description = patch.description;
-    if (patch.endpoint !== undefined) set.endpoint = patch.endpoint;
-    if (patch.eventTypes !== undefined) set.event_types = JSON.stringify(patch.eventTypes);
-    Object.assign(set, endpointColumns(patch));
-    // Signing formats and endpoint auth: sealed by the management functions.
-    if (patch.format !== undefined) set.format = patch.format;
-    if (patch.signing !== undefined) set.signing = jsonText(patch.signing);
-    if (patch.auth !== undefined) set.auth = jsonText(patch.auth);
-    if (patch.ordering !== undefined) set.ordering = patch.ordering === 'per-subject' ? PER_SUBJECT : null;
-    const update = (db: Db) => {
-      let query = db.updateTable('iw_webhooks').set(set).where('environment', '=', environment).where('id', '=', id);
-      if (patch.expect) {
-        // The texts as written (no headers is null, as `endpointColumns` writes it).
-        const { signing, auth, headers } = patch.expect;
-        const texts = {
-          signing: jsonText(signing),
-          auth: jsonText(auth),
-          headers: jsonText(Object.keys(headers ?? {}).length ? headers : null),
-        };
-        for (const [column, text] of Object.entries(texts) as Array<[keyof typeof texts, string | null]>)
-          query = text === null ? query.where(column, 'is', null) : query.where(column, '=', text);
-      }
-      return query.returningAll().executeTakeFirst();
-    };
-    if (patch.ordering !== 'none') {
-      const row = await update(this.db);
-      return row ? toWebhook(row) : null;
-    }
-    // No longer ordered: what waited in its subjects' queues becomes due, in the same transaction.
-    return this.db.transaction().execute(async (trx) => {
-      const row = await update(trx);
-      if (!row) return null;
-      await endQueues(trx, id, now);
-      await this.dialect.notify?.(trx);
-      return toWebhook(row);
-    });
+  updateWebhook(environment: string, id: string, patch: WebhookPatch, now: number): Promise<WebhookRecord | null> {
+    return webhooks.updateWebhook(this.db, this.dialect, environment, id, patch, now);
   }
 
-  async listWebhooksWithSecrets(after: string | null, limit: number): Promise<WebhookRecord[]> {
-    let query = this.db
-      .selectFrom('iw_webhooks')
-      .selectAll()
-      .where((eb) => eb.or([eb('signing', 'is not', null), eb('auth', 'is not', null), eb('headers', 'like', `%"${SEALED_PREFIX}%`)]));
-    if (after !== null) query = query.where('id', '>', after);
-    return (await query.orderBy('id').limit(limit).execute()).map(toWebhook);
+  listWebhooksWithSecrets(after: string | null, limit: number): Promise<WebhookRecord[]> {
+    return webhooks.listWebhooksWithSecrets(this.db, after, limit);
   }
 
-  async deleteWebhook(environment: string, id: string): Promise<boolean> {
-    if (!known(environment, id)) return false;
-    return this.db.transaction().execute(async (trx) => {
-      const gone = await trx.deleteFrom('iw_webhooks').where('environment', '=', environment).where('id', '=', id).executeTakeFirst();
-      if (Number(gone.numDeletedRows) === 0) return false;
-      // Through the webhook's deliveries: attempts have no index by webhook (migration 6).
-      await trx
-        .deleteFrom('iw_attempts')
-        .where('delivery_id', 'in', (eb) => eb.selectFrom('iw_deliveries').select('id').where('webhook_id', '=', id))
-        .execute();
-      await trx.deleteFrom('iw_deliveries').where('webhook_id', '=', id).execute();
-      await trx.deleteFrom('iw_webhook_hours').where('webhook_id', '=', id).execute();
-      await trx.deleteFrom('iw_ordered').where('webhook_id', '=', id).execute();
-      return true;
-    });
+  deleteWebhook(environment: string, id: string): Promise<boolean> {
+    return webhooks.deleteWebhook(this.db, environment, id);
   }
 
-  async disableWebhook(environment: string, id: string, reason: string, now: number): Promise<WebhookRecord | null> {
-    if (!known(environment, id)) return null;
-    return this.db.transaction().execute(async (trx) => {
-      const row = await trx
-        .updateTable('iw_webhooks')
-        .set({ status: 'disabled', disabled_reason: reason, disabled_at: now, updated_at: now })
-        .where('environment', '=', environment)
-        .where('id', '=', id)
-        .where('status', '=', 'enabled')
-        .returningAll()
-        .executeTakeFirst();
-      if (!row) {
-        const existing = await trx
-          .selectFrom('iw_webhooks')
-          .selectAll()
-          .where('environment', '=', environment)
-          .where('id', '=', id)
-          .executeTakeFirst();
-        return existing ? toWebhook(existing) : null;
-      }
-      await holdPending(trx, id, now);
-      return toWebhook(row);
-    });
+  disableWebhook(environment: string, id: string, reason: string, now: number): Promise<WebhookRecord | null> {
+    return webhooks.disableWebhook(this.db, environment, id, reason, now);
   }
 
-  async enableWebhook(environment: string, id: string, now: number, resumeHeld: boolean): Promise<WebhookRecord | null> {
-    if (!known(environment, id)) return null;
-    return this.db.transaction().execute(async (trx) => {
-      const row = await trx
-        .updateTable('iw_webhooks')
-        .set({ status: 'enabled', disabled_reason: null, disabled_at: null, failing_since: null, updated_at: now })
-        .where('environment', '=', environment)
-        .where('id', '=', id)
-        .returningAll()
-        .executeTakeFirst();
-      if (!row) return null;
-      const [moved] = await trx
-        .updateTable('iw_deliveries')
-        .set(
-          resumeHeld
-            ? { status: 'pending', next_attempt_at: now, updated_at: now }
-            : { status: 'failed', next_attempt_at: null, last_result: 'dropped', updated_at: now },
-        )
-        .where('webhook_id', '=', id)
-        .where('status', '=', 'held')
-        .execute();
-      // Ordered per subject: resumed, only the first of each subject's queue is due; dropped, the queues end.
-      if (Number(moved?.numUpdatedRows ?? 0) > 0 && resumeHeld && isOrdered(row)) await waitBehindHeads(trx, id);
-      if (Number(moved?.numUpdatedRows ?? 0) > 0 && !resumeHeld) await leaveEnded(trx, id);
-      if (resumeHeld && Number(moved?.numUpdatedRows ?? 0) > 0) await this.dialect.notify?.(trx);
-      return toWebhook(row);
-    });
+  enableWebhook(environment: string, id: string, now: number, resumeHeld: boolean): Promise<WebhookRecord | null> {
+    return webhooks.enableWebhook(this.db, this.dialect, environment, id, now, resumeHeld);
   }
 
   async insertEvent(event: EventRecord, options: InsertEventOptions<HostTransaction>): Promise<DeliveryRecord[]> {
@@ -603,18 +462,6 @@ export class KyselyStore implements Store<HostTransaction> {
     if (!known(id)) return null;
     return getSession(this.db, id, now);
   }
-}
-
-/**
- * Whether these ids and environments could be stored at all. Text with NUL or a lone surrogate
- * never was (the engine refuses it on the way in), so a lookup by it finds nothing, without
- * asking the database: PostgreSQL throws on a NUL, and node-pg turns a lone surrogate into
- * U+FFFD, which would name ANOTHER record (environment `env_\ud800` would read `env_\ufffd`'s).
- * The engine checks first too (`isPlausibleId`, `environmentOf`); this keeps the Store contract
- * safe for callers that do not.
- */
-function known(...values: string[]): boolean {
-  return values.every(storable);
 }
 
 /**
