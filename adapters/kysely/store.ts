@@ -1,5 +1,5 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
-import type { ClaimedDelivery, DashboardGrantRecord, DeliveryRecord, EventRecord, NoticeRecord, WebhookRecord } from '../../src/model.js';
+import type { DashboardGrantRecord, DeliveryRecord, EventRecord, NoticeRecord, WebhookRecord } from '../../src/model.js';
 import type {
   ClaimArgs,
   Claimed,
@@ -14,6 +14,7 @@ import type {
   Store,
   WebhookPatch,
 } from '../../src/store.js';
+import { claimDue, earliest } from './claim.js';
 import { getSession, insertGrant, redeemLink } from './dashboard-grants.js';
 import { NEXT_DELIVERY, NEXT_NOTICE } from './due.js';
 import { asHostTransaction, insertEvent } from './emit.js';
@@ -22,14 +23,14 @@ import { countWaiting, listPage, recoverBatch, resend, sendWaitingBatch } from '
 import { runMigrations, type StoredFunction } from './migrations.js';
 import { claimNotices, finishNotice, listNotices } from './notices.js';
 import { recordOutcomes } from './outcomes.js';
-import { disableGone, paceClaims, paceWebhook } from './pace.js';
+import { disableGone, paceWebhook } from './pace.js';
 import { lastPackedHour, packHours } from './packs.js';
 import { emptyCounts, PURGE_STEPS, purgeStep } from './retention.js';
-import { known, toAttempt, toDelivery, toEvent, toLease, toWebhook } from './rows.js';
-import type { ClaimRow, DeliveryRow, EngineTables, EventRow, WebhookRow } from './schema.js';
+import { known, toAttempt, toDelivery, toEvent } from './rows.js';
+import type { ClaimRow, EngineTables } from './schema.js';
 import { searchEvents, summarizeEvents } from './subjects.js';
 import { countDueQuery } from './telemetry.js';
-import { list, precompiled, text } from './texts.js';
+import { precompiled } from './texts.js';
 import * as webhooks from './webhooks.js';
 
 type Db = Kysely<EngineTables>;
@@ -97,8 +98,6 @@ export interface StoreDialect {
 export type HostTransaction = Kysely<any> | Transaction<any>;
 
 const PENDING = sql.lit('pending');
-/** More claims at most, after one that sent deliveries of paced webhooks to their start times. */
-const PACE_ROUNDS = 3;
 
 /**
  * `nextDueAt` in one statement and one round trip (it ends every idle pass): the head of the
@@ -108,17 +107,6 @@ const PACE_ROUNDS = 3;
  * (`NEXT_DELIVERY` in due.ts).
  */
 export const NEXT_DUE_SQL = `select ${NEXT_DELIVERY} as "delivery", ${NEXT_NOTICE} as "notice"`;
-
-/** Not enumerable, like `nextDueAt`: a claim still looks like the list it is. */
-function withPaced(list: ClaimedDelivery[], paced: number): ClaimedDelivery[] & { paced: number } {
-  return Object.defineProperty(list, 'paced', { value: paced }) as ClaimedDelivery[] & { paced: number };
-}
-
-/** The earlier of a delivery's and a notice's next due time (bigints come back as strings), or null. */
-function earliest(...times: Array<number | string | null | undefined>): number | null {
-  const known = times.filter((t) => t != null).map(Number);
-  return known.length > 0 ? Math.min(...known) : null;
-}
 
 /** The store contract implemented once over Kysely, for every SQL dialect. */
 export class KyselyStore implements Store<HostTransaction> {
@@ -308,52 +296,8 @@ export class KyselyStore implements Store<HostTransaction> {
     return rows.map(toAttempt);
   }
 
-  async claimDue(args: ClaimArgs): Promise<Claimed> {
-    // Endpoint options: deliveries of a paced webhook not yet at their start time go back, due
-    // then (pace.ts); a claim that gave some back claims again for the room they left, a few
-    // times at most (a backlog is spread over its start times a claim's worth at a time).
-    let claimed = await this.claimOnce(args);
-    for (let round = 0; round < PACE_ROUNDS && claimed.paced > 0 && claimed.length < args.limit; round++) {
-      const more = await this.claimOnce(Object.assign({}, args, { limit: args.limit - claimed.length }));
-      if (more.length === 0 && more.paced === 0) break;
-      claimed = withPaced([...claimed, ...more], more.paced);
-    }
-    return claimed;
-  }
-
-  /** One claim statement, the deliveries of paced webhooks sent to their start times; `paced`: how many went. */
-  private async claimOnce(args: ClaimArgs): Promise<Claimed & { paced: number }> {
-    const all = await this.dialect.claim(this.db, args);
-    // PostgreSQL's claim that took nothing answers with one row of nulls and the next due times.
-    const rows = all.filter((r) => r.id != null);
-    if (rows.length === 0) {
-      const next = all[0];
-      if (!next || !('next_delivery' in next)) return withPaced([], 0);
-      // Not enumerable: the result still looks (and compares, and serializes) like the empty list it is.
-      return Object.defineProperty(withPaced([], 0), 'nextDueAt', { value: earliest(next.next_delivery, next.next_notice) });
-    }
-    // PostgreSQL's claim brings them (on one row, wherever the sort put it); SQLite reads them.
-    const fromClaim = 'webhooks' in rows[0]!;
-    const carrier = fromClaim ? rows.find((r) => r.webhooks != null || r.events != null) : undefined;
-    const { hooks, events } = fromClaim
-      ? { hooks: carrier?.webhooks ?? [], events: carrier?.events ?? [] }
-      : await readClaimed(this.db, rows);
-    const hookById = new Map(hooks.map((h) => [h.id, toWebhook(h)]));
-    const eventById = new Map(events.map((e) => [e.id, { event: toEvent(e), traceparent: e.traceparent ?? null }]));
-    const claimed: ClaimedDelivery[] = [];
-    for (const row of rows) {
-      const webhook = hookById.get(row.webhook_id);
-      const found = eventById.get(row.event_id);
-      // A webhook deleted between claim and read took its deliveries with it: nothing to send.
-      if (!webhook || !found) continue;
-      const delivery = toDelivery(row);
-      // The due time the claim found (`claimed_due_at`: see `leaseSet` in due.ts).
-      const dueAt = row.claimed_due_at == null ? delivery.updatedAt : Number(row.claimed_due_at);
-      claimed.push({ delivery, webhook, event: found.event, dueAt, traceparent: found.traceparent, lease: toLease(row) });
-    }
-    const states = new Map(hooks.map((h) => [h.id, h]));
-    const admitted = await paceClaims(this.db, claimed, states, args, this.dialect.name);
-    return withPaced(admitted === claimed ? claimed : [...admitted], claimed.length - admitted.length);
+  claimDue(args: ClaimArgs): Promise<Claimed> {
+    return claimDue(this.db, this.dialect, args);
   }
 
   paceWebhook(webhookId: string, slowDown: { deferUntil?: number; slowUntil?: number }): Promise<void> {
@@ -462,22 +406,4 @@ export class KyselyStore implements Store<HostTransaction> {
     if (!known(id)) return null;
     return getSession(this.db, id, now);
   }
-}
-
-/**
- * The webhooks and events of claimed rows, read after the claim (two statements at once). A
- * function, not a `#private` method: a host may wrap the store (`Object.create(store)`, a Proxy),
- * and a private member is not found through the wrapper.
- */
-async function readClaimed(db: Db, rows: readonly DeliveryRow[]): Promise<{ hooks: WebhookRow[]; events: EventRow[] }> {
-  const webhookIds = [...new Set(rows.map((r) => r.webhook_id))];
-  const eventIds = [...new Set(rows.map((r) => r.event_id))];
-  const { run, texts } = precompiled(db);
-  const byIds = (table: 'iw_webhooks' | 'iw_events', n: number) =>
-    text(texts, `${table} ${n}`, (p) => `select * from "${table}" where "id" in (${list(n, p)})`);
-  const [hooks, events] = await Promise.all([
-    run<WebhookRow>(byIds('iw_webhooks', webhookIds.length), webhookIds),
-    run<EventRow>(byIds('iw_events', eventIds.length), eventIds),
-  ]);
-  return { hooks, events };
 }
