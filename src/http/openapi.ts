@@ -1,5 +1,6 @@
 import { JWKS_PATHS } from './jwks.js';
-import { LOG_QUERY, SCHEMAS, SEARCH_QUERY, STATS_QUERY } from './openapi-schemas.js';
+import { LOG_QUERY, SEARCH_QUERY, STATS_QUERY } from './openapi-fields.js';
+import { SCHEMAS } from './openapi-schemas.js';
 import { API_BASE, ROUTES, type Route } from './routes.js';
 
 /** Where the document itself is served. */
