@@ -161,15 +161,8 @@ export async function disableWebhook(db: Db, environment: string, id: string, re
       .where('status', '=', 'enabled')
       .returningAll()
       .executeTakeFirst();
-    if (!row) {
-      const existing = await trx
-        .selectFrom('iw_webhooks')
-        .selectAll()
-        .where('environment', '=', environment)
-        .where('id', '=', id)
-        .executeTakeFirst();
-      return existing ? toWebhook(existing) : null;
-    }
+    // Not enabled (already disabled) or not there: the record as it is, or null.
+    if (!row) return getWebhook(trx, environment, id);
     await holdPending(trx, id, now);
     return toWebhook(row);
   });
