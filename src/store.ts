@@ -361,7 +361,7 @@ export interface ClaimArgs {
   /**
    * Leases that ran out after this time are not taken again (default: `now`, every lease that ran
    * out). The scheduler sets it for a while after it could not reach the store
-   * (`RECLAIM_GRACE_MS` in `scheduler/scheduler.ts`): the owners of leases that ran out during
+   * (`RECLAIM_GRACE_MS` in `scheduler/reclaim-hold.ts`): the owners of leases that ran out during
    * the outage record the outcomes they kept through it first, so what was delivered is not sent
    * again.
    */

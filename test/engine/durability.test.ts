@@ -4,7 +4,7 @@ import { describe, expect, test } from 'vitest';
 import { SqliteEngineDialect } from '../../adapters/sqlite/driver.js';
 import { sqliteStore } from '../../adapters/sqlite/index.js';
 import type { Transport } from '../../src/index.js';
-import { RECLAIM_GRACE_MS } from '../../src/scheduler/scheduler.js';
+import { RECLAIM_GRACE_MS } from '../../src/scheduler/reclaim-hold.js';
 import type { ClaimArgs } from '../../src/store.js';
 import { useCleanups } from '../helpers/cleanup.js';
 import { makeEngine } from '../helpers/engine.js';
