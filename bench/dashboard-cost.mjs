@@ -87,9 +87,10 @@ async function measure(kind, store) {
       `${kind}: ${packMs.length} hours packed, per hour p50 ${percentile(packMs, 50).toFixed(1)} ms, max ${Math.max(...packMs).toFixed(1)} ms; load ${load()}`,
     );
   }
-  // The list's first call in a process reads the whole day (the settled hours are then kept,
-  // src/activity.ts): measured apart, each on a new engine (not closed: that would close the store),
-  // after a one-row log page, so an engine's first store call (its migration check) is not counted.
+  // Every list call reads the whole day (src/activity.ts); a process's first runs the stats path
+  // before V8 has compiled it: measured apart, each on a new engine (not closed: that would close
+  // the store), after a one-row log page, so an engine's first store call (its migration check) is
+  // not counted.
   const cold = [];
   const coldCpu = [];
   for (let i = 0; i < Math.min(RUNS, 30); i++) {

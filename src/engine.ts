@@ -61,7 +61,7 @@ export function createWebhooks<Tx = unknown>(options: WebhooksOptions<Tx>): Webh
     workerId: o.delivery.workerId,
     pollIntervalMs: o.delivery.pollIntervalMs,
   });
-  // The packs of settled hours, for the list's first call (src/hour-packs.ts, decision 035).
+  // The packs of settled hours, for the list's read (src/hour-packs.ts, decision 040).
   const chores: Chore[] = [outbox, new HourPacking({ store, clock })];
   if (o.retentionMs !== null) chores.push(new Retention({ store, clock, logger, periodMs: o.retentionMs }));
   const dispatcher = new Dispatcher({

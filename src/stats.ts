@@ -44,9 +44,9 @@ export interface HourRecord {
 /**
  * Many webhooks' counts over some hours, as one table (the list's read, `Store.readCounts`): in
  * the hour that starts at `hours[k]`, webhook `webhookIds[i]` had `counts[k][2 * i]` attempts
- * that succeeded and `counts[k][2 * i + 1]` that failed. A pack (decision 035) is the table of
+ * that succeeded and `counts[k][2 * i + 1]` that failed. A pack (decision 040) is the table of
  * one hour; the packs that list the same webhooks make one table. The list fills its points from
- * these with no object per webhook and hour (docs/decisions/035-hour-packs.md).
+ * these with no object per webhook and hour (docs/decisions/040-list-stats.md).
  */
 export interface HourCounts {
   webhookIds: string[];

@@ -201,7 +201,7 @@ export async function createBaseline(db: Kysely<any>, dialect: 'sqlite' | 'postg
     .execute();
   await db.schema.createIndex('iw_ordered_webhook').on('iw_ordered').column('webhook_id').execute();
 
-  // The hourly counters (decisions 030, 033) and the settled hours' packs (decision 035).
+  // The hourly counters (decision 030) and the settled hours' packs (decision 040).
   let hours = db.schema
     .createTable('iw_webhook_hours')
     .addColumn('webhook_id', 'text', (c) => c.notNull())

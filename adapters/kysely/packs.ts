@@ -4,14 +4,14 @@ import type { EngineTables } from './schema.js';
 import { commaJoined, precompiled, type Run, type Texts, text } from './texts.js';
 
 /**
- * The settled hours' packs (`iw_hour_packs`, migration 24; docs/decisions/035-hour-packs.md): one
+ * The settled hours' packs (`iw_hour_packs`; docs/decisions/040-list-stats.md): one
  * row per environment and settled hour holding every webhook's counts of that hour as one text,
  * `webhook_id,webhook_id,…;succeeded:failed,succeeded:failed,…`: the webhooks in id order, then
  * their counts in the same order (webhook ids are the engine's, `webhook_` and hex digits: no
  * `,`, `:` or `;`). An environment's packs mostly list the same webhooks, so the reader keys
  * the packs by their list, compared as one text, and splits each different list once. Written
  * by the packing chore (`src/hour-packs.ts`) from the counters in one statement per hour, never
- * on the recording path; read by the list's first call instead of the hour's counter rows
+ * on the recording path; read by the list instead of the hour's counter rows
  * (`readCounts` in `hours.ts`). The list's live hours are read in the same form,
  * made from their counters as they are read (`countedPacks`).
  */
@@ -141,7 +141,7 @@ export function unpack({ hours, lists, counts }: Packs): HourCounts[] {
  * The whole numbers of an aggregated text (`1:2,3:4`: each ended by a `:` or `,`), in order: the
  * packs' counts and `readSeries`' hours (hours.ts). Read by the engine's JSON parser, which is
  * compiled already when a process's first list call comes, where a loop of ours would still be
- * interpreted (docs/decisions/035-hour-packs.md).
+ * interpreted (docs/decisions/040-list-stats.md).
  */
 export const numbersOf = (text: string): number[] => JSON.parse(`[${text.replaceAll(':', ',')}]`) as number[];
 

@@ -1,4 +1,4 @@
-import { SettledHours } from '../activity.js';
+import { activityOf, settledIn } from '../activity.js';
 import { ValidationError } from '../errors.js';
 import { durationQuantile, RANGES, type Range, seriesOf, successRate, windowOf } from '../stats.js';
 import type { Management } from '../types.js';
@@ -6,20 +6,19 @@ import { environmentOf as env, type ManagementDeps } from './shared.js';
 
 /** The dashboard's figures: the list's day of every webhook, and one webhook's overview over a range. */
 export function statsFunctions({ access, clock }: ManagementDeps): Pick<Management['webhooks'], 'stats' | 'overview'> {
-  // The list's stats: settled hours kept in memory (src/activity.ts).
-  const settledHours = new SettledHours();
   return {
     async stats(options) {
       const environment = env(options);
       const now = clock.now();
       const window = windowOf('24h', now);
-      // The settled hours come from memory, read once per process (src/activity.ts).
-      const [ids, byWebhook] = await access.run('reading webhook stats', (s) =>
+      // The settled hours from their packs, the live ones from the counters (src/activity.ts).
+      const [ids, tables] = await access.run('reading webhook stats', (s) =>
         Promise.all([
           s.listWebhookIds(environment),
-          settledHours.read(environment, window, now, (since, until, settled) => s.readCounts(environment, { since, until, settled })),
+          s.readCounts(environment, { since: window.since, until: window.until, settled: settledIn(window, now) }),
         ]),
       );
+      const byWebhook = activityOf(tables, window);
       return ids.map((webhookId) => {
         const a = byWebhook.get(webhookId);
         const succeeded = a?.succeeded ?? 0;
