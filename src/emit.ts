@@ -3,7 +3,7 @@ import type { Clock } from './clock.js';
 import { ValidationError, WebhooksError } from './errors.js';
 import { newId } from './ids.js';
 import type { EventRecord } from './model.js';
-import type { Store } from './store.js';
+import type { DeliveryStore } from './store.js';
 import type { StoreAccess } from './store-access.js';
 import type { Telemetry } from './telemetry/telemetry.js';
 import { transient } from './transient.js';
@@ -59,7 +59,7 @@ export function createEmit(deps: EmitDeps) {
       eventTimestamp: eventTimestamp ?? now,
       createdAt: now,
     };
-    const insert = (store: Store) =>
+    const insert = (store: DeliveryStore) =>
       store.insertEvent(event, {
         newDeliveryId: () => newId('msg', now),
         traceparent,

@@ -1,7 +1,7 @@
 import { settledBefore } from './activity.js';
 import type { Clock } from './clock.js';
 import { HOUR_MS, windowOf } from './stats.js';
-import type { Store } from './store.js';
+import type { StatsStore } from './store.js';
 import { transient } from './transient.js';
 
 /**
@@ -12,14 +12,14 @@ import { transient } from './transient.js';
 export const PACK_PAUSE_MS = 60_000;
 
 export interface HourPackingDeps {
-  store: Store;
+  store: StatsStore;
   clock: Clock;
 }
 
 /**
- * The packing chore (docs/decisions/035-hour-packs.md): once an hour settles (`settledBefore`,
+ * The packing chore (docs/decisions/040-list-stats.md): once an hour settles (`settledBefore`,
  * the list's own rule), packs its counters into one row per environment (`Store.packHours`), so
- * a process's first list call reads a row per settled hour instead of one per webhook and hour.
+ * each list call reads a row per settled hour instead of one per webhook and hour.
  * Only the hours of the list's window are packed; each hour in its own statement, oldest first,
  * from the latest packed by any process (processes packing the same hour at once leave one
  * pack). Nothing to do costs no store call: the hours this process knows packed are kept here.

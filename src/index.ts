@@ -26,7 +26,20 @@ export { generateSigningKey } from './signing/keys.js';
 export type { KeyInfo, RotateOptions } from './signing/keyset.js';
 export type { WebhookClaims } from './signing/token.js';
 export type { HourCounts, HourRecord } from './stats.js';
-export type { ClaimArgs, DeliveryFilter, EventCursor, RecordAttemptArgs, RecordResult, Store, WebhookPatch } from './store.js';
+export type {
+  ClaimArgs,
+  DeliveryFilter,
+  DeliveryStore,
+  EventCursor,
+  NoticeStore,
+  RecordAttemptArgs,
+  RecordResult,
+  StatsStore,
+  Store,
+  StoreErrors,
+  WebhookPatch,
+  WebhookStore,
+} from './store.js';
 export type {
   ActivityPoint,
   AuthorizeResult,

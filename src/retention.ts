@@ -1,5 +1,5 @@
 import type { Clock } from './clock.js';
-import type { PurgeCounts, Store } from './store.js';
+import type { NoticeStore, PurgeCounts } from './store.js';
 import { logFields } from './telemetry/log-fields.js';
 import { transient } from './transient.js';
 import type { Logger } from './types.js';
@@ -10,7 +10,7 @@ export const PURGE_BATCH = 1000;
 export const PURGE_INTERVAL_MS = 5 * 60_000;
 
 export interface RetentionDeps {
-  store: Store;
+  store: NoticeStore;
   clock: Clock;
   logger: Logger;
   /** Finished records older than this go. */

@@ -4,7 +4,7 @@ import type { Sealer } from '../secrets/seal.js';
 import type { KeySet } from '../signing/keyset.js';
 import { standardBody } from '../signing/standard-webhooks.js';
 import { buildClaims, signClaims } from '../signing/token.js';
-import type { Store } from '../store.js';
+import type { DeliveryStore } from '../store.js';
 import { logFields } from '../telemetry/log-fields.js';
 import type { Telemetry } from '../telemetry/telemetry.js';
 import type { Logger } from '../types.js';
@@ -17,7 +17,7 @@ import type { SlowDown } from './slow-down.js';
 import type { Transport } from './transport.js';
 
 export interface DispatchDeps {
-  store: Store;
+  store: DeliveryStore;
   clock: Clock;
   keys: KeySet;
   issuer: (environment: string) => string;

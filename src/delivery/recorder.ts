@@ -1,4 +1,4 @@
-import type { RecordAttemptArgs, RecordResult, Store } from '../store.js';
+import type { DeliveryStore, RecordAttemptArgs, RecordResult } from '../store.js';
 import { transient } from '../transient.js';
 
 interface Pending {
@@ -35,7 +35,7 @@ export class OutcomeRecorder {
 
   readonly #isTransient: (error: unknown) => boolean;
 
-  constructor(private readonly store: Store) {
+  constructor(private readonly store: DeliveryStore) {
     this.#isTransient = (error) => store.isTransient(error);
   }
 

@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
 import { describeError } from '../errors.js';
 import type { NoticeRecord } from '../model.js';
-import type { Store } from '../store.js';
+import type { DeliveryStore, NoticeOutcome, NoticeStore } from '../store.js';
 import { logFields } from '../telemetry/log-fields.js';
 import type { Telemetry } from '../telemetry/telemetry.js';
 import { transient } from '../transient.js';
@@ -43,7 +43,7 @@ const RECORD_BUDGET_MS = NOTICE_LEASE_MS - NOTIFIER_TIMEOUT_MS - LEASE_MARGIN_MS
 const BATCH = 16;
 
 export interface NoticeOutboxDeps {
-  store: Store;
+  store: NoticeStore & Pick<DeliveryStore, 'nextDueAt'>;
   clock: Clock;
   notifier: Notifier | undefined;
   logger: Logger;
@@ -124,7 +124,7 @@ export class NoticeOutbox {
       disabledAt,
       lastError,
     };
-    let outcome: Parameters<Store['finishNotice']>[2];
+    let outcome: NoticeOutcome;
     try {
       await withTimeout(
         Promise.resolve().then(() => notifier.webhookDisabled(info)),

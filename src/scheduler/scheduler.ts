@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { Delivering, Dispatch } from '../delivery/dispatch.js';
 import type { ClaimedDelivery } from '../model.js';
-import type { ClaimArgs, Claimed, Store } from '../store.js';
+import type { ClaimArgs, Claimed, DeliveryStore } from '../store.js';
 import { transient } from '../transient.js';
 import { Attempts, type MayBeDue } from './attempts.js';
 import { type Chore, Chores } from './chores.js';
@@ -24,7 +24,7 @@ export interface SchedulerOptions extends SlotOptions, ParkedOptions {
 }
 
 export interface SchedulerDeps {
-  store: Store;
+  store: DeliveryStore;
   clock: Clock;
   options: SchedulerOptions;
   /** What running a claimed delivery means (see `delivery/dispatch.ts`). */

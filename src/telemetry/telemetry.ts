@@ -1,7 +1,7 @@
 import { context, metrics, ROOT_CONTEXT, SpanKind, type Tracer, trace } from '@opentelemetry/api';
 import type { Clock } from '../clock.js';
 import type { AttemptRecord, ClaimedDelivery, WebhookRecord } from '../model.js';
-import type { Store } from '../store.js';
+import type { DeliveryStore } from '../store.js';
 import type { TelemetryOptions } from '../types.js';
 import { VERSION } from '../version.js';
 import { DueCount } from './due-count.js';
@@ -28,7 +28,7 @@ export class Telemetry {
   readonly #propagate: boolean;
   readonly #stopDue: () => void = () => {};
 
-  constructor(options: TelemetryOptions | undefined, deps: { store: Store; clock: Clock }) {
+  constructor(options: TelemetryOptions | undefined, deps: { store: Pick<DeliveryStore, 'countDue'>; clock: Clock }) {
     const o = checkOptions(options);
     this.#tracer = (o.tracerProvider ?? trace.getTracerProvider()).getTracer(SCOPE, VERSION);
     this.#metrics = createInstruments((o.meterProvider ?? metrics.getMeterProvider()).getMeter(SCOPE, VERSION));
