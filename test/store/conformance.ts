@@ -17,9 +17,9 @@ import { describeTelemetryContract } from './conformance-telemetry.js';
 
 /**
  * One conformance suite for every store: each adapter's test file calls
- * `describeStore(name, make)` and is done when this passes on it. `make` opens a fresh, empty,
- * unmigrated database per test; `sibling()` opens another store on that same database, as another
- * process would, for the races (claims, caps, migrations).
+ * `describeStore(name, make)` and is done when this passes on it. `make` opens an empty database
+ * per test (a new one, or one emptied since the last test); `sibling()` opens another store on
+ * that same database, as another process would, for the races (claims, caps, migrations).
  */
 export interface StoreUnderTest {
   store: TestableStore;
