@@ -88,7 +88,7 @@ export async function enqueue(db: Db, items: readonly Placement[], rowLocks: boo
  */
 export async function dequeue(db: Db, deliveryIds: readonly string[], now: number, rowLocks: boolean): Promise<boolean> {
   if (deliveryIds.length === 0) return false;
-  // PostgreSQL: the same three steps as migration 21's function, one round trip.
+  // PostgreSQL: the same steps in one round trip (`iw_dequeue`, postgres/functions/dequeue.ts).
   if (rowLocks) {
     const { rows } = await sql<{
       released: boolean;

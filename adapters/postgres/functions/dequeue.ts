@@ -3,9 +3,9 @@ import type { StoredFunction } from '../../kysely/migrations.js';
 /**
  * `iw_dequeue` (`adapters/kysely/ordering.ts` calls it, in the transaction that recorded the
  * outcomes): the deliveries of `p_ids` that ended (delivered or failed) leave their subjects'
- * queues; then, in key order, the queues' advisory locks (as `iw_emit_3` takes them); then, in a
- * statement that sees what the previous holders committed, the first of each of those queues, if
- * it waits, becomes due `p_now`. True when one did. One round trip where there were three.
+ * queues; then `iw_promote` (`promote.ts`, no wake-up) takes those queues' advisory locks and makes
+ * the first of each, if it waits, due `p_now`. True when one did. One round trip where there were
+ * three.
  */
 export const DEQUEUE: StoredFunction = {
   name: 'iw_dequeue',
@@ -18,8 +18,6 @@ as $dequeue$
 declare
   v_w text[];
   v_s text[];
-  k integer;
-  n bigint;
 begin
   -- Both by primary key: written as a correlated exists, the plan read every finished delivery.
   with "left" as (
@@ -29,23 +27,9 @@ begin
       and "o"."seq" is not null
     returning "o"."webhook_id", "o"."subject")
   select array_agg("webhook_id"), array_agg("subject") into v_w, v_s from "left";
-  if v_w is null then
-    return false;
-  end if;
-  for k in select distinct hashtext("t"."w" || chr(10) || "t"."s") from unnest(v_w, v_s) as "t"("w", "s") order by 1
-  loop
-    perform pg_advisory_xact_lock(1769406468, k);
-  end loop;
-  -- By primary key (id = any(array(...))): joined to the heads instead, a generic plan may read
-  -- every waiting row of the due index (next_attempt_at is null), a cost that grows with the queues.
-  update "iw_deliveries" set "next_attempt_at" = p_now, "updated_at" = p_now
-  where "id" = any(array(
-    select (select "o"."delivery_id" from "iw_ordered" "o" where "o"."webhook_id" = "q"."w" and "o"."subject" = "q"."s"
-      and "o"."seq" is not null order by "o"."seq" limit 1)
-    from (select distinct "t"."w", "t"."s" from unnest(v_w, v_s) as "t"("w", "s")) "q"))
-    and "status" = 'pending' and "next_attempt_at" is null;
-  get diagnostics n = row_count;
-  return n > 0;
+  -- The queues' locks, then the first of each queue due: iw_promote's work (none left: false),
+  -- without a wake-up.
+  return iw_promote(v_w, v_s, p_now, null);
 end
 $dequeue$
 `,

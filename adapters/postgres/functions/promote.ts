@@ -6,7 +6,8 @@ import type { StoredFunction } from '../../kysely/migrations.js';
  * and subject, one pair per delivery that left): the queues' advisory locks in key order (as
  * `iw_emit_3` takes them), then, in a statement of its own, the first of each queue, if it waits,
  * becomes due `p_now`. When one did and `p_tag` is given, the wake-up goes out with `p_tag` as its
- * payload (the recording worker's id: its own listener skips it). True when one did.
+ * payload (the recording worker's id: its own listener skips it). True when one did. Also the
+ * second half of `iw_dequeue` (`dequeue.ts`), which passes no tag.
  */
 export const PROMOTE: StoredFunction = {
   name: 'iw_promote',
@@ -27,6 +28,9 @@ begin
   loop
     perform pg_advisory_xact_lock(1769406468, k);
   end loop;
+  -- In a statement of its own, which sees what the previous holders committed. By primary key
+  -- (id = any(array(...))): joined to the heads instead, a generic plan may read every waiting
+  -- row of the due index (next_attempt_at is null), a cost that grows with the queues.
   update "iw_deliveries" set "next_attempt_at" = p_now, "updated_at" = p_now
   where "id" = any(array(
     select (select "o"."delivery_id" from "iw_ordered" "o" where "o"."webhook_id" = "q"."w" and "o"."subject" = "q"."s"
