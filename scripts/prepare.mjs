@@ -1,12 +1,13 @@
 // `prepare`: builds dist/ on `npm install` in this folder, on `npm pack`, and when npm installs
 // the package from a git URL (npm installs the dev dependencies first, then runs prepare).
 // `npm install <path>` links the folder and runs prepare in it, but installs none of its
-// dependencies, dev or not (npm leaves a linked folder outside the project to itself): then they
-// are installed here first, with --ignore-scripts (the build is tsc and two small scripts, and
-// this script must not run again), then better-sqlite3's own install script unless the host said
-// --omit=optional. So a fresh clone installed by path is a working package.
+// dependencies, dev or not (npm leaves a linked folder outside the project to itself): then what
+// the build and the linked code need is installed here first (dependencies, peers, TypeScript and
+// type packages, at the lockfile's versions, with --ignore-scripts: the build is tsc and two small
+// scripts, and this script must not run again), then better-sqlite3's own install script unless
+// the host said --omit=optional. So a fresh clone installed by path is a working package.
 import { execFileSync, execSync } from 'node:child_process';
-import { existsSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,10 +25,6 @@ const missing = ['typescript', '@types/node'].filter((name) => {
 });
 
 if (missing.length > 0) {
-  console.error(
-    `identity-webhooks: ${missing.join(' and ')} not installed in ${root} (npm installs no dependencies for a path): ` +
-      'installing them and the dev dependencies (--ignore-scripts) to build dist/',
-  );
   // The parent npm passes its own command-line config down as npm_config_* variables: one naming
   // where to install (--prefix, --global, --location) or what to leave out (--omit=dev) would aim
   // this install at the host project, or skip the very tools it is for. --omit=optional is kept:
@@ -42,15 +39,18 @@ if (missing.length > 0) {
     )
       delete env[key];
   }
-  const flags = ['--ignore-scripts', '--no-audit', '--no-fund', '--no-save', '--loglevel=error', '--prefix', root];
-  npm(['install', '--include=dev', ...(omitOptional ? ['--omit=optional'] : []), ...flags], env);
-  // better-sqlite3 is an optional peer, installed here as a dev dependency. The host's import
-  // resolves it through the link, in this folder: with --omit=optional the host asked for none,
-  // so the dev copy goes; otherwise --ignore-scripts left it uncompiled, and its own install
-  // script runs now (a prebuilt binary, or a compile).
+  const wanted = buildAndRunDependencies(omitOptional);
+  console.error(
+    `identity-webhooks: ${missing.join(' and ')} not installed in ${root} (npm installs no dependencies for a path): ` +
+      `installing what the build and the linked package need (${Object.keys(wanted).length} packages, --ignore-scripts) to build dist/`,
+  );
+  installOnly(wanted, omitOptional, env);
+  // better-sqlite3 is an optional peer. The host's import resolves it through the link, in this
+  // folder: with --omit=optional the host asked for none and none was installed; otherwise
+  // --ignore-scripts left it uncompiled, and its own install script runs now (a prebuilt binary,
+  // or a compile).
   const sqlite = join(root, 'node_modules/better-sqlite3');
-  if (omitOptional) rmSync(sqlite, { recursive: true, force: true });
-  else if (existsSync(sqlite) && !existsSync(join(sqlite, 'build/Release/better_sqlite3.node'))) {
+  if (!omitOptional && existsSync(sqlite) && !existsSync(join(sqlite, 'build/Release/better_sqlite3.node'))) {
     console.error('identity-webhooks: building better-sqlite3 (the SQLite driver, an optional dependency)');
     try {
       npm(['rebuild', 'better-sqlite3', '--loglevel=error', '--prefix', root], env);
@@ -69,4 +69,49 @@ function npm(args, env) {
   const cli = process.env.npm_execpath;
   if (cli && /\.[cm]?js$/.test(cli)) execFileSync(process.execPath, [cli, ...args], { cwd: root, env, stdio: 'inherit' });
   else execSync(`npm ${args.map((a) => JSON.stringify(a)).join(' ')}`, { cwd: root, env, stdio: 'inherit' });
+}
+
+/**
+ * What a linked folder needs and nothing else: the dependencies, the peers the linked code
+ * resolves from here (at their dev versions), TypeScript, and the type packages of Node and of
+ * those peers. The rest of the dev dependencies (test runners, browsers, ORMs, doc tools) are
+ * nine tenths of a full dev install and play no part in the build.
+ */
+function buildAndRunDependencies(omitOptional) {
+  const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+  const dev = manifest.devDependencies ?? {};
+  const peers = Object.keys(manifest.peerDependencies ?? {});
+  const typesOf = (name) => `@types/${name.startsWith('@') ? name.slice(1).replace('/', '__') : name}`;
+  // Without better-sqlite3 (--omit=optional) the build still compiles against its types.
+  const run = peers.filter((name) => !(omitOptional && name === 'better-sqlite3'));
+  const wanted = { ...manifest.dependencies };
+  for (const name of [...run, 'typescript', '@types/node', ...peers.map(typesOf)]) {
+    const range = dev[name] ?? manifest.peerDependencies?.[name];
+    if (range && !(name in wanted)) wanted[name] = range;
+  }
+  return wanted;
+}
+
+/**
+ * Installs `wanted` at the versions package-lock.json pins (npm keeps a lockfile's versions for
+ * the packages a manifest still names), in a folder of its own whose node_modules then becomes
+ * this folder's: an install here would read this package.json and install every dev dependency.
+ */
+function installOnly(wanted, omitOptional, env) {
+  const target = join(root, 'node_modules');
+  const scratch = mkdtempSync(join(root, '.prepare-'));
+  try {
+    writeFileSync(join(scratch, 'package.json'), JSON.stringify({ name: 'identity-webhooks-build', private: true, dependencies: wanted }));
+    if (existsSync(join(root, 'package-lock.json'))) copyFileSync(join(root, 'package-lock.json'), join(scratch, 'package-lock.json'));
+    const flags = ['--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error', '--prefix', scratch];
+    npm(['install', ...(omitOptional ? ['--omit=optional'] : []), ...flags], env);
+    if (existsSync(target)) {
+      // A folder with some packages of its own: each one we installed joins them, theirs stay.
+      for (const entry of readdirSync(join(scratch, 'node_modules'))) {
+        if (!existsSync(join(target, entry))) renameSync(join(scratch, 'node_modules', entry), join(target, entry));
+      }
+    } else renameSync(join(scratch, 'node_modules'), target);
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
 }
