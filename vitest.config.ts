@@ -2,13 +2,15 @@ import { availableParallelism } from 'node:os';
 import { configDefaults, defineConfig } from 'vitest/config';
 
 /**
- * Files that run in a process of their own: the ones that spend their time in child processes,
- * PostgreSQL clusters or Chromium (a fresh process costs them nothing measurable), and the one
- * that measures this process's memory. Every other file shares its worker's loaded modules with
- * the files before it (`isolate: false`): a fresh import of the engine per file was about half
- * the time of the small files.
+ * Files that run in a process of their own: the ones that spend their time in child processes
+ * or PostgreSQL clusters (a fresh process costs them nothing measurable), and the one that
+ * measures this process's memory. Every other file shares its worker's loaded modules with the
+ * files before it (`isolate: false`): a fresh import of the engine per file was about half the
+ * time of the small files.
  */
-const OWN_PROCESS = ['test/processes/**/*.test.ts', 'test/**/*-browser.test.ts', 'test/receiver/keyset-bounds.test.ts'];
+const OWN_PROCESS = ['test/processes/**/*.test.ts', 'test/receiver/keyset-bounds.test.ts'];
+/** The Chromium files: modules shared as above, and one browser for all of them (their global setup starts it). */
+const BROWSER = ['test/**/*-browser.test.ts'];
 
 export default defineConfig({
   test: {
@@ -21,9 +23,15 @@ export default defineConfig({
     maxWorkers: Math.max(2, availableParallelism() - 1),
     projects: [
       { extends: true, test: { name: 'own process', include: OWN_PROCESS } },
+      { extends: true, test: { name: 'browser', include: BROWSER, isolate: false, globalSetup: ['test/dashboard/chromium-server.ts'] } },
       {
         extends: true,
-        test: { name: 'shared', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, ...OWN_PROCESS], isolate: false },
+        test: {
+          name: 'shared',
+          include: ['test/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, ...OWN_PROCESS, ...BROWSER],
+          isolate: false,
+        },
       },
     ],
     // Reported on every run, never enforced: a threshold would fail a run for a figure that moves

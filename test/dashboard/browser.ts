@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
-import { expect, test } from 'vitest';
+import { expect, inject, test } from 'vitest';
 
 /**
  * Real Chromium for the dashboard's browser tests. Where none is installed the tests say so
@@ -28,21 +28,56 @@ export function chromiumAvailable(file: string): boolean {
   return false;
 }
 
+/**
+ * Features off in every test browser. Chromium reads only the last `--disable-features`, so this
+ * one repeats Playwright's own list (the first line) before adding ours: the omnibox's popup, a
+ * web page of the browser's own that Chromium 15x starts in a renderer of its own for every new
+ * window, and that a headless test never opens. It was a third of the browser tests' CPU time.
+ * `assertFeaturesKept` fails the run if Playwright's list grows past this copy.
+ */
+const DISABLED_FEATURES = [
+  'AvoidUnnecessaryBeforeUnloadCheckSync,DestroyProfileOnBrowserClose,HttpsUpgrades,HttpsFirstBalancedModeAutoEnable,LensOverlay,MediaRouter,PaintHolding,ThirdPartyStoragePartitioning,AvoidCorsURLLoaderRestartOnRedirect,TcpPortRandomizationWin,OptimizationHints,NetworkTimeServiceQuerying,AimEnabled,PreconnectToSearch,msForceBrowserSignIn,msEdgeUpdateLaunchServicesPreferredVersion',
+  'WebUIOmniboxPopup,WebUIOmniboxAimPopup,WebUIOmniboxFullPopup',
+].join(',');
+
+export const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-background-networking',
+  '--disable-gpu',
+  '--no-first-run',
+  '--disable-component-update',
+  '--disable-sync',
+  `--disable-features=${DISABLED_FEATURES}`,
+];
+
+/** Throws unless the last `--disable-features` of the browser's command line (the one Chromium reads) holds every feature an earlier one names. */
+export function assertFeaturesKept(pid: number | undefined): void {
+  if (pid === undefined) return;
+  const lists = readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+    .split('\0')
+    .filter((arg) => arg.startsWith('--disable-features='))
+    .map((arg) => arg.slice('--disable-features='.length).split(','));
+  const missing = lists
+    .slice(0, -1)
+    .flat()
+    .filter((feature) => !lists.at(-1)!.includes(feature));
+  if (missing.length > 0) {
+    throw new Error(
+      `test/dashboard/browser.ts: Playwright disables ${missing.join(', ')}; add them to DISABLED_FEATURES (Chromium reads only the last list)`,
+    );
+  }
+}
+
+/**
+ * The run's Chromium (started once by `chromium-server.ts`, the browser project's global setup),
+ * connected; `close()` on it closes this file's contexts and disconnects. A file run outside that
+ * project launches a browser of its own.
+ */
 export function launch(): Promise<Browser> {
-  return chromium.launch({
-    executablePath: CHROMIUM!,
-    headless: true,
-    timeout: 15_000,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-background-networking',
-      '--disable-gpu',
-      '--no-first-run',
-      '--disable-component-update',
-      '--disable-sync',
-    ],
-  });
+  const endpoint = inject('chromiumEndpoint');
+  if (endpoint) return chromium.connect(endpoint, { timeout: 15_000 });
+  return chromium.launch({ executablePath: CHROMIUM!, headless: true, timeout: 15_000, args: CHROMIUM_ARGS });
 }
 
 export interface OpenOptions {
