@@ -75,7 +75,7 @@ function npm(args, env) {
  * What a linked folder needs and nothing else: the dependencies, the peers the linked code
  * resolves from here (at their dev versions), TypeScript, and the type packages of Node and of
  * those peers. The rest of the dev dependencies (test runners, browsers, ORMs, doc tools) are
- * nine tenths of a full dev install and play no part in the build.
+ * most of a full dev install and play no part in the build.
  */
 function buildAndRunDependencies(omitOptional) {
   const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
@@ -105,12 +105,16 @@ function installOnly(wanted, omitOptional, env) {
     if (existsSync(join(root, 'package-lock.json'))) copyFileSync(join(root, 'package-lock.json'), join(scratch, 'package-lock.json'));
     const flags = ['--ignore-scripts', '--no-audit', '--no-fund', '--loglevel=error', '--prefix', scratch];
     npm(['install', ...(omitOptional ? ['--omit=optional'] : []), ...flags], env);
-    if (existsSync(target)) {
-      // A folder with some packages of its own: each one we installed joins them, theirs stay.
-      for (const entry of readdirSync(join(scratch, 'node_modules'))) {
-        if (!existsSync(join(target, entry))) renameSync(join(scratch, 'node_modules', entry), join(target, entry));
+    // A folder with some packages of its own keeps them: each one installed here that it lacks
+    // joins them (a scope, such as @types, or .bin, one entry at a time).
+    const merge = (from, to) => {
+      if (!existsSync(to)) return renameSync(from, to);
+      for (const entry of readdirSync(from)) {
+        const nested = entry.startsWith('@') || entry === '.bin';
+        if (nested || !existsSync(join(to, entry))) merge(join(from, entry), join(to, entry));
       }
-    } else renameSync(join(scratch, 'node_modules'), target);
+    };
+    merge(join(scratch, 'node_modules'), target);
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }

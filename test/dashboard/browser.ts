@@ -32,7 +32,7 @@ export function chromiumAvailable(file: string): boolean {
  * Features off in every test browser. Chromium reads only the last `--disable-features`, so this
  * one repeats Playwright's own list (the first line) before adding ours: the omnibox's popup, a
  * web page of the browser's own that Chromium 15x starts in a renderer of its own for every new
- * window, and that a headless test never opens. It was a third of the browser tests' CPU time.
+ * window, and that a headless test never opens (bench/README.md has what it cost).
  * `assertFeaturesKept` fails the run if Playwright's list grows past this copy.
  */
 const DISABLED_FEATURES = [

@@ -12,8 +12,7 @@ declare module 'vitest' {
 /**
  * The browser project's global setup: one Chromium for every browser test file of the run. Each
  * file connects to it and opens contexts of its own (a context is a fresh profile: cookies,
- * storage and cache are its own), instead of starting a browser of its own, a second and a half
- * of CPU each.
+ * storage and cache are its own), instead of starting a browser of its own.
  */
 export default async function setup(project: TestProject) {
   if (!CHROMIUM) {

@@ -190,7 +190,8 @@ function typecheck(dir: string): Promise<void> {
     );
     const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
     const result = await run(process.execPath, [tsc, '-p', work, '--pretty', 'false'], { cwd: work, timeout: 180_000 }).catch((e) => e);
-    return String(result.stdout ?? '');
+    // Type errors are on stdout; a compiler that failed otherwise (a crash, the time limit) fails every program's test.
+    return String(result.stdout ?? '') || (result instanceof Error ? result.message : '');
   })();
   return compiled.then((output) => {
     const name = dir.slice(work.length + 1);
