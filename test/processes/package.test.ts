@@ -154,7 +154,9 @@ function needsInstall(context: TestContext): void {
 }
 
 describe('the packed tarball', () => {
-  test('holds the built code and the docs, and nothing of the tests', () => {
+  test('holds the built code and the docs, and nothing of the tests', (context) => {
+    // Packed from the path install's build, so it needs the registry too.
+    needsInstall(context);
     const outside = tarballFiles.filter(
       (f) =>
         !f.startsWith('dist/src/') &&
