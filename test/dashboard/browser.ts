@@ -71,13 +71,13 @@ export function assertFeaturesKept(pid: number | undefined): void {
 
 /**
  * The run's Chromium (started once by `chromium-server.ts`, the browser project's global setup),
- * connected; `close()` on it closes this file's contexts and disconnects. A file run outside that
- * project launches a browser of its own.
+ * connected; `close()` on it closes this file's contexts and disconnects.
  */
 export function launch(): Promise<Browser> {
   const endpoint = inject('chromiumEndpoint');
-  if (endpoint) return chromium.connect(endpoint, { timeout: 15_000 });
-  return chromium.launch({ executablePath: CHROMIUM!, headless: true, timeout: 15_000, args: CHROMIUM_ARGS });
+  if (!endpoint)
+    throw new Error('no browser server: the *-browser tests run in the "browser" vitest project, whose global setup starts it');
+  return chromium.connect(endpoint, { timeout: 15_000 });
 }
 
 export interface OpenOptions {

@@ -178,7 +178,7 @@ function write(dir: string, block: Block): void {
  * every program is written (`writePrograms`).
  */
 let compiled: Promise<string> | undefined;
-function typecheck(dir: string): Promise<void> {
+function typecheck(name: string): Promise<void> {
   compiled ??= (async () => {
     writeFileSync(
       join(work, 'tsconfig.json'),
@@ -194,7 +194,6 @@ function typecheck(dir: string): Promise<void> {
     return String(result.stdout ?? '') || (result instanceof Error ? result.message : '');
   })();
   return compiled.then((output) => {
-    const name = dir.slice(work.length + 1);
     const others = Object.values(programs).filter((other) => other !== name);
     const mine = output.split(/\n(?=\S)/).filter((line) => !others.some((other) => line.startsWith(`${other}/`)));
     expect(mine.filter((line) => line.trim() !== '')).toEqual([]);
@@ -274,7 +273,7 @@ describe.each([
 ] as const)('%s: auth.ts, then `npx @better-auth/cli migrate`', (_doc, blocks, name) => {
   test('type-checks, migrates both schemas whole, and a sign-up is an event', async () => {
     const dir = join(work, name);
-    await typecheck(dir);
+    await typecheck(name);
     const [command] = lines(blocks.migrate);
     const migrated = await shell(dir, command!);
     expect(migrated.output).toContain('migration was completed successfully');
@@ -323,7 +322,7 @@ await hooks.close();
 
 test('docs/better-auth.md Overrides: type-checks strictly and builds the plugin', async () => {
   const dir = join(work, programs.overrides);
-  await typecheck(dir);
+  await typecheck(programs.overrides);
   const { stdout } = await run(process.execPath, ['-e', "const { plugin } = await import('./overrides.mjs'); console.log(plugin.id)"], {
     cwd: dir,
     timeout: 30_000,
@@ -367,7 +366,7 @@ describe.each([
         database.url,
         orm === 'drizzle' ? drizzleDdl(drizzleSchema, 'postgres') : readFileSync(join(ROOT, 'test/better-auth/orm/prisma-pg.sql'), 'utf8'),
       );
-      await typecheck(dir);
+      await typecheck(programs[orm]);
       emit(dir);
       writeFileSync(
         join(dir, 'start.mjs'),

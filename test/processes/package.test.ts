@@ -56,7 +56,7 @@ let unreachable: string | null = null;
 let server: TestPostgres | undefined;
 
 /** The fresh clone's install by path (the `npm install <path>` tests read it). */
-let pathInstall: { host: string; fresh: string; stderr: string; seconds: number } | undefined;
+let pathInstall: { host: string; fresh: string; stderr: string } | undefined;
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'iw-pack-'));
@@ -126,7 +126,7 @@ async function installByPath() {
   });
   const seconds = (performance.now() - started) / 1000;
   console.info(`[package] npm install <fresh clone's path> --omit=optional: ${seconds.toFixed(1)} s (dependency install + build)`);
-  return { host, fresh, stderr, seconds };
+  return { host, fresh, stderr };
 }
 
 /** True (and the file's installed-package tests skip) when npm could not reach the registry; under CI=true that is a failure. */
