@@ -1,3 +1,4 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { getRequestListener } from '@hono/node-server';
@@ -90,6 +91,25 @@ export async function startVerifyingReceiver(issuer: string) {
   };
 }
 
+/**
+ * Passwords for the test servers: a salted SHA-256 (better-auth's documented
+ * `emailAndPassword.password` option) instead of its scrypt, which is costly by design and was a
+ * large share of these files' CPU. No test here is about password hashing; the programs of the
+ * docs test (README.md, docs/better-auth.md) sign up with better-auth's default.
+ */
+export const testPasswords = {
+  async hash(password: string): Promise<string> {
+    const salt = randomBytes(16).toString('hex');
+    return `${salt}:${createHash('sha256').update(`${salt}:${password}`).digest('hex')}`;
+  },
+  async verify({ hash, password }: { hash: string; password: string }): Promise<boolean> {
+    const [salt, digest] = hash.split(':');
+    const expected = Buffer.from(digest ?? '', 'hex');
+    const actual = createHash('sha256').update(`${salt}:${password}`).digest();
+    return expected.length === actual.length && timingSafeEqual(expected, actual);
+  },
+};
+
 /** One better-auth server (email + password, admin, organization) with the plugin, on a real database, over HTTP. */
 /**
  * How better-auth is mounted, as its guides do it: `node` (toNodeHandler on node:http), `express`
@@ -159,7 +179,7 @@ export async function startAuth(
     database,
     baseURL: site.url,
     secret: 'a-test-secret-that-is-at-least-32-characters-long',
-    emailAndPassword: { enabled: true },
+    emailAndPassword: { enabled: true, password: testPasswords },
     user: { deleteUser: { enabled: true } },
     logger: { disabled: true },
     plugins: [

@@ -20,6 +20,7 @@ import type { EmitInput, Webhooks } from '../../src/index.js';
 import { testKey, userData } from '../helpers/fixtures.js';
 import { tempDir } from '../helpers/http.js';
 import { createDatabase, type TestPostgres, useTestPostgres } from '../helpers/postgres.js';
+import { testPasswords } from './harness.js';
 import { drizzleDdl } from './orm/ddl.js';
 import * as pgSchema from './orm/drizzle-schema-pg.js';
 import * as sqliteSchema from './orm/drizzle-schema-sqlite.js';
@@ -98,7 +99,7 @@ async function start(setup: Setup, extra: Partial<Parameters<typeof betterAuth>[
   const common = {
     baseURL: BASE_URL,
     secret: 'a-test-secret-of-enough-length-0123456789',
-    emailAndPassword: { enabled: true },
+    emailAndPassword: { enabled: true, password: testPasswords },
     telemetry: { enabled: false },
     logger: { disabled: true },
     ...extra,

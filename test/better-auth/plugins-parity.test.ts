@@ -8,6 +8,7 @@ import { webhooks, webhooksOf } from '../../src/better-auth/index.js';
 import { testKey } from '../helpers/fixtures.js';
 import { tempDir } from '../helpers/http.js';
 import { createDatabase, type TestPostgres, useTestPostgres } from '../helpers/postgres.js';
+import { testPasswords } from './harness.js';
 
 /**
  * The username and phone-number plugins (beside admin and organization) answer the same with the
@@ -54,7 +55,7 @@ async function host(dialect: Dialect, withWebhooks: boolean) {
     database,
     baseURL: BASE_URL,
     secret: 'a-test-secret-that-is-at-least-32-characters-long',
-    emailAndPassword: { enabled: true },
+    emailAndPassword: { enabled: true, password: testPasswords },
     logger: { disabled: true },
     telemetry: { enabled: false },
     plugins: [
