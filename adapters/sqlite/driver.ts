@@ -76,6 +76,12 @@ export interface HandleState {
   ours: boolean;
   /** How long a statement of ours waits for the host's transaction to end ({@link hostTransactionEnded}). */
   waitMs: number;
+  /**
+   * True for a handle the store opened itself: its busy_timeout is 0 and a lock held by another
+   * connection is waited for on timers ({@link whenUnlocked}), never in SQLite's busy handler,
+   * which sleeps on this thread (see {@link SqliteEngineDialect}).
+   */
+  pollsLock: boolean;
 }
 
 const handles = new WeakMap<SqliteDatabase, HandleState>();
@@ -83,7 +89,7 @@ const handles = new WeakMap<SqliteDatabase, HandleState>();
 export function handleOf(db: SqliteDatabase): HandleState {
   let handle = handles.get(db);
   if (!handle) {
-    handle = { tail: Promise.resolve(), ours: false, waitMs: 5000 };
+    handle = { tail: Promise.resolve(), ours: false, waitMs: 5000, pollsLock: false };
     handles.set(db, handle);
   }
   return handle;
@@ -129,6 +135,31 @@ export async function hostTransactionEnded(db: SqliteDatabase): Promise<void> {
     await new Promise((resolve) => later(resolve, delay));
   }
 }
+
+/**
+ * Runs `run` (statements that may need the file's write lock, synchronous from the first to the
+ * last, or a BEGIN) on a handle the store opened itself; while another connection holds the lock
+ * (SQLITE_BUSY at once: busy_timeout is 0), tries again on a timer whose delay doubles up to a
+ * bound, for up to `waitMs`, then lets the error through (transient: the loops try again later). SQLite's own busy handler would sleep on
+ * this thread instead: when the holder is another connection in this process whose transaction
+ * awaits something (a host's async Kysely or ORM transaction), nothing of the host could run,
+ * its COMMIT included, until busy_timeout ran out. On a handle the host passed in, `run` runs once
+ * under the host's own busy_timeout.
+ */
+export async function whenUnlocked<T>(db: SqliteDatabase, run: () => T | Promise<T>): Promise<T> {
+  const { pollsLock, waitMs } = handleOf(db);
+  let waited = 0;
+  for (let delay = 1; ; waited += delay, delay = Math.min(delay * 2, 16)) {
+    try {
+      return await run();
+    } catch (error) {
+      if (!pollsLock || !isBusy(error) || waited >= waitMs) throw error;
+    }
+    await new Promise((resolve) => later(resolve, delay));
+  }
+}
+
+const isBusy = (error: unknown) => /^SQLITE_BUSY/.test(String((error as { code?: unknown } | null)?.code));
 
 /**
  * Takes the handle's turn once the statements and transactions queued before have finished;
@@ -205,18 +236,22 @@ class SqliteEngineDriver implements Driver {
    * single statements or synchronous and take none.
    */
   async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    for (;;) {
-      await nextTurn();
-      if (!inHostTransaction(this.db)) break;
-      await hostTransactionEnded(this.db);
-    }
-    this.#handle.ours = true;
-    try {
-      await connection.executeQuery(BEGIN);
-    } catch (error) {
-      this.#handle.ours = false;
-      throw error;
-    }
+    // Each try at the top of a turn of its own; while another connection holds the lock, the
+    // next try waits on a timer (whenUnlocked), not in SQLite's busy handler.
+    await whenUnlocked(this.db, async () => {
+      for (;;) {
+        await nextTurn();
+        if (!inHostTransaction(this.db)) break;
+        await hostTransactionEnded(this.db);
+      }
+      this.#handle.ours = true;
+      try {
+        await connection.executeQuery(BEGIN);
+      } catch (error) {
+        this.#handle.ours = false;
+        throw error;
+      }
+    });
   }
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
     try {
@@ -288,9 +323,13 @@ class SqliteEngineConnection implements DatabaseConnection {
       if (arrays) this.#raw.add(stmt);
       else this.#raw.delete(stmt);
     }
-    if (stmt.reader) return { rows: stmt.all(parameters) as R[] };
-    const { changes, lastInsertRowid } = stmt.run(parameters);
-    return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
+    // Outside a transaction of ours, a statement may have to wait for another connection's lock.
+    const execute = (): QueryResult<R> => {
+      if (stmt.reader) return { rows: stmt.all(parameters) as R[] };
+      const { changes, lastInsertRowid } = stmt.run(parameters);
+      return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
+    };
+    return this.handle.ours ? execute() : whenUnlocked(this.db, execute);
   }
 
   // biome-ignore lint/correctness/useYield: Kysely's interface requires a generator; the engine never streams.

@@ -27,8 +27,9 @@ export interface SqliteStoreOptions {
   /**
    * How long a writer waits for another connection's lock before failing, and on a shared
    * `database` how long a statement of ours waits for the host's transaction to end. Default five
-   * seconds. Set as the connection's busy_timeout on a database we open; on one the host passed in,
-   * only when given here (else its own busy_timeout stays; better-sqlite3's default is five seconds).
+   * seconds. On a database we open, the wait is on a timer (its busy_timeout is 0: SQLite's busy
+   * wait would sleep on the host's thread); on one the host passed in, it is set as busy_timeout
+   * only when given here (else its own stays; better-sqlite3's default is five seconds).
    */
   busyTimeoutMs?: number;
   /**
@@ -84,10 +85,13 @@ export function sqliteStore(options: SqliteStoreOptions): SqliteStore {
     database ?? new (loadDriver<new (filename: string) => SqliteDatabase>('better-sqlite3', 'sqliteStore'))(filename!);
   handleOf(db).waitMs = busy;
   if (database === undefined) {
-    db.pragma(`busy_timeout = ${busy}`);
+    db.pragma(`busy_timeout = ${busy}`); // for WAL's switch, which another process opening the file may hold up
     if (filename !== ':memory:') db.pragma('journal_mode = WAL');
     // WAL + NORMAL is durable across process crashes (only an OS crash can drop the last commits).
     db.pragma('synchronous = NORMAL');
+    // From here, lock waits on timers, never in SQLite's busy handler on this thread (driver.ts, whenUnlocked).
+    db.pragma('busy_timeout = 0');
+    handleOf(db).pollsLock = true;
   } else if (options.busyTimeoutMs !== undefined) db.pragma(`busy_timeout = ${busy}`);
 
   const checkpointMs = options.checkpointIntervalMs ?? 1000;

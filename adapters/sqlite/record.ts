@@ -3,7 +3,7 @@ import { tallyHours } from '../../src/stats.js';
 import type { RecordAttemptArgs, RecordResult } from '../../src/store.js';
 import { ADD_HOUR_SQLITE, tallyParameters } from '../kysely/hours.js';
 import { fromAttempt } from '../kysely/rows.js';
-import { holdQueue, hostTransactionEnded, inHostTransaction, type SqliteDatabase, type SqliteStatement } from './driver.js';
+import { holdQueue, hostTransactionEnded, inHostTransaction, type SqliteDatabase, type SqliteStatement, whenUnlocked } from './driver.js';
 
 /**
  * A group of successes recorded as one SQLite transaction of prepared statements, a row at a
@@ -37,47 +37,59 @@ export async function recordSuccesses(db: SqliteDatabase, batch: readonly Record
   try {
     while (inHostTransaction(db)) await hostTransactionEnded(db);
     const s = statementsOf(db);
-    s.begin.run([]);
-    try {
-      const healed = new Set<string>();
-      const counted: AttemptRecord[] = [];
-      for (const [i, { attempt, workerId, now, leaseUntil, ordered }] of batch.entries()) {
-        const r = fromAttempt(attempt);
-        const inserted = s.insertAttempt.run([
-          r.id,
-          r.delivery_id,
-          r.webhook_id,
-          r.environment,
-          r.started_at,
-          r.duration_ms,
-          r.status_code,
-          r.error_kind,
-          r.error_message,
-          r.response_excerpt,
-          r.delivery_id,
-        ]).changes;
-        if (inserted === 0) continue;
-        counted.push(attempt);
-        const marked = s.markDelivered.run([r.started_at, String(r.status_code), now, r.delivery_id, workerId, leaseUntil ?? null]).changes;
-        // Ordered per subject (kysely/ordering.ts): it leaves its subject's queue, and the next
-        // in it becomes due, in this transaction.
-        if (ordered && marked > 0) {
-          const [left] = s.leaveQueue.all([r.delivery_id]) as Array<{ webhook_id: string; subject: string }>;
-          if (left && s.promoteHead.run([now, now, left.webhook_id, left.subject]).changes > 0)
-            results[i] = { disabled: null, released: true };
+    // The whole transaction in one synchronous call: another connection's lock is waited for
+    // between tries (whenUnlocked), and nothing else runs while ours is open.
+    await whenUnlocked(db, () => {
+      for (let i = 0; i < results.length; i++) results[i] = { disabled: null }; // as before a try the lock refused
+      s.begin.run([]);
+      try {
+        const healed = new Set<string>();
+        const counted: AttemptRecord[] = [];
+        for (const [i, { attempt, workerId, now, leaseUntil, ordered }] of batch.entries()) {
+          const r = fromAttempt(attempt);
+          const inserted = s.insertAttempt.run([
+            r.id,
+            r.delivery_id,
+            r.webhook_id,
+            r.environment,
+            r.started_at,
+            r.duration_ms,
+            r.status_code,
+            r.error_kind,
+            r.error_message,
+            r.response_excerpt,
+            r.delivery_id,
+          ]).changes;
+          if (inserted === 0) continue;
+          counted.push(attempt);
+          const marked = s.markDelivered.run([
+            r.started_at,
+            String(r.status_code),
+            now,
+            r.delivery_id,
+            workerId,
+            leaseUntil ?? null,
+          ]).changes;
+          // Ordered per subject (kysely/ordering.ts): it leaves its subject's queue, and the next
+          // in it becomes due, in this transaction.
+          if (ordered && marked > 0) {
+            const [left] = s.leaveQueue.all([r.delivery_id]) as Array<{ webhook_id: string; subject: string }>;
+            if (left && s.promoteHead.run([now, now, left.webhook_id, left.subject]).changes > 0)
+              results[i] = { disabled: null, released: true };
+          }
+          if (!healed.has(r.webhook_id)) {
+            healed.add(r.webhook_id);
+            s.clearHealth.run([r.webhook_id]);
+          }
         }
-        if (!healed.has(r.webhook_id)) {
-          healed.add(r.webhook_id);
-          s.clearHealth.run([r.webhook_id]);
-        }
+        // The dashboard's hourly counters: a row statement per webhook and hour (kysely/hours.ts).
+        for (const tally of tallyHours(counted)) s.addHour.run(tallyParameters(tally));
+        s.commit.run([]);
+      } catch (error) {
+        if (db.inTransaction) s.rollback.run([]);
+        throw error;
       }
-      // The dashboard's hourly counters: a row statement per webhook and hour (kysely/hours.ts).
-      for (const tally of tallyHours(counted)) s.addHour.run(tallyParameters(tally));
-      s.commit.run([]);
-    } catch (error) {
-      if (db.inTransaction) s.rollback.run([]);
-      throw error;
-    }
+    });
   } finally {
     release();
   }

@@ -3,7 +3,7 @@ import type { DeliveryRecord, EventRecord } from '../../src/model.js';
 import type { InsertEventOptions, Store } from '../../src/store.js';
 import type { EngineTables } from '../kysely/schema.js';
 import { type HostTransaction, KyselyStore, type StoreDialect } from '../kysely/store.js';
-import { handleOf, holdQueueAWhile, hostTransactionEnded, inHostTransaction, type SqliteDatabase } from './driver.js';
+import { handleOf, holdQueueAWhile, hostTransactionEnded, inHostTransaction, type SqliteDatabase, whenUnlocked } from './driver.js';
 import { transactionRequired, writeEvent } from './emit.js';
 
 /**
@@ -87,7 +87,7 @@ export class SqliteStore extends KyselyStore implements Store<SqliteTransaction>
       // The host may have begun since the call (an emit made outside its transaction): wait,
       // then write with nothing awaited between the last look and the statements.
       while (inHostTransaction(this.database)) await hostTransactionEnded(this.database);
-      return writeEvent(this.database, event, options);
+      return await whenUnlocked(this.database, () => writeEvent(this.database, event, options));
     } finally {
       release();
     }

@@ -1,3 +1,4 @@
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import { Kysely, sql } from 'kysely';
 import { describe, expect, test } from 'vitest';
@@ -196,6 +197,39 @@ describe('transactional emit (host Kysely transaction on the same SQLite file)',
       }),
     ).rejects.toThrow('rollback');
     expect((await env.hooks.deliveries.list()).deliveries).toHaveLength(0);
+  });
+
+  test("the host's async transaction on its own connection, open across awaits while the loop runs: the loop waits on timers, never in SQLite's busy handler", async () => {
+    // A minute of busy timeout: a wait in SQLite's busy handler would sleep on this thread, where
+    // the host's COMMIT has to run, for all of it (the test's 30 s would run out first).
+    const dir = tempDir();
+    cleanups.push(() => dir.cleanup());
+    const filename = dir.file('own.db');
+    const receiver = await startReceiver();
+    const env = await makeEngine({ filename, store: sqliteStore({ filename, busyTimeoutMs: 60_000 }) });
+    cleanups.push(
+      () => receiver.close(),
+      () => env.close(),
+    );
+    await env.hooks.start();
+    await env.hooks.webhooks.create({ name: 'w', endpoint: `${receiver.url}/w`, eventTypes: ['user.created'] });
+    const db = await hostDb(filename);
+    const delay = monitorEventLoopDelay({ resolution: 10 });
+    delay.enable();
+    const emitted = await db.transaction().execute(async (trx) => {
+      await trx.insertInto('users').values({ id: 'kp_1' }).execute();
+      const event = await env.hooks.emit({ type: 'user.created', source: 'admin', data: userData({ id: 'kp_1' }) }, { transaction: trx });
+      // The loop wakes and claims (a write) while this transaction holds the file's write lock.
+      env.hooks.wake();
+      await new Promise((r) => setTimeout(r, 200));
+      return event;
+    });
+    delay.disable();
+    console.info(`[durability] event loop delay while the host's transaction was open: max ${(delay.max / 1e6).toFixed(0)} ms`);
+    expect(delay.max / 1e6).toBeLessThan(10_000);
+    env.hooks.wake();
+    await env.hooks.drain();
+    expect(receiver.requests.map((r) => r.headers['webhook-id'])).toEqual(emitted.deliveryIds);
   });
 
   test('a transaction that is not a Kysely transaction is refused with a TypeError', async () => {
