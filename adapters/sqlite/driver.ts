@@ -43,7 +43,10 @@ export interface SqliteStatement {
  *   open: the host's `BEGIN` never meets ours ("cannot start a transaction within a
  *   transaction"), better-sqlite3's `database.transaction()` never turns into a savepoint of
  *   ours, and the host's own connection to the file never sits in a busy wait that blocks the
- *   very thread our COMMIT needs.
+ *   very thread our COMMIT needs;
+ * - the other way round, on a file the store opened, a lock held by another connection is waited
+ *   for on a timer ({@link whenUnlocked}), never in SQLite's busy wait: a host transaction on a
+ *   second connection may stay open across an `await` and still reach its COMMIT.
  */
 export class SqliteEngineDialect implements Dialect {
   constructor(
@@ -140,11 +143,11 @@ export async function hostTransactionEnded(db: SqliteDatabase): Promise<void> {
  * Runs `run` (statements that may need the file's write lock, synchronous from the first to the
  * last, or a BEGIN) on a handle the store opened itself; while another connection holds the lock
  * (SQLITE_BUSY at once: busy_timeout is 0), tries again on a timer whose delay doubles up to a
- * bound, for up to `waitMs`, then lets the error through (transient: the loops try again later). SQLite's own busy handler would sleep on
- * this thread instead: when the holder is another connection in this process whose transaction
- * awaits something (a host's async Kysely or ORM transaction), nothing of the host could run,
- * its COMMIT included, until busy_timeout ran out. On a handle the host passed in, `run` runs once
- * under the host's own busy_timeout.
+ * bound, for up to `waitMs`, then lets the error through (transient: the loops try again later).
+ * SQLite's own busy handler would sleep on this thread instead: when the holder is another
+ * connection in this process whose transaction awaits something (a host's async Kysely or ORM
+ * transaction), nothing of the host could run, its COMMIT included, until busy_timeout ran out.
+ * On a handle the host passed in, `run` runs once under the host's own busy_timeout.
  */
 export async function whenUnlocked<T>(db: SqliteDatabase, run: () => T | Promise<T>): Promise<T> {
   const { pollsLock, waitMs } = handleOf(db);
