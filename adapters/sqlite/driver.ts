@@ -141,24 +141,39 @@ export async function hostTransactionEnded(db: SqliteDatabase): Promise<void> {
 
 /**
  * Runs `run` (statements that may need the file's write lock, synchronous from the first to the
- * last, or a BEGIN) on a handle the store opened itself; while another connection holds the lock
- * (SQLITE_BUSY at once: busy_timeout is 0), tries again on a timer whose delay doubles up to a
+ * last). On a handle the store opened itself, when another connection holds the lock
+ * (SQLITE_BUSY at once: busy_timeout is 0), it runs again on a timer whose delay doubles up to a
  * bound, for up to `waitMs`, then lets the error through (transient: the loops try again later).
  * SQLite's own busy handler would sleep on this thread instead: when the holder is another
  * connection in this process whose transaction awaits something (a host's async Kysely or ORM
  * transaction), nothing of the host could run, its COMMIT included, until busy_timeout ran out.
- * On a handle the host passed in, `run` runs once under the host's own busy_timeout.
+ * On a handle the host passed in, `run` runs once under the host's own busy_timeout. The first
+ * try is synchronous, as a statement was before (nothing is awaited unless the lock is held).
  */
-export async function whenUnlocked<T>(db: SqliteDatabase, run: () => T | Promise<T>): Promise<T> {
-  const { pollsLock, waitMs } = handleOf(db);
+export function whenUnlocked<T>(db: SqliteDatabase, run: () => T | Promise<T>): T | Promise<T> {
+  const refused = (error: unknown) => {
+    if (!handleOf(db).pollsLock || !isBusy(error)) throw error;
+    return untilUnlocked(db, run);
+  };
+  try {
+    const result = run();
+    return result instanceof Promise ? result.catch(refused) : result;
+  } catch (error) {
+    return refused(error);
+  }
+}
+
+async function untilUnlocked<T>(db: SqliteDatabase, run: () => T | Promise<T>): Promise<T> {
+  const { waitMs } = handleOf(db);
   let waited = 0;
-  for (let delay = 1; ; waited += delay, delay = Math.min(delay * 2, 16)) {
+  for (let delay = 1; ; delay = Math.min(delay * 2, 16)) {
+    await new Promise((resolve) => later(resolve, delay));
+    waited += delay;
     try {
       return await run();
     } catch (error) {
-      if (!pollsLock || !isBusy(error) || waited >= waitMs) throw error;
+      if (!isBusy(error) || waited >= waitMs) throw error;
     }
-    await new Promise((resolve) => later(resolve, delay));
   }
 }
 
@@ -239,9 +254,9 @@ class SqliteEngineDriver implements Driver {
    * single statements or synchronous and take none.
    */
   async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    // Each try at the top of a turn of its own; while another connection holds the lock, the
-    // next try waits on a timer (whenUnlocked), not in SQLite's busy handler.
-    await whenUnlocked(this.db, async () => {
+    const { pollsLock, waitMs } = this.#handle;
+    let waited = 0;
+    for (let delay = 1; ; waited += delay, delay = Math.min(delay * 2, 16)) {
       for (;;) {
         await nextTurn();
         if (!inHostTransaction(this.db)) break;
@@ -250,11 +265,15 @@ class SqliteEngineDriver implements Driver {
       this.#handle.ours = true;
       try {
         await connection.executeQuery(BEGIN);
+        return;
       } catch (error) {
         this.#handle.ours = false;
-        throw error;
+        if (!pollsLock || !isBusy(error) || waited >= waitMs) throw error;
       }
-    });
+      // Another connection holds the lock: the next try on a timer, as in whenUnlocked (a loop of
+      // its own, so that each try starts at the top of a turn), not in SQLite's busy handler.
+      await new Promise((resolve) => later(resolve, delay));
+    }
   }
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
     try {

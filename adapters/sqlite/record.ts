@@ -39,7 +39,7 @@ export async function recordSuccesses(db: SqliteDatabase, batch: readonly Record
     const s = statementsOf(db);
     // The whole transaction in one synchronous call: another connection's lock is waited for
     // between tries (whenUnlocked), and nothing else runs while ours is open.
-    await whenUnlocked(db, () => {
+    const recorded = whenUnlocked(db, () => {
       for (let i = 0; i < results.length; i++) results[i] = { disabled: null }; // as before a try the lock refused
       s.begin.run([]);
       try {
@@ -90,6 +90,7 @@ export async function recordSuccesses(db: SqliteDatabase, batch: readonly Record
         throw error;
       }
     });
+    if (recorded instanceof Promise) await recorded;
   } finally {
     release();
   }

@@ -87,7 +87,8 @@ export class SqliteStore extends KyselyStore implements Store<SqliteTransaction>
       // The host may have begun since the call (an emit made outside its transaction): wait,
       // then write with nothing awaited between the last look and the statements.
       while (inHostTransaction(this.database)) await hostTransactionEnded(this.database);
-      return await whenUnlocked(this.database, () => writeEvent(this.database, event, options));
+      const written = whenUnlocked(this.database, () => writeEvent(this.database, event, options));
+      return written instanceof Promise ? await written : written;
     } finally {
       release();
     }
