@@ -150,27 +150,23 @@ export async function hostTransactionEnded(db: SqliteDatabase): Promise<void> {
  * On a handle the host passed in, `run` runs once under the host's own busy_timeout. The first
  * try is synchronous, as a statement was before (nothing is awaited unless the lock is held).
  */
-export function whenUnlocked<T>(db: SqliteDatabase, run: () => T | Promise<T>): T | Promise<T> {
-  const refused = (error: unknown) => {
+export function whenUnlocked<T>(db: SqliteDatabase, run: () => T): T | Promise<T> {
+  try {
+    return run();
+  } catch (error) {
     if (!handleOf(db).pollsLock || !isBusy(error)) throw error;
     return untilUnlocked(db, run);
-  };
-  try {
-    const result = run();
-    return result instanceof Promise ? result.catch(refused) : result;
-  } catch (error) {
-    return refused(error);
   }
 }
 
-async function untilUnlocked<T>(db: SqliteDatabase, run: () => T | Promise<T>): Promise<T> {
+async function untilUnlocked<T>(db: SqliteDatabase, run: () => T): Promise<T> {
   const { waitMs } = handleOf(db);
   let waited = 0;
   for (let delay = 1; ; delay = Math.min(delay * 2, 16)) {
     await new Promise((resolve) => later(resolve, delay));
     waited += delay;
     try {
-      return await run();
+      return run();
     } catch (error) {
       if (!isBusy(error) || waited >= waitMs) throw error;
     }

@@ -232,6 +232,44 @@ describe('transactional emit (host Kysely transaction on the same SQLite file)',
     expect(receiver.requests.map((r) => r.headers['webhook-id'])).toEqual(emitted.deliveryIds);
   });
 
+  test("a transaction of the store's waits on a timer while another connection holds the lock, and gives up after busyTimeoutMs with SQLITE_BUSY", async () => {
+    const dir = tempDir();
+    cleanups.push(() => dir.cleanup());
+    const filename = dir.file('begin.db');
+    const store = sqliteStore({ filename, busyTimeoutMs: 300 });
+    cleanups.push(() => store.close());
+    await store.migrate(Date.now());
+    const db = await hostDb(filename);
+    const ours = store.kysely as unknown as Kysely<any>;
+    const insert = (id: string) => ours.transaction().execute((trx) => trx.insertInto('users').values({ id }).execute());
+    // The host's transaction holds the write lock across awaits until released.
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let locked!: () => void;
+    const lockTaken = new Promise<void>((r) => (locked = r));
+    const host = db.transaction().execute(async (trx) => {
+      await trx.insertInto('users').values({ id: 'kp_host' }).execute();
+      locked();
+      await released;
+    });
+    await lockTaken;
+    // Longer than busyTimeoutMs: refused, transient, and the host's code ran meanwhile.
+    let ticks = 0;
+    const ticker = setInterval(() => ticks++, 10);
+    await expect(insert('kp_refused')).rejects.toMatchObject({ code: 'SQLITE_BUSY' });
+    clearInterval(ticker);
+    expect(ticks).toBeGreaterThan(2);
+    // Released while ours waits: ours goes through once the host commits.
+    const waiting = insert('kp_after');
+    setTimeout(release, 50);
+    await host;
+    await waiting;
+    expect((await sql<{ id: string }>`select id from users order by id`.execute(db)).rows.map((r) => r.id)).toEqual([
+      'kp_after',
+      'kp_host',
+    ]);
+  });
+
   test('a transaction that is not a Kysely transaction is refused with a TypeError', async () => {
     const env = await makeEngine();
     cleanups.push(() => env.close());
