@@ -121,23 +121,32 @@ const nextTurn = () => new Promise<void>((resolve) => immediate(resolve));
  * engine's loops try again later and `emit` gives it transient retries for a while before it reports ERR_STORE.
  */
 export async function hostTransactionEnded(db: SqliteDatabase): Promise<void> {
-  if (!inHostTransaction(db)) return;
   const { waitMs } = handleOf(db);
-  // Time waited, as the sum of our own timers (no clock to read, none for a test to fake).
-  let waited = 0;
-  for (let delay = 1; inHostTransaction(db); waited += delay, delay = Math.min(delay * 2, 16)) {
-    if (waited >= waitMs) {
-      throw Object.assign(
-        new Error(
-          `database is locked: the host's transaction on the shared better-sqlite3 handle stayed open longer than ${waitMs} ms ` +
-            '(busyTimeoutMs); the engine waits for it to end before each of its statements',
-        ),
-        { code: 'SQLITE_BUSY' },
-      );
-    }
-    await new Promise((resolve) => later(resolve, delay));
+  for (const delay of lockWaits(waitMs)) {
+    if (!inHostTransaction(db)) return;
+    await sleep(delay);
+  }
+  if (inHostTransaction(db)) {
+    throw Object.assign(
+      new Error(
+        `database is locked: the host's transaction on the shared better-sqlite3 handle stayed open longer than ${waitMs} ms ` +
+          '(busyTimeoutMs); the engine waits for it to end before each of its statements',
+      ),
+      { code: 'SQLITE_BUSY' },
+    );
   }
 }
+
+/**
+ * The waits between two looks at a host's transaction or another connection's lock: 1, 2, 4 …
+ * 16 ms, until they add up to `waitMs`. Time waited is the sum of our own timers (no clock to
+ * read, none for a test to fake).
+ */
+function* lockWaits(waitMs: number): Generator<number> {
+  for (let delay = 1, waited = 0; waited < waitMs; waited += delay, delay = Math.min(delay * 2, 16)) yield delay;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => later(resolve, ms));
 
 /**
  * Runs `run` (statements that may need the file's write lock, synchronous from the first to the
@@ -155,22 +164,21 @@ export function whenUnlocked<T>(db: SqliteDatabase, run: () => T): T | Promise<T
     return run();
   } catch (error) {
     if (!handleOf(db).pollsLock || !isBusy(error)) throw error;
-    return untilUnlocked(db, run);
+    return untilUnlocked(db, run, error);
   }
 }
 
-async function untilUnlocked<T>(db: SqliteDatabase, run: () => T): Promise<T> {
-  const { waitMs } = handleOf(db);
-  let waited = 0;
-  for (let delay = 1; ; delay = Math.min(delay * 2, 16)) {
-    await new Promise((resolve) => later(resolve, delay));
-    waited += delay;
+async function untilUnlocked<T>(db: SqliteDatabase, run: () => T, refused: unknown): Promise<T> {
+  for (const delay of lockWaits(handleOf(db).waitMs)) {
+    await sleep(delay);
     try {
       return run();
     } catch (error) {
-      if (!isBusy(error) || waited >= waitMs) throw error;
+      if (!isBusy(error)) throw error;
+      refused = error;
     }
   }
+  throw refused;
 }
 
 const isBusy = (error: unknown) => /^SQLITE_BUSY/.test(String((error as { code?: unknown } | null)?.code));
@@ -250,9 +258,10 @@ class SqliteEngineDriver implements Driver {
    * single statements or synchronous and take none.
    */
   async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    const { pollsLock, waitMs } = this.#handle;
-    let waited = 0;
-    for (let delay = 1; ; waited += delay, delay = Math.min(delay * 2, 16)) {
+    // Another connection's lock is waited for as in whenUnlocked, in a loop of its own so that
+    // each try starts at the top of a turn, not in SQLite's busy handler.
+    const waits = lockWaits(this.#handle.pollsLock ? this.#handle.waitMs : 0);
+    for (;;) {
       for (;;) {
         await nextTurn();
         if (!inHostTransaction(this.db)) break;
@@ -264,11 +273,10 @@ class SqliteEngineDriver implements Driver {
         return;
       } catch (error) {
         this.#handle.ours = false;
-        if (!pollsLock || !isBusy(error) || waited >= waitMs) throw error;
+        const wait = isBusy(error) ? waits.next() : undefined;
+        if (!wait || wait.done) throw error;
+        await sleep(wait.value);
       }
-      // Another connection holds the lock: the next try on a timer, as in whenUnlocked (a loop of
-      // its own, so that each try starts at the top of a turn), not in SQLite's busy handler.
-      await new Promise((resolve) => later(resolve, delay));
     }
   }
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
