@@ -138,9 +138,9 @@ export async function hostTransactionEnded(db: SqliteDatabase): Promise<void> {
 }
 
 /**
- * The waits between two looks at a host's transaction or another connection's lock: 1, 2, 4 …
- * 16 ms, until they add up to `waitMs`. Time waited is the sum of our own timers (no clock to
- * read, none for a test to fake).
+ * The waits between two looks at a host's transaction or another connection's lock: each twice
+ * the last, up to a small bound, until they add up to `waitMs`. Time waited is the sum of our own
+ * timers (no clock to read, none for a test to fake).
  */
 function* lockWaits(waitMs: number): Generator<number> {
   for (let delay = 1, waited = 0; waited < waitMs; waited += delay, delay = Math.min(delay * 2, 16)) yield delay;
